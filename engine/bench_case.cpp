@@ -1,0 +1,82 @@
+// Warm-up, measured repetitions and their timing. On the CPU backend every op has finished
+// when it returns, and prefill()/decode_step() return only once the sampled tokens are on the
+// host, so steady_clock around them measures TTFT and TPOT exactly as docs/metrics.md defines.
+#include "engine/bench_case.h"
+
+#include <chrono>
+
+#include "engine/error.h"
+#include "engine/prompts.h"
+
+namespace llmbench {
+
+std::string CaseSpec::label() const {
+  return model + " " + std::string(dtype_name(dtype)) + " " + backend + " b" +
+         std::to_string(batch) + " p" + std::to_string(prompt_len) + " n" +
+         std::to_string(max_new_tokens);
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::int64_t ns_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count();
+}
+
+// One repetition: prefill then max_new_tokens - 1 decode steps. Returns its timings and
+// writes the generated ids ([batch][max_new_tokens]) to `generated`.
+RepSample run_once(Session& session, const CaseSpec& spec, const std::vector<std::int32_t>& prompt,
+                   std::vector<std::vector<std::int32_t>>& generated) {
+  RepSample s;
+  generated.assign(std::size_t(spec.batch), {});
+  auto t0 = Clock::now();
+  std::vector<std::int32_t> next = session.prefill(prompt, spec.prompt_len);
+  auto t1 = Clock::now();
+  s.ttft_ns = ns_between(t0, t1);
+  for (int step = 1; step <= spec.max_new_tokens; ++step) {
+    for (int b = 0; b < spec.batch; ++b) generated[b].push_back(next[b]);
+    if (step == spec.max_new_tokens) break;
+    t0 = Clock::now();
+    next = session.decode_step(next);
+    t1 = Clock::now();
+    s.decode_ns.push_back(ns_between(t0, t1));
+  }
+  return s;
+}
+
+}  // namespace
+
+CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks) {
+  const ModelConfig& c = model.config();
+  CaseResult r;
+  r.spec = spec;
+  const int max_len = spec.prompt_len + spec.max_new_tokens;
+  r.memory = estimate_memory(c, spec.dtype, spec.batch, spec.prompt_len, max_len);
+  // The weights are already resident; only the case's own buffers must still fit.
+  MemoryEstimate extra = r.memory;
+  extra.weight_bytes = 0;
+  check_fits(extra, available_host_memory(), "host");
+
+  Session session(model, spec.batch, spec.prompt_len, max_len);
+  r.prompt_ids = synthetic_prompts(spec.seed, spec.batch, spec.prompt_len, c.vocab_size,
+                                   spec.distinct_prompts);
+  r.cost = case_cost(c, spec.batch, spec.prompt_len, spec.max_new_tokens, spec.dtype);
+
+  std::vector<std::vector<std::int32_t>> generated;
+  for (int i = 0; i < spec.warmup; ++i) run_once(session, spec, r.prompt_ids, generated);
+  for (int i = 0; i < spec.repeat; ++i) {
+    r.samples.push_back(run_once(session, spec, r.prompt_ids, generated));
+    if (i == 0) {
+      r.generated = generated;
+    } else if (generated != r.generated) {
+      throw Error("repetition " + std::to_string(i) + " generated other tokens than repetition 0"
+                  " (the engine is not deterministic)");
+    }
+  }
+  r.metrics = compute_metrics(spec.batch, spec.prompt_len, spec.max_new_tokens, r.cost,
+                              r.samples, peaks);
+  return r;
+}
+
+}  // namespace llmbench

@@ -1,0 +1,48 @@
+// One benchmark case: a fixed (model, dtype, backend, batch, prompt length, new tokens), run
+// with warm-up and measured repetitions. Lists of values are expanded into cases by the CLI
+// (tools/sweep.cpp); printing and storing results is the CLI's job too.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/memory.h"
+#include "engine/metrics.h"
+#include "engine/model.h"
+
+namespace llmbench {
+
+struct CaseSpec {
+  std::string model;         // preset name (or checkpoint directory)
+  std::string backend = "cpu";
+  DType dtype = DType::kFp32;
+  int batch = 1;
+  int prompt_len = 128;
+  int max_new_tokens = 1;
+  int warmup = 1;            // unmeasured repetitions before the measured ones
+  int repeat = 5;            // measured repetitions
+  int threads = 0;           // CPU threads (0: the runtime's default)
+  std::uint64_t seed = 0;    // weights and synthetic prompts
+  bool distinct_prompts = false;
+
+  // "small fp32 cpu b16 p128 n1": how progress lines and errors name the case.
+  std::string label() const;
+};
+
+struct CaseResult {
+  CaseSpec spec;
+  std::string status = "ok";               // "ok" or "error"
+  std::string error;                       // the message when status == "error"
+  std::vector<RepSample> samples;          // measured repetitions only
+  std::vector<std::int32_t> prompt_ids;    // [batch, prompt_len]
+  std::vector<std::vector<std::int32_t>> generated;  // per sequence, max_new_tokens ids
+  CaseCost cost;
+  CaseMetrics metrics;
+  MemoryEstimate memory;
+};
+
+// Runs the case on `model` (which must have been built for spec.model / dtype / backend).
+// Every repetition must generate the same tokens; a difference throws llmbench::Error.
+CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks);
+
+}  // namespace llmbench

@@ -1,0 +1,105 @@
+// CpuBackend: forwards each op to its kernels/cpu reference implementation.
+#include "engine/cpu_backend.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <new>
+
+#include "engine/error.h"
+#include "kernels/cpu/argmax.h"
+#include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/embedding.h"
+#include "kernels/cpu/kv_cache.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/rmsnorm.h"
+#include "kernels/cpu/rope.h"
+#include "kernels/cpu/swiglu.h"
+
+namespace llmbench {
+
+CpuBackend::CpuBackend(int threads) : threads_(threads) {
+  if (threads > 0) {
+    omp_set_num_threads(threads);
+    openblas_set_num_threads(threads);
+  } else {
+    threads_ = omp_get_max_threads();
+  }
+}
+
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "unknown";
+}
+
+std::string CpuBackend::device_description() const {
+  return cpu_model_name() + ", " + std::to_string(threads_) + " threads";
+}
+
+Buffer CpuBackend::alloc(std::size_t bytes) {
+  // 64-byte alignment: one cache line, and the widest vector loads.
+  const std::size_t rounded = (bytes + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+  if (!p) throw Error("cpu backend: cannot allocate " + std::to_string(bytes) + " bytes");
+  return Buffer(p, bytes, [](void* q) { std::free(q); });
+}
+
+void CpuBackend::to_device(void* dst, const void* src, std::size_t bytes) {
+  std::memcpy(dst, src, bytes);
+}
+
+void CpuBackend::to_host(void* dst, const void* src, std::size_t bytes) {
+  std::memcpy(dst, src, bytes);
+}
+
+void CpuBackend::embedding(float* out, const float* table, const std::int32_t* tokens,
+                           int n_tokens, int dim) {
+  cpu::embedding(out, table, tokens, n_tokens, dim);
+}
+void CpuBackend::rmsnorm(float* out, const float* x, const float* weight, int n_rows, int dim,
+                         float eps) {
+  cpu::rmsnorm(out, x, weight, n_rows, dim, eps);
+}
+void CpuBackend::matmul(float* out, const float* x, const float* w, int m, int n, int k,
+                        int lda) {
+  cpu::matmul(out, x, w, m, n, k, lda);
+}
+void CpuBackend::add_bias_rows(float* x, int n_rows, int stride, const float* bias, int n) {
+  cpu::add_bias_rows(x, n_rows, stride, bias, n);
+}
+void CpuBackend::rope(float* x, int n_rows, int row_stride, int n_heads, int head_dim,
+                      const std::int32_t* positions, float theta) {
+  cpu::rope(x, n_rows, row_stride, n_heads, head_dim, positions, theta);
+}
+void CpuBackend::kv_cache_write(float* cache, const float* src, int src_stride, int batch,
+                                int n_new, int past_len, int cache_seq, int kv_dim) {
+  cpu::kv_cache_write(cache, src, src_stride, batch, n_new, past_len, cache_seq, kv_dim);
+}
+void CpuBackend::attention(float* out, const float* q, const float* k_cache,
+                           const float* v_cache, const AttentionShape& shape) {
+  cpu::attention(out, q, k_cache, v_cache, shape);
+}
+void CpuBackend::swiglu(float* out, const float* gate_up, int n_rows, int ffn_dim) {
+  cpu::swiglu(out, gate_up, n_rows, ffn_dim);
+}
+void CpuBackend::add_inplace(float* x, const float* y, std::size_t n) {
+  cpu::add_inplace(x, y, n);
+}
+void CpuBackend::gather_rows(float* out, const float* x, const std::int32_t* rows, int n_rows,
+                             int dim) {
+  cpu::gather_rows(out, x, rows, n_rows, dim);
+}
+void CpuBackend::argmax_rows(std::int32_t* out, const float* x, int n_rows, int n_cols) {
+  cpu::argmax_rows(out, x, n_rows, n_cols);
+}
+
+}  // namespace llmbench

@@ -1,0 +1,49 @@
+// CpuBackend: the Backend on host memory, with the OpenMP kernels of kernels/cpu and OpenBLAS
+// GEMMs. Synchronous: every op has finished when its call returns.
+#pragma once
+#include "engine/backend.h"
+
+namespace llmbench {
+
+class CpuBackend final : public Backend {
+ public:
+  // threads <= 0 keeps OpenMP's and OpenBLAS's defaults; otherwise both are set to `threads`.
+  explicit CpuBackend(int threads = 0);
+
+  std::string name() const override { return "cpu"; }
+  std::string device_description() const override;
+  bool host_visible() const override { return true; }
+  int threads() const { return threads_; }
+
+  Buffer alloc(std::size_t bytes) override;
+  void to_device(void* dst, const void* src, std::size_t bytes) override;
+  void to_host(void* dst, const void* src, std::size_t bytes) override;
+  void synchronize() override {}
+
+  void embedding(float* out, const float* table, const std::int32_t* tokens, int n_tokens,
+                 int dim) override;
+  void rmsnorm(float* out, const float* x, const float* weight, int n_rows, int dim,
+               float eps) override;
+  void matmul(float* out, const float* x, const float* w, int m, int n, int k,
+              int lda) override;
+  void add_bias_rows(float* x, int n_rows, int stride, const float* bias, int n) override;
+  void rope(float* x, int n_rows, int row_stride, int n_heads, int head_dim,
+            const std::int32_t* positions, float theta) override;
+  void kv_cache_write(float* cache, const float* src, int src_stride, int batch, int n_new,
+                      int past_len, int cache_seq, int kv_dim) override;
+  void attention(float* out, const float* q, const float* k_cache, const float* v_cache,
+                 const AttentionShape& shape) override;
+  void swiglu(float* out, const float* gate_up, int n_rows, int ffn_dim) override;
+  void add_inplace(float* x, const float* y, std::size_t n) override;
+  void gather_rows(float* out, const float* x, const std::int32_t* rows, int n_rows,
+                   int dim) override;
+  void argmax_rows(std::int32_t* out, const float* x, int n_rows, int n_cols) override;
+
+ private:
+  int threads_;
+};
+
+// The host's CPU model name (from /proc/cpuinfo), or "unknown".
+std::string cpu_model_name();
+
+}  // namespace llmbench

@@ -1,0 +1,25 @@
+// Memory needed by a case, estimated before anything is allocated, and memory available.
+#pragma once
+#include <cstdint>
+
+#include "engine/config.h"
+
+namespace llmbench {
+
+struct MemoryEstimate {
+  std::int64_t weight_bytes = 0;      // every parameter at the weights' dtype
+  std::int64_t kv_cache_bytes = 0;    // 2 * n_layers * batch * max_len * kv_dim * 4
+  std::int64_t activation_bytes = 0;  // the Session's activation buffers
+  std::int64_t total() const { return weight_bytes + kv_cache_bytes + activation_bytes; }
+};
+
+MemoryEstimate estimate_memory(const ModelConfig& c, DType weight_dtype, int batch,
+                               int prompt_len, int max_len);
+
+// MemAvailable from /proc/meminfo, in bytes (-1 if it cannot be read).
+std::int64_t available_host_memory();
+
+// Throws llmbench::Error ("needs N bytes ... available M") when `need` exceeds `available`.
+void check_fits(const MemoryEstimate& need, std::int64_t available, const char* where);
+
+}  // namespace llmbench

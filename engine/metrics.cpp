@@ -1,0 +1,80 @@
+// Metric arithmetic (see metrics.h and docs/metrics.md).
+#include "engine/metrics.h"
+
+#include "engine/error.h"
+#include "engine/stats.h"
+
+namespace llmbench {
+
+std::int64_t RepSample::e2e_ns() const {
+  std::int64_t t = ttft_ns;
+  for (auto d : decode_ns) t += d;
+  return t;
+}
+
+std::int64_t prefill_flops(const ModelConfig& c, int batch, int prompt_len) {
+  const std::int64_t B = batch, P = prompt_len;
+  const std::int64_t matmul = 2 * c.n_layers * c.layer_matmul_params() * B * P;
+  const std::int64_t head = 2 * std::int64_t(c.vocab_size) * c.dim * B;
+  const std::int64_t attn = 2 * std::int64_t(c.n_layers) * B * c.n_heads * c.head_dim() * P * (P + 1);
+  return matmul + head + attn;
+}
+
+std::int64_t decode_step_bytes(const ModelConfig& c, int batch, int past, DType dtype) {
+  const std::int64_t kv = 2 * std::int64_t(c.n_layers) * batch * c.kv_dim() * (past + 1) *
+                          std::int64_t(dtype_bytes(dtype));
+  return c.decode_weight_bytes(batch, dtype) + kv;
+}
+
+CaseCost case_cost(const ModelConfig& c, int batch, int prompt_len, int max_new_tokens,
+                   DType dtype) {
+  CaseCost cost;
+  cost.prefill_flops = prefill_flops(c, batch, prompt_len);
+  // Decode step s (1-based) feeds the token at position prompt_len + s - 1.
+  for (int s = 1; s < max_new_tokens; ++s)
+    cost.decode_bytes.push_back(decode_step_bytes(c, batch, prompt_len + s - 1, dtype));
+  return cost;
+}
+
+CaseMetrics compute_metrics(int batch, int prompt_len, int max_new_tokens,
+                            const CaseCost& cost, const std::vector<RepSample>& samples,
+                            const Peaks& peaks) {
+  LLMBENCH_CHECK(!samples.empty(), "no measured repetitions");
+  CaseMetrics m;
+  m.repetitions = int(samples.size());
+  std::vector<double> ttft_ms, e2e_ms, tpot_ms;
+  double decode_bytes = 0, decode_s = 0;
+  for (const auto& s : samples) {
+    LLMBENCH_CHECK(s.decode_ns.size() == cost.decode_bytes.size(),
+                   "decode steps do not match max_new_tokens - 1");
+    ttft_ms.push_back(double(s.ttft_ns) / 1e6);
+    e2e_ms.push_back(double(s.e2e_ns()) / 1e6);
+    for (std::size_t i = 0; i < s.decode_ns.size(); ++i) {
+      tpot_ms.push_back(double(s.decode_ns[i]) / 1e6);
+      decode_bytes += double(cost.decode_bytes[i]);
+      decode_s += double(s.decode_ns[i]) / 1e9;
+    }
+  }
+  m.ttft_ms_median = median(ttft_ms);
+  m.ttft_ms_p90 = percentile(ttft_ms, 90);
+  m.ttft_ms_mean = mean(ttft_ms);
+  m.ttft_ms_stdev = stdev(ttft_ms);
+  m.e2e_ms_median = median(e2e_ms);
+  const double ttft_s = m.ttft_ms_median / 1e3;
+  m.prefill_tok_s = double(batch) * prompt_len / ttft_s;
+  m.throughput_tok_s = double(batch) * max_new_tokens / (m.e2e_ms_median / 1e3);
+  m.prefill_tflops = double(cost.prefill_flops) / ttft_s / 1e12;
+  if (peaks.tflops > 0) m.mfu = m.prefill_tflops / peaks.tflops;
+  if (!tpot_ms.empty()) {
+    m.tpot_ms_mean = mean(tpot_ms);
+    m.tpot_ms_p50 = percentile(tpot_ms, 50);
+    m.tpot_ms_p90 = percentile(tpot_ms, 90);
+    m.tpot_ms_p99 = percentile(tpot_ms, 99);
+    m.decode_tok_s = double(batch) / (*m.tpot_ms_mean / 1e3);
+    m.decode_gbps = decode_bytes / decode_s / 1e9;
+    if (peaks.bandwidth_gbps > 0) m.mbu = *m.decode_gbps / peaks.bandwidth_gbps;
+  }
+  return m;
+}
+
+}  // namespace llmbench

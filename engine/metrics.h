@@ -1,0 +1,66 @@
+// What one benchmark case measured (raw samples) and what is derived from it (docs/metrics.md
+// defines every field: formula, units, where the clocks start and stop).
+// Derivation is pure arithmetic on samples and analytic counts, so it is tested with exact
+// values; timing itself happens in bench_case.cpp.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/config.h"
+
+namespace llmbench {
+
+// One measured repetition: prefill, then max_new_tokens - 1 decode steps.
+struct RepSample {
+  std::int64_t ttft_ns = 0;                // prefill submission -> first tokens on the host
+  std::vector<std::int64_t> decode_ns;     // one per decode step
+  std::int64_t e2e_ns() const;             // ttft_ns + sum(decode_ns)
+};
+
+// The hardware limits MBU and MFU divide by, and where they came from.
+struct Peaks {
+  double bandwidth_gbps = 0;  // GB/s (1e9 bytes/s)
+  double tflops = 0;          // 1e12 FLOP/s
+  std::string source;         // "measured (roofline cache ...)" or "--peak-bw-gbps/--peak-tflops"
+};
+
+// Analytic work of a case. FLOPs count what the engine executes (a multiply-add is 2 FLOPs).
+struct CaseCost {
+  std::int64_t prefill_flops = 0;             // see prefill_flops()
+  std::vector<std::int64_t> decode_bytes;     // bytes read by each decode step
+};
+
+// 2 * (layer matmul params) * B * P      -- q,k,v,o,gate,up,down for every prompt token
+// + 2 * vocab * dim * B                  -- LM head, last position of each sequence only
+// + 2 * n_layers * B * n_heads * head_dim * P * (P + 1)
+//                                        -- causal attention: q.k and p.v over t+1 keys
+std::int64_t prefill_flops(const ModelConfig& c, int batch, int prompt_len);
+// Weight bytes one decode step reads (ModelConfig::decode_weight_bytes) plus the KV cache it
+// reads: 2 (k and v) * n_layers * B * kv_dim * (past + 1) * dtype bytes.
+std::int64_t decode_step_bytes(const ModelConfig& c, int batch, int past, DType dtype);
+CaseCost case_cost(const ModelConfig& c, int batch, int prompt_len, int max_new_tokens,
+                   DType dtype);
+
+// Derived figures. std::nullopt means "not applicable" (no decode step when
+// max_new_tokens == 1), never 0.
+struct CaseMetrics {
+  int repetitions = 0;
+  double ttft_ms_median = 0, ttft_ms_p90 = 0, ttft_ms_mean = 0, ttft_ms_stdev = 0;
+  double e2e_ms_median = 0;
+  std::optional<double> tpot_ms_mean, tpot_ms_p50, tpot_ms_p90, tpot_ms_p99;
+  double prefill_tok_s = 0;                 // batch * prompt_len / median TTFT
+  std::optional<double> decode_tok_s;       // batch / mean TPOT
+  double throughput_tok_s = 0;              // batch * max_new_tokens / median e2e
+  double mfu = 0;                           // prefill FLOPs / median TTFT / peak FLOP/s
+  std::optional<double> mbu;                // sum decode bytes / sum decode time / peak B/s
+  std::optional<double> decode_gbps;        // the achieved bandwidth behind MBU
+  double prefill_tflops = 0;                // achieved FLOP/s behind MFU, in 1e12
+};
+
+CaseMetrics compute_metrics(int batch, int prompt_len, int max_new_tokens,
+                            const CaseCost& cost, const std::vector<RepSample>& samples,
+                            const Peaks& peaks);
+
+}  // namespace llmbench

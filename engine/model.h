@@ -1,0 +1,80 @@
+// The Llama forward pass, written once against the Backend interface.
+// Model holds the config and weights; Session holds what one benchmark case needs on top of
+// them (KV cache and activations for `batch` sequences of up to `max_len` tokens), allocated
+// once, before any timing. prefill() and decode_step() are the two entry points: their wall
+// times are TTFT and TPOT.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "engine/backend.h"
+#include "engine/config.h"
+#include "engine/weights.h"
+
+namespace llmbench {
+
+class Model {
+ public:
+  Model(ModelConfig config, Weights weights, Backend& backend)
+      : config_(std::move(config)), weights_(std::move(weights)), backend_(backend) {}
+
+  const ModelConfig& config() const { return config_; }
+  const Weights& weights() const { return weights_; }
+  Backend& backend() const { return backend_; }
+
+ private:
+  ModelConfig config_;
+  Weights weights_;
+  Backend& backend_;
+};
+
+class Session {
+ public:
+  // Allocates the KV cache for `batch` x `max_len` positions and activations for
+  // `batch` x `max_prefill` rows. Throws BadInput if max_len exceeds the context length.
+  Session(const Model& model, int batch, int max_prefill, int max_len);
+
+  // Runs the prompt: tokens is [batch, prompt_len] row-major, host memory. Resets the cache.
+  // Returns the next token of each sequence ([batch], on the host when this returns).
+  const std::vector<std::int32_t>& prefill(const std::vector<std::int32_t>& tokens,
+                                           int prompt_len);
+  // Advances every sequence by one token (the tokens returned by the previous call).
+  const std::vector<std::int32_t>& decode_step(const std::vector<std::int32_t>& tokens);
+
+  // Tokens currently cached per sequence.
+  int length() const { return length_; }
+  int batch() const { return batch_; }
+  // Copies the logits of the last position of each sequence, [batch, vocab], to the host.
+  std::vector<float> last_logits() const;
+
+ private:
+  // One forward pass over n_new tokens per sequence appended after length_ cached ones.
+  void forward(int n_new);
+
+  const Model& model_;
+  const ModelConfig& c_;
+  Backend& be_;
+  int batch_, max_prefill_, max_len_;
+  int length_ = 0;
+
+  // KV cache: per layer [batch, max_len, kv_dim] for keys and for values.
+  std::vector<Buffer> k_cache_, v_cache_;
+  // Activations, sized for batch * max_prefill rows.
+  Buffer x_;         // [rows, dim]       residual stream
+  Buffer h_;         // [rows, dim]       normed input of a block
+  Buffer qkv_;       // [rows, qkv_dim]   fused q | k | v projections
+  Buffer att_;       // [rows, q_dim]     attention output
+  Buffer proj_;      // [rows, dim]       o_proj / down_proj output
+  Buffer gate_up_;   // [rows, 2 ffn_dim] fused gate | up projections
+  Buffer act_;       // [rows, ffn_dim]   SwiGLU output
+  Buffer last_;      // [batch, dim]      last position of each sequence
+  Buffer logits_;    // [batch, vocab]
+  Buffer tokens_;    // [rows] int32      token ids of the current pass
+  Buffer positions_; // [rows] int32      their positions
+  Buffer last_rows_; // [batch] int32     row index of each sequence's last position
+  Buffer next_;      // [batch] int32     argmax of the logits
+  std::vector<std::int32_t> host_rows_;  // staging for tokens/positions uploads
+  std::vector<std::int32_t> next_host_;
+};
+
+}  // namespace llmbench

@@ -1,0 +1,123 @@
+// Tensor naming, random initialisation, and the fused layout of weights in backend memory.
+#include "engine/weights.h"
+
+#include <cmath>
+#include <cstring>
+#include <string_view>
+
+#include "engine/error.h"
+#include "engine/rng.h"
+
+namespace llmbench {
+
+std::int64_t TensorSpec::numel() const {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+std::vector<TensorSpec> hf_tensor_specs(const ModelConfig& c) {
+  const std::int64_t d = c.dim, q = c.q_dim(), kv = c.kv_dim(), f = c.ffn_dim;
+  std::vector<TensorSpec> specs;
+  specs.push_back({"model.embed_tokens.weight", {c.vocab_size, d}});
+  for (int l = 0; l < c.n_layers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    specs.push_back({p + "input_layernorm.weight", {d}});
+    specs.push_back({p + "self_attn.q_proj.weight", {q, d}});
+    specs.push_back({p + "self_attn.k_proj.weight", {kv, d}});
+    specs.push_back({p + "self_attn.v_proj.weight", {kv, d}});
+    if (c.qkv_bias) {
+      specs.push_back({p + "self_attn.q_proj.bias", {q}});
+      specs.push_back({p + "self_attn.k_proj.bias", {kv}});
+      specs.push_back({p + "self_attn.v_proj.bias", {kv}});
+    }
+    specs.push_back({p + "self_attn.o_proj.weight", {d, q}});
+    specs.push_back({p + "post_attention_layernorm.weight", {d}});
+    specs.push_back({p + "mlp.gate_proj.weight", {f, d}});
+    specs.push_back({p + "mlp.up_proj.weight", {f, d}});
+    specs.push_back({p + "mlp.down_proj.weight", {d, f}});
+  }
+  specs.push_back({"model.norm.weight", {d}});
+  if (!c.tied_embeddings) specs.push_back({"lm_head.weight", {c.vocab_size, d}});
+  return specs;
+}
+
+void RandomWeights::fill(const TensorSpec& spec, float* dst) const {
+  const std::uint64_t key = stream_key(seed_, fnv1a64(spec.name));
+  const std::int64_t n = spec.numel();
+  const bool is_bias = std::string_view(spec.name).ends_with(".bias");
+  if (spec.shape.size() == 2) {
+    const float a = std::sqrt(3.0f / float(spec.shape[1]));
+#pragma omp parallel for schedule(static) if (n > 65536)
+    for (std::int64_t i = 0; i < n; ++i) dst[i] = (2.0f * stream_uniform(key, i) - 1.0f) * a;
+  } else if (is_bias) {
+    const float a = 0.02f * std::sqrt(3.0f);
+    for (std::int64_t i = 0; i < n; ++i) dst[i] = (2.0f * stream_uniform(key, i) - 1.0f) * a;
+  } else {  // RMSNorm weight: near 1, not exactly 1, so a mix-up of norms shows in tests
+    for (std::int64_t i = 0; i < n; ++i)
+      dst[i] = 1.0f + 0.1f * (2.0f * stream_uniform(key, i) - 1.0f);
+  }
+}
+
+namespace {
+
+// Fills `parts` (in order) into one backend buffer, row blocks stacked.
+Buffer load_stacked(const std::vector<TensorSpec>& parts, const WeightSource& source,
+                    Backend& backend) {
+  std::int64_t total = 0;
+  for (const auto& p : parts) total += p.numel();
+  Buffer buf = backend.alloc(std::size_t(total) * sizeof(float));
+  std::vector<float> staging;
+  float* dst = buf.f32();
+  if (!backend.host_visible()) {
+    staging.resize(std::size_t(total));
+    dst = staging.data();
+  }
+  std::int64_t offset = 0;
+  for (const auto& p : parts) {
+    source.fill(p, dst + offset);
+    offset += p.numel();
+  }
+  if (!backend.host_visible()) backend.to_device(buf.data(), staging.data(), buf.bytes());
+  return buf;
+}
+
+}  // namespace
+
+Weights load_weights(const ModelConfig& c, const WeightSource& source, Backend& backend) {
+  c.validate();
+  // Index the specs by name so the fused layout below reads as a list of names.
+  const auto specs = hf_tensor_specs(c);
+  auto spec = [&](const std::string& name) -> const TensorSpec& {
+    for (const auto& s : specs)
+      if (s.name == name) return s;
+    throw Error("no tensor named " + name);
+  };
+  auto one = [&](const std::string& name) { return load_stacked({spec(name)}, source, backend); };
+
+  Weights w;
+  w.embed = one("model.embed_tokens.weight");
+  for (int l = 0; l < c.n_layers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    LayerWeights lw;
+    lw.attn_norm = one(p + "input_layernorm.weight");
+    lw.wqkv = load_stacked({spec(p + "self_attn.q_proj.weight"), spec(p + "self_attn.k_proj.weight"),
+                            spec(p + "self_attn.v_proj.weight")},
+                           source, backend);
+    if (c.qkv_bias)
+      lw.bqkv = load_stacked({spec(p + "self_attn.q_proj.bias"), spec(p + "self_attn.k_proj.bias"),
+                              spec(p + "self_attn.v_proj.bias")},
+                             source, backend);
+    lw.wo = one(p + "self_attn.o_proj.weight");
+    lw.ffn_norm = one(p + "post_attention_layernorm.weight");
+    lw.w_gate_up = load_stacked({spec(p + "mlp.gate_proj.weight"), spec(p + "mlp.up_proj.weight")},
+                                source, backend);
+    lw.w_down = one(p + "mlp.down_proj.weight");
+    w.layers.push_back(std::move(lw));
+  }
+  w.final_norm = one("model.norm.weight");
+  if (!c.tied_embeddings) w.lm_head = one("lm_head.weight");
+  return w;
+}
+
+}  // namespace llmbench

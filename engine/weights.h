@@ -1,0 +1,69 @@
+// Model weights: which tensors a Llama has (by their Hugging Face names), where their values
+// come from (a WeightSource: seeded random numbers, or later a checkpoint), and the engine's
+// layout of them in backend memory (Weights), where q/k/v and gate/up are fused row-wise so
+// each is one GEMM.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/backend.h"
+#include "engine/config.h"
+
+namespace llmbench {
+
+// One tensor as Hugging Face names and shapes it ([out_features, in_features] for Linear).
+struct TensorSpec {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  std::int64_t numel() const;
+};
+
+// Every tensor of the model, in checkpoint order (embedding, layers, final norm, LM head).
+std::vector<TensorSpec> hf_tensor_specs(const ModelConfig& config);
+
+// Produces the fp32 values of a named tensor.
+class WeightSource {
+ public:
+  virtual ~WeightSource() = default;
+  // Writes spec.numel() floats to dst.
+  virtual void fill(const TensorSpec& spec, float* dst) const = 0;
+};
+
+// Deterministic random weights (docs/weights.md states the procedure exactly):
+//   element i of tensor `name` = (2u - 1) * a, u = stream_uniform(stream_key(seed,
+//   fnv1a64(name)), i), with a = sqrt(3 / in_features) for matrices (std 1/sqrt(fan_in), so
+//   activations keep their scale through every layer), a = 0.1 around 1.0 for norm weights,
+//   and a = 0.02 * sqrt(3) for biases.
+class RandomWeights final : public WeightSource {
+ public:
+  explicit RandomWeights(std::uint64_t seed) : seed_(seed) {}
+  void fill(const TensorSpec& spec, float* dst) const override;
+
+ private:
+  std::uint64_t seed_;
+};
+
+struct LayerWeights {
+  Buffer attn_norm;  // [dim]
+  Buffer wqkv;       // [q_dim + 2 kv_dim, dim]: q_proj rows, then k_proj, then v_proj
+  Buffer bqkv;       // [q_dim + 2 kv_dim] (Qwen2 only; empty otherwise)
+  Buffer wo;         // [dim, q_dim]
+  Buffer ffn_norm;   // [dim]
+  Buffer w_gate_up;  // [2 ffn_dim, dim]: gate_proj rows, then up_proj
+  Buffer w_down;     // [dim, ffn_dim]
+};
+
+struct Weights {
+  Buffer embed;       // [vocab, dim]
+  std::vector<LayerWeights> layers;
+  Buffer final_norm;  // [dim]
+  Buffer lm_head;     // [vocab, dim]; empty when tied to `embed`
+
+  const float* head() const { return lm_head.empty() ? embed.f32() : lm_head.f32(); }
+};
+
+// Allocates the weights in `backend` memory and fills them from `source`.
+Weights load_weights(const ModelConfig& config, const WeightSource& source, Backend& backend);
+
+}  // namespace llmbench

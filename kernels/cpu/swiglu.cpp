@@ -1,0 +1,23 @@
+// SwiGLU activation: the plain CPU reference, out = silu(gate) * up, parallel over elements.
+// Deliberately not: fused into the gate/up matmul, or using an approximate exp.
+#include "kernels/cpu/swiglu.h"
+
+#include <cmath>
+#include <cstddef>
+
+namespace llmbench::cpu {
+
+void swiglu(float* out, const float* gate_up, int n_rows, int ffn_dim) {
+  // Collapsed over (row, column) so a single decode row still spreads over the threads.
+#pragma omp parallel for collapse(2) if (static_cast<long>(n_rows) * ffn_dim > (1 << 15))
+  for (int r = 0; r < n_rows; ++r) {
+    for (int i = 0; i < ffn_dim; ++i) {
+      const float g = gate_up[static_cast<std::size_t>(r) * 2 * ffn_dim + i];
+      const float u = gate_up[static_cast<std::size_t>(r) * 2 * ffn_dim + ffn_dim + i];
+      // For very negative g, exp(-g) overflows to inf and silu(g) correctly becomes -0.
+      out[static_cast<std::size_t>(r) * ffn_dim + i] = g / (1.0f + std::exp(-g)) * u;
+    }
+  }
+}
+
+}  // namespace llmbench::cpu

@@ -1,0 +1,21 @@
+// The subcommands of `llmbench`, one file each. Each add_* creates its CLI11 subcommand on
+// `root`; when the subcommand is chosen its callback runs it and stores the exit code in ctx.
+#pragma once
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace llmbench {
+
+struct CommandContext {
+  std::string command_line;  // argv joined, recorded with runs
+  int exit_code = 0;
+};
+
+void add_run_command(CLI::App& root, CommandContext& ctx);
+void add_models_command(CLI::App& root, CommandContext& ctx);
+void add_roofline_command(CLI::App& root, CommandContext& ctx);
+
+}  // namespace llmbench

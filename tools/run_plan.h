@@ -1,0 +1,43 @@
+// `llmbench run` flags -> validated list of cases (the cartesian product of list flags).
+// Every check on user input happens here, before anything runs or any row is written.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/bench_case.h"
+
+namespace llmbench {
+
+// Flag values as the user typed them (lists as text; parsed and checked by make_plan).
+struct RunOptions {
+  std::string model = "small";
+  std::string backend = "auto";
+  std::string dtype = "fp32";
+  std::string batch = "1";
+  std::string prompt_len = "128";
+  std::string max_new_tokens = "32";
+  std::string warmup = "1";
+  std::string repeat = "5";
+  std::string threads = "0";  // 0: all hardware threads
+  std::string seed = "0";
+  bool distinct_prompts = false;
+  std::string db = "llmbench.db";
+  std::string format = "table";
+  std::optional<double> peak_bw_gbps, peak_tflops;
+  bool quiet = false;
+};
+
+struct RunPlan {
+  std::vector<CaseSpec> cases;  // in run order: model, dtype, batch, prompt_len, new tokens
+  std::string backend;          // resolved ("cpu")
+  int threads = 0;              // resolved
+};
+
+// Throws BadInput naming the flag when a value is wrong.
+RunPlan make_plan(const RunOptions& o);
+
+// The model config a case names (a preset). Throws BadInput for an unknown model.
+ModelConfig resolve_model(const std::string& name);
+
+}  // namespace llmbench

@@ -1,0 +1,85 @@
+// A thin RAII layer over the SQLite C API: Db (a connection) and Stmt (a prepared statement).
+// Every call is checked; failures throw llmbench::Error with SQLite's message and the SQL.
+// Not an ORM: callers write SQL.
+#pragma once
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace llmbench {
+
+class Stmt;
+
+class Db {
+ public:
+  // Opens (creating when `create`) the database at `path`. Throws BadInput when the file
+  // cannot be opened or is not an SQLite database.
+  Db(const std::string& path, bool create);
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+  ~Db();
+
+  sqlite3* handle() const { return db_; }
+  const std::string& path() const { return path_; }
+  // Runs one or more statements without results.
+  void exec(const std::string& sql);
+  Stmt prepare(const std::string& sql);
+  std::int64_t last_insert_id() const { return sqlite3_last_insert_rowid(db_); }
+  int user_version();
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const std::string& sql);
+  Stmt(Stmt&& o) noexcept;
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  ~Stmt();
+
+  // Bind by 1-based index; return *this so calls chain.
+  Stmt& bind(int i, std::int64_t v);
+  Stmt& bind(int i, int v) { return bind(i, std::int64_t(v)); }
+  Stmt& bind(int i, double v);
+  Stmt& bind(int i, const std::string& v);
+  Stmt& bind(int i, std::optional<double> v);
+  Stmt& bind_null(int i);
+  // Steps once: true while a row is available.
+  bool step();
+  // Steps to completion and resets for reuse (INSERT / UPDATE).
+  void run();
+  void reset();
+
+  int columns() const { return sqlite3_column_count(stmt_); }
+  std::string column_name(int i) const { return sqlite3_column_name(stmt_, i); }
+  int column_type(int i) const { return sqlite3_column_type(stmt_, i); }
+  std::int64_t column_int(int i) const { return sqlite3_column_int64(stmt_, i); }
+  double column_double(int i) const { return sqlite3_column_double(stmt_, i); }
+  std::string column_text(int i) const;
+
+ private:
+  void check(int rc, const char* what);
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  std::string sql_;
+};
+
+// Runs `fn` inside BEGIN IMMEDIATE / COMMIT; rolls back if it throws.
+template <class Fn>
+void transaction(Db& db, Fn&& fn) {
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    fn();
+  } catch (...) {
+    sqlite3_exec(db.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+  db.exec("COMMIT");
+}
+
+}  // namespace llmbench

@@ -1,0 +1,179 @@
+// Result store schema and writer (see store.h and docs/schema.md).
+#include "tools/store.h"
+
+#include <nlohmann/json.hpp>
+
+#include "engine/error.h"
+
+namespace llmbench {
+
+namespace {
+
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE IF NOT EXISTS run (
+  id                    INTEGER PRIMARY KEY,
+  started_at            TEXT NOT NULL,      -- UTC ISO 8601
+  command_line          TEXT NOT NULL,
+  llmbench_version      TEXT NOT NULL,
+  git_commit            TEXT NOT NULL,
+  build_type            TEXT NOT NULL,
+  host                  TEXT NOT NULL,
+  cpu                   TEXT NOT NULL,
+  gpu                   TEXT NOT NULL,      -- '' without a GPU backend
+  driver                TEXT NOT NULL,
+  threads               INTEGER NOT NULL,
+  peak_bandwidth_gbps   REAL NOT NULL,      -- the MBU denominator, GB/s
+  peak_tflops           REAL NOT NULL,      -- the MFU denominator, 1e12 FLOP/s
+  peak_source           TEXT NOT NULL       -- where the peaks came from
+);
+CREATE TABLE IF NOT EXISTS bench_case (
+  id                    INTEGER PRIMARY KEY,
+  run_id                INTEGER NOT NULL REFERENCES run(id),
+  model                 TEXT NOT NULL,
+  dtype                 TEXT NOT NULL,
+  backend               TEXT NOT NULL,
+  batch                 INTEGER NOT NULL,
+  prompt_len            INTEGER NOT NULL,
+  max_new_tokens        INTEGER NOT NULL,
+  warmup                INTEGER NOT NULL,
+  repeat                INTEGER NOT NULL,
+  threads               INTEGER NOT NULL,
+  seed                  INTEGER NOT NULL,
+  distinct_prompts      INTEGER NOT NULL,
+  variants              TEXT NOT NULL,      -- JSON object of engine variants
+  status                TEXT NOT NULL,      -- 'ok' or 'error'
+  error                 TEXT,
+  ttft_ms               REAL,               -- median over repetitions
+  ttft_ms_p90           REAL,
+  tpot_ms_mean          REAL,               -- NULL when max_new_tokens = 1
+  tpot_ms_p50           REAL,
+  tpot_ms_p90           REAL,
+  tpot_ms_p99           REAL,
+  e2e_ms                REAL,               -- median over repetitions
+  prefill_tok_s         REAL,
+  decode_tok_s          REAL,
+  throughput_tok_s      REAL,
+  prefill_tflops        REAL,
+  decode_gbps           REAL,
+  mfu                   REAL,
+  mbu                   REAL,
+  prefill_flops         INTEGER,
+  weight_bytes          INTEGER,
+  kv_cache_bytes        INTEGER,
+  prompt_ids            TEXT,               -- JSON [[...] per sequence]
+  generated_ids         TEXT,               -- JSON [[...] per sequence]
+  finished_at           TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS bench_sample (
+  id                    INTEGER PRIMARY KEY,
+  case_id               INTEGER NOT NULL REFERENCES bench_case(id),
+  rep                   INTEGER NOT NULL,   -- 0-based measured repetition
+  ttft_ns               INTEGER NOT NULL,
+  e2e_ns                INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS bench_step (
+  sample_id             INTEGER NOT NULL REFERENCES bench_sample(id),
+  step                  INTEGER NOT NULL,   -- 1-based decode step
+  kv_len                INTEGER NOT NULL,   -- positions attended in this step
+  decode_ns             INTEGER NOT NULL,
+  bytes                 INTEGER NOT NULL,   -- analytic bytes read (weights + KV cache)
+  PRIMARY KEY (sample_id, step)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS bench_case_run ON bench_case(run_id);
+CREATE INDEX IF NOT EXISTS bench_sample_case ON bench_sample(case_id);
+)sql";
+
+std::string rows_json(const std::vector<std::int32_t>& flat, int batch) {
+  nlohmann::json j = nlohmann::json::array();
+  const std::size_t per = batch > 0 ? flat.size() / std::size_t(batch) : 0;
+  for (int b = 0; b < batch; ++b)
+    j.push_back(std::vector<std::int32_t>(flat.begin() + b * per, flat.begin() + (b + 1) * per));
+  return j.dump();
+}
+
+}  // namespace
+
+ResultStore::ResultStore(const std::string& path) : db_(path, /*create=*/true) {
+  const int version = db_.user_version();
+  if (version > kSchemaVersion)
+    throw BadInput("database '" + path + "' has schema version " + std::to_string(version) +
+                   "; this llmbench understands up to " + std::to_string(kSchemaVersion));
+  db_.exec("PRAGMA journal_mode=WAL");
+  db_.exec("PRAGMA synchronous=NORMAL");
+  db_.exec("PRAGMA foreign_keys=ON");
+  if (version < 1) {
+    transaction(db_, [&] {
+      db_.exec(kSchemaV1);
+      db_.exec("PRAGMA user_version = 1");
+    });
+  }
+}
+
+std::int64_t ResultStore::begin_run(const RunInfo& r) {
+  std::int64_t id = 0;
+  transaction(db_, [&] {
+    db_.prepare(
+           "INSERT INTO run (started_at, command_line, llmbench_version, git_commit, build_type,"
+           " host, cpu, gpu, driver, threads, peak_bandwidth_gbps, peak_tflops, peak_source)"
+           " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)")
+        .bind(1, r.started_at).bind(2, r.command_line).bind(3, r.version)
+        .bind(4, r.git_commit).bind(5, r.build_type).bind(6, r.host).bind(7, r.cpu)
+        .bind(8, r.gpu).bind(9, r.driver).bind(10, r.threads)
+        .bind(11, r.peaks.bandwidth_gbps).bind(12, r.peaks.tflops).bind(13, r.peaks.source)
+        .run();
+    id = db_.last_insert_id();
+  });
+  return id;
+}
+
+std::int64_t ResultStore::add_case(std::int64_t run_id, const CaseResult& c) {
+  const CaseSpec& s = c.spec;
+  const CaseMetrics& m = c.metrics;
+  const bool ok = c.status == "ok";
+  std::int64_t case_id = 0;
+  transaction(db_, [&] {
+    auto ins = db_.prepare(
+        "INSERT INTO bench_case (run_id, model, dtype, backend, batch, prompt_len,"
+        " max_new_tokens, warmup, repeat, threads, seed, distinct_prompts, variants, status,"
+        " error, ttft_ms, ttft_ms_p90, tpot_ms_mean, tpot_ms_p50, tpot_ms_p90, tpot_ms_p99,"
+        " e2e_ms, prefill_tok_s, decode_tok_s, throughput_tok_s, prefill_tflops, decode_gbps,"
+        " mfu, mbu, prefill_flops, weight_bytes, kv_cache_bytes, prompt_ids, generated_ids,"
+        " finished_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    ins.bind(1, run_id).bind(2, s.model).bind(3, std::string(dtype_name(s.dtype)))
+        .bind(4, s.backend).bind(5, s.batch).bind(6, s.prompt_len).bind(7, s.max_new_tokens)
+        .bind(8, s.warmup).bind(9, s.repeat).bind(10, s.threads)
+        .bind(11, std::int64_t(s.seed)).bind(12, int(s.distinct_prompts))
+        .bind(13, std::string("{}")).bind(14, c.status);
+    if (ok) {
+      ins.bind_null(15).bind(16, m.ttft_ms_median).bind(17, m.ttft_ms_p90)
+          .bind(18, m.tpot_ms_mean).bind(19, m.tpot_ms_p50).bind(20, m.tpot_ms_p90)
+          .bind(21, m.tpot_ms_p99).bind(22, m.e2e_ms_median).bind(23, m.prefill_tok_s)
+          .bind(24, m.decode_tok_s).bind(25, m.throughput_tok_s).bind(26, m.prefill_tflops)
+          .bind(27, m.decode_gbps).bind(28, m.mfu).bind(29, m.mbu)
+          .bind(30, c.cost.prefill_flops).bind(31, c.memory.weight_bytes)
+          .bind(32, c.memory.kv_cache_bytes).bind(33, rows_json(c.prompt_ids, s.batch));
+      nlohmann::json gen = c.generated;
+      ins.bind(34, gen.dump());
+    } else {
+      ins.bind(15, c.error);  // metric columns stay NULL
+    }
+    ins.bind(35, utc_now_iso8601()).run();
+    case_id = db_.last_insert_id();
+
+    auto sample = db_.prepare(
+        "INSERT INTO bench_sample (case_id, rep, ttft_ns, e2e_ns) VALUES (?,?,?,?)");
+    auto step = db_.prepare(
+        "INSERT INTO bench_step (sample_id, step, kv_len, decode_ns, bytes) VALUES (?,?,?,?,?)");
+    for (std::size_t i = 0; i < c.samples.size(); ++i) {
+      const RepSample& r = c.samples[i];
+      sample.bind(1, case_id).bind(2, int(i)).bind(3, r.ttft_ns).bind(4, r.e2e_ns()).run();
+      const std::int64_t sample_id = db_.last_insert_id();
+      for (std::size_t k = 0; k < r.decode_ns.size(); ++k)
+        step.bind(1, sample_id).bind(2, int(k + 1)).bind(3, s.prompt_len + int(k) + 1)
+            .bind(4, r.decode_ns[k]).bind(5, c.cost.decode_bytes[k]).run();
+    }
+  });
+  return case_id;
+}
+
+}  // namespace llmbench

@@ -1,0 +1,35 @@
+// The result store: an SQLite database that accumulates runs (append, like a lab notebook).
+// Tables run, bench_case, bench_sample, bench_step (docs/schema.md); schema version in
+// PRAGMA user_version; WAL; one transaction per case so an interrupted sweep keeps every
+// finished case. The per-op trace tables come with the tracing work.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/bench_case.h"
+#include "tools/run_info.h"
+#include "tools/sqlite_db.h"
+
+namespace llmbench {
+
+inline constexpr int kSchemaVersion = 1;
+
+class ResultStore {
+ public:
+  // Opens or creates the database and brings its schema to kSchemaVersion. Throws BadInput
+  // when the file is not an SQLite database or has a newer schema.
+  explicit ResultStore(const std::string& path);
+
+  // Inserts the run row; returns its id.
+  std::int64_t begin_run(const RunInfo& info);
+  // Inserts one case (and its samples and steps) in one transaction; returns the case id.
+  std::int64_t add_case(std::int64_t run_id, const CaseResult& result);
+
+  Db& db() { return db_; }
+
+ private:
+  Db db_;
+};
+
+}  // namespace llmbench
