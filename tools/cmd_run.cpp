@@ -110,7 +110,7 @@ void add_run_command(CLI::App& root, CommandContext& ctx) {
                   "Generated tokens per sequence (list); 1 = prefill only")->capture_default_str();
   cmd->add_option("--warmup", opts->warmup, "Unmeasured repetitions per case")->capture_default_str();
   cmd->add_option("--repeat", opts->repeat, "Measured repetitions per case")->capture_default_str();
-  cmd->add_option("--threads", opts->threads, "CPU threads (OpenMP and OpenBLAS); 0 = all")->capture_default_str();
+  cmd->add_option("--threads", opts->threads, "CPU threads (OpenMP and OpenBLAS); default: all");
   cmd->add_option("--seed", opts->seed, "Seed of weights and synthetic prompts")->capture_default_str();
   cmd->add_flag("--distinct-prompts", opts->distinct_prompts,
                 "Give each sequence its own prompt (default: the same prompt for all)");

@@ -19,7 +19,7 @@ struct RunOptions {
   std::string max_new_tokens = "32";
   std::string warmup = "1";
   std::string repeat = "5";
-  std::string threads = "0";  // 0: all hardware threads
+  std::string threads;  // empty: all hardware threads
   std::string seed = "0";
   bool distinct_prompts = false;
   std::string db = "llmbench.db";

@@ -1,0 +1,172 @@
+// End-to-end tests of the `llmbench` binary: a real tiny run (formats, database rows) and every
+// bad-input case of the foundation issue (exit code 2, one stderr line naming the flag, no row).
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int exit_code;
+  std::string out, err;
+};
+
+// One directory per test, so that ctest -j runs them in parallel without sharing files.
+fs::path scratch_dir() {
+  const auto* info = testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = std::string(info->test_suite_name()) + "." + info->name();
+  std::replace(name.begin(), name.end(), '/', '_');
+  fs::path d = fs::path(LLMBENCH_TEST_SCRATCH) / "cli" / name;
+  fs::create_directories(d);
+  return d;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs llmbench with `args` (shell words); the roofline cache lives in the scratch dir.
+Result llmbench(const std::string& args) {
+  const fs::path d = scratch_dir();
+  const std::string cmd = "LLMBENCH_CACHE_DIR=" + (d / "cache").string() + " " LLMBENCH_BIN " " +
+                          args + " > " + (d / "out").string() + " 2> " + (d / "err").string();
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(d / "out"), slurp(d / "err")};
+}
+
+std::int64_t count_rows(const fs::path& db, const std::string& table) {
+  sqlite3* h = nullptr;
+  if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    sqlite3_close(h);
+    return -1;
+  }
+  sqlite3_stmt* st = nullptr;
+  std::int64_t n = -1;
+  if (sqlite3_prepare_v2(h, ("SELECT count(*) FROM " + table).c_str(), -1, &st, nullptr) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    n = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  return n;
+}
+
+const char* kPeaks = " --peak-bw-gbps 20 --peak-tflops 0.2 ";
+
+}  // namespace
+
+TEST(Cli, TinyRunWritesJsonAndDatabase) {
+  const fs::path db = scratch_dir() / "run.db";
+  fs::remove(db);
+  const Result r = llmbench("run --model tiny --batch 1,2 --prompt-len 16 --max-new-tokens 1,4 "
+                            "--warmup 1 --repeat 3 --format json --db " + db.string() + kPeaks);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["cases"].size(), 4u);
+  for (const auto& c : j["cases"]) {
+    EXPECT_EQ(c["status"], "ok");
+    EXPECT_EQ(c["samples"].size(), 3u);
+    const int gen = c["max_new_tokens"], batch = c["batch"];
+    EXPECT_EQ(c["generated_ids"].size(), std::size_t(batch));
+    EXPECT_EQ(c["generated_ids"][0].size(), std::size_t(gen));
+    EXPECT_EQ(c["prompt_ids"][0].size(), 16u);
+    EXPECT_EQ(c["samples"][0]["decode_ns"].size(), std::size_t(gen - 1));
+    if (gen == 1) {
+      EXPECT_TRUE(c["metrics"]["tpot_ms_mean"].is_null());
+      EXPECT_TRUE(c["metrics"]["mbu"].is_null());
+    } else {
+      EXPECT_GT(c["metrics"]["tpot_ms_mean"].get<double>(), 0.0);
+      EXPECT_GT(c["metrics"]["mbu"].get<double>(), 0.0);
+    }
+    EXPECT_GT(c["metrics"]["ttft_ms"].get<double>(), 0.0);
+    EXPECT_GT(c["metrics"]["mfu"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(count_rows(db, "run"), 1);
+  EXPECT_EQ(count_rows(db, "bench_case"), 4);
+  EXPECT_EQ(count_rows(db, "bench_sample"), 12);
+  EXPECT_EQ(count_rows(db, "bench_step"), 2 * 3 * 3);  // two gen-4 cases x 3 reps x 3 steps
+  // A second run appends.
+  ASSERT_EQ(llmbench("run --model tiny --prompt-len 8 --max-new-tokens 2 --repeat 1 --db " +
+                     db.string() + kPeaks).exit_code, 0);
+  EXPECT_EQ(count_rows(db, "run"), 2);
+}
+
+TEST(Cli, TableMarkdownAndCsvShowNotApplicable) {
+  const fs::path db = scratch_dir() / "fmt.db";
+  const std::string base = "run --model tiny --prompt-len 8 --max-new-tokens 1 --repeat 1 --db " +
+                           db.string() + kPeaks + " --quiet --format ";
+  const Result table = llmbench(base + "table");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("ttft_ms"), std::string::npos);
+  EXPECT_NE(table.out.find("n/a"), std::string::npos);
+  EXPECT_TRUE(table.err.empty()) << table.err;
+  const Result md = llmbench(base + "md");
+  EXPECT_EQ(md.out.rfind("| model |", 0), 0u) << md.out;
+  const Result csv = llmbench(base + "csv");
+  EXPECT_EQ(csv.out.rfind("model,dtype,backend,batch", 0), 0u) << csv.out;
+  EXPECT_NE(csv.out.find(",,"), std::string::npos);  // n/a is an empty cell, never 0
+}
+
+TEST(Cli, ModelsListsEveryPreset) {
+  const Result r = llmbench("models");
+  ASSERT_EQ(r.exit_code, 0);
+  for (const char* name : {"tiny", "small", "tinyllama-1.1b", "qwen2.5-0.5b", "llama2-7b",
+                           "llama3-8b", "mistral-7b"})
+    EXPECT_NE(r.out.find(name), std::string::npos) << name;
+}
+
+struct BadInputCase {
+  const char* args;
+  const char* must_mention;
+};
+
+class CliBadInput : public testing::TestWithParam<BadInputCase> {};
+
+TEST_P(CliBadInput, ExitsTwoWithOneLineAndWritesNoRow) {
+  const fs::path db = scratch_dir() / "bad.db";
+  fs::remove(db);
+  std::string args = std::string("run --model tiny --repeat 1") + kPeaks + GetParam().args;
+  if (args.find("--db") == std::string::npos) args += " --db " + db.string();
+  const Result r = llmbench(args);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  ASSERT_FALSE(r.err.empty());
+  EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(GetParam().must_mention), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_FALSE(fs::exists(db)) << "a database was written";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Foundation, CliBadInput,
+    testing::Values(BadInputCase{"--batch 0", "--batch"}, BadInputCase{"--batch -3", "--batch"},
+                    BadInputCase{"--batch=-3", "--batch"}, BadInputCase{"--batch abc", "--batch"},
+                    BadInputCase{"--batch 1,,2", "--batch"},
+                    BadInputCase{"--prompt-len 0", "--prompt-len"},
+                    BadInputCase{"--prompt-len 250 --max-new-tokens 10", "context length"},
+                    BadInputCase{"--model no-such-preset", "--model"},
+                    BadInputCase{"--model /nonexistent/dir", "--model"},
+                    BadInputCase{"--threads 0", "--threads"},
+                    BadInputCase{"--db /nonexistent/dir/x.db", "--db"},
+                    BadInputCase{"--dtype fp8", "--dtype"},
+                    BadInputCase{"--format xml", "--format"},
+                    BadInputCase{"--no-such-flag", "--no-such-flag"}),
+    [](const testing::TestParamInfo<BadInputCase>& info) {
+      std::string name;
+      for (const char* p = info.param.args; *p; ++p)
+        name += std::isalnum(static_cast<unsigned char>(*p)) ? *p : '_';
+      return name + "_" + std::to_string(info.index);
+    });

@@ -1,0 +1,100 @@
+// Metric arithmetic from synthetic timings, with exact expected values, and the analytic
+// FLOP and byte counts against hand-computed numbers.
+#include <gtest/gtest.h>
+
+#include "engine/config.h"
+#include "engine/metrics.h"
+
+namespace llmbench {
+
+namespace {
+
+ModelConfig toy() {
+  ModelConfig c;
+  c.name = "toy";
+  c.dim = 8;
+  c.n_layers = 2;
+  c.n_heads = 2;
+  c.n_kv_heads = 1;
+  c.ffn_dim = 16;
+  c.vocab_size = 10;
+  c.max_seq_len = 64;
+  return c;
+}
+
+}  // namespace
+
+TEST(Cost, ParameterCountsByHand) {
+  const ModelConfig c = toy();  // head_dim 4, q_dim 8, kv_dim 4
+  // q 8x8 + k 4x8 + v 4x8 + o 8x8 + gate/up/down 3 x 8x16 = 64+32+32+64+384
+  EXPECT_EQ(c.layer_matmul_params(), 576);
+  EXPECT_EQ(c.layer_params(), 576 + 16);
+  // embedding 80 + 2 layers + final norm 8 + untied head 80
+  EXPECT_EQ(c.total_params(), 80 + 2 * 592 + 8 + 80);
+}
+
+TEST(Cost, PrefillFlopsByHand) {
+  const ModelConfig c = toy();
+  // B=3, P=5: matmul 2*2*576*15 = 34560; head 2*10*8*3 = 480;
+  // attention 2 * layers(2) * B(3) * heads(2) * head_dim(4) * P(5) * (P+1)(6) = 2880
+  EXPECT_EQ(prefill_flops(c, 3, 5), 34560 + 480 + 2880);
+}
+
+TEST(Cost, DecodeBytesByHand) {
+  const ModelConfig c = toy();
+  // weights: 2*592 + 8 + embedding-as-head 80 + gathered rows 3*8 = 1296 params * 4 bytes
+  // KV: 2 * layers 2 * B 3 * kv_dim 4 * (past 5 + 1) * 4 bytes = 1152
+  EXPECT_EQ(decode_step_bytes(c, 3, 5, DType::kFp32), 1296 * 4 + 1152);
+  ModelConfig tied = c;
+  tied.tied_embeddings = true;  // the head is the embedding; gathered rows are not extra
+  EXPECT_EQ(tied.decode_weight_bytes(3, DType::kFp32), (2 * 592 + 8 + 80) * 4);
+  const CaseCost cost = case_cost(c, 3, 5, 4, DType::kFp32);
+  ASSERT_EQ(cost.decode_bytes.size(), 3u);
+  EXPECT_EQ(cost.decode_bytes[0], decode_step_bytes(c, 3, 5, DType::kFp32));
+  EXPECT_EQ(cost.decode_bytes[2], decode_step_bytes(c, 3, 7, DType::kFp32));
+}
+
+TEST(Metrics, ExactValuesFromSyntheticTimings) {
+  CaseCost cost;
+  cost.prefill_flops = 4'000'000'000;          // 4 GFLOP
+  cost.decode_bytes = {1'000'000, 3'000'000};  // two decode steps
+  std::vector<RepSample> samples = {
+      {10'000'000, {2'000'000, 4'000'000}},  // ttft 10 ms; e2e 16 ms
+      {20'000'000, {2'000'000, 2'000'000}},  // ttft 20 ms; e2e 24 ms
+      {30'000'000, {4'000'000, 6'000'000}},  // ttft 30 ms; e2e 40 ms
+  };
+  Peaks peaks{10.0, 0.5, "test"};
+  const CaseMetrics m = compute_metrics(/*batch=*/4, /*prompt_len=*/100, /*new=*/3, cost, samples, peaks);
+  EXPECT_EQ(m.repetitions, 3);
+  EXPECT_DOUBLE_EQ(m.ttft_ms_median, 20.0);
+  EXPECT_DOUBLE_EQ(m.ttft_ms_mean, 20.0);
+  EXPECT_DOUBLE_EQ(m.ttft_ms_p90, 28.0);
+  EXPECT_DOUBLE_EQ(m.e2e_ms_median, 24.0);
+  // TPOT samples {2,4,2,2,4,6} ms: mean 10/3, p50 3, p90 5, p99 5.9
+  EXPECT_DOUBLE_EQ(*m.tpot_ms_mean, 20.0 / 6.0);
+  EXPECT_DOUBLE_EQ(*m.tpot_ms_p50, 3.0);
+  EXPECT_DOUBLE_EQ(*m.tpot_ms_p90, 5.0);
+  EXPECT_NEAR(*m.tpot_ms_p99, 5.9, 1e-12);
+  EXPECT_DOUBLE_EQ(m.prefill_tok_s, 4 * 100 / 0.020);        // 20000
+  EXPECT_DOUBLE_EQ(m.throughput_tok_s, 4 * 3 / 0.024);       // 500
+  EXPECT_DOUBLE_EQ(*m.decode_tok_s, 4 / (20.0 / 6.0 / 1e3));  // 1200
+  EXPECT_DOUBLE_EQ(m.prefill_tflops, 4e9 / 0.020 / 1e12);    // 0.2
+  EXPECT_DOUBLE_EQ(m.mfu, 0.2 / 0.5);
+  // Bytes: 3 reps x (1 + 3) MB = 12 MB over 20 ms of decode = 0.6 GB/s; MBU = 0.06
+  EXPECT_DOUBLE_EQ(*m.decode_gbps, 12e6 / 0.020 / 1e9);
+  EXPECT_DOUBLE_EQ(*m.mbu, 0.6 / 10.0);
+}
+
+TEST(Metrics, SingleTokenHasNoTpotOrMbu) {
+  CaseCost cost;
+  cost.prefill_flops = 1000;
+  const CaseMetrics m = compute_metrics(16, 128, 1, cost, {{5'000'000, {}}}, Peaks{20, 1, "t"});
+  EXPECT_FALSE(m.tpot_ms_mean.has_value());
+  EXPECT_FALSE(m.tpot_ms_p99.has_value());
+  EXPECT_FALSE(m.mbu.has_value());
+  EXPECT_FALSE(m.decode_tok_s.has_value());
+  EXPECT_DOUBLE_EQ(m.e2e_ms_median, 5.0);
+  EXPECT_DOUBLE_EQ(m.throughput_tok_s, 16 / 0.005);
+}
+
+}  // namespace llmbench
