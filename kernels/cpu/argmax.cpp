@@ -13,12 +13,16 @@ void argmax_rows(int32_t* out, const float* x, int n_rows, int n_cols) {
   for (int r = 0; r < n_rows; ++r) {
     const float* row = x + static_cast<std::size_t>(r) * n_cols;
     int32_t best = 0;
+    float best_value = n_cols > 0 ? row[0] : 0.0f;
     for (int j = 0; j < n_cols; ++j) {
       if (std::isnan(row[j])) {
         best = j;
         break;
       }
-      if (row[j] > row[best]) best = j;
+      if (row[j] > best_value) {  // strict: an equal value later does not replace the first
+        best = j;
+        best_value = row[j];
+      }
     }
     out[r] = best;
   }

@@ -6,6 +6,7 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <cstddef>
 
 namespace llmbench::cpu {
@@ -26,6 +27,11 @@ void matmul_reference(float* out, const float* x, const float* w, int m, int n, 
 
 void matmul(float* out, const float* x, const float* w, int m, int n, int k, int lda) {
   if (m <= 0 || n <= 0) return;
+  if (k <= 0) {
+    // The empty sum. BLAS rejects a leading dimension of 0, so do not call it.
+    std::fill(out, out + static_cast<std::size_t>(m) * n, 0.0f);
+    return;
+  }
   if (m == 1) {
     // Decode at batch 1: out = W x, with W row-major [n, k]. sgemv streams W once, at close to
     // memory bandwidth, where sgemm with one row is several times slower.

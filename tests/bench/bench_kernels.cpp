@@ -1,0 +1,287 @@
+// Google Benchmark microbenchmarks for the CPU kernels: every kernel, and every matmul path
+// (sgemm at prefill shapes, sgemm with few rows and sgemv at decode shapes, the reference at a
+// small shape). Each reports bytes_per_second (unique bytes read + written) and
+// flops_per_second (0 for pure copies) against wall time, since the kernels are multithreaded.
+// Not a test: correctness lives in tests/kernels. Run with OMP_WAIT_POLICY=PASSIVE so OpenMP
+// threads left spinning by one benchmark do not slow OpenBLAS in the next.
+#include <benchmark/benchmark.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/cpu/argmax.h"
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/embedding.h"
+#include "kernels/cpu/kv_cache.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/rmsnorm.h"
+#include "kernels/cpu/rope.h"
+#include "kernels/cpu/swiglu.h"
+
+namespace llmbench::cpu {
+namespace {
+
+// Model dimensions of the benchmarks (TinyLlama-1.1B: hidden 2048, ffn 5632, 32 heads of 64,
+// 4 kv heads, vocab 32000).
+constexpr int kHidden = 2048;
+constexpr int kFfn = 5632;
+constexpr int kHeads = 32;
+constexpr int kKvHeads = 4;
+constexpr int kHeadDim = 64;
+constexpr int kVocab = 32000;
+constexpr double kMinTimeS = 0.1;  // short default runtime per benchmark
+
+// Deterministic values in [-0.5, 0.5): cheap to generate for tens of millions of floats.
+std::vector<float> filled(std::size_t n) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i)
+    v[i] = static_cast<float>((i * 2654435761u) % 1000) / 1000 - 0.5f;
+  return v;
+}
+
+// Rates per wall-clock second from per-iteration byte and FLOP counts.
+void set_rates(benchmark::State& state, double bytes, double flops) {
+  const double iters = static_cast<double>(state.iterations());
+  state.counters["bytes_per_second"] =
+      benchmark::Counter(bytes * iters, benchmark::Counter::kIsRate);
+  state.counters["flops_per_second"] =
+      benchmark::Counter(flops * iters, benchmark::Counter::kIsRate);
+}
+
+// ---- matmul: out[m, n] = x[m, k] w[n, k]^T ---------------------------------------------------
+
+void BM_matmul(benchmark::State& state) {
+  const int m = state.range(0), n = state.range(1), k = state.range(2);
+  const std::vector<float> x = filled(static_cast<std::size_t>(m) * k);
+  const std::vector<float> w = filled(static_cast<std::size_t>(n) * k);
+  std::vector<float> out(static_cast<std::size_t>(m) * n);
+  state.SetLabel(m == 1 ? "sgemv" : "sgemm");
+  for (auto _ : state) {
+    matmul(out.data(), x.data(), w.data(), m, n, k, k);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  set_rates(state, 4.0 * (double(m) * k + double(n) * k + double(m) * n), 2.0 * m * n * k);
+}
+BENCHMARK(BM_matmul)
+    ->ArgNames({"m", "n", "k"})
+    ->Args({2048, kHidden, kHidden})  // prefill: 2048 tokens through a square projection
+    ->Args({2048, kFfn, kHidden})     // prefill: gate/up-sized projection
+    ->ArgsProduct({{1, 2, 4, 8, 16}, {kHidden, kFfn}, {kHidden}})  // decode: few rows
+    ->UseRealTime()
+    ->MinTime(kMinTimeS)
+    ->Unit(benchmark::kMillisecond);
+
+void BM_matmul_reference(benchmark::State& state) {
+  const int m = state.range(0), n = state.range(1), k = state.range(2);
+  const std::vector<float> x = filled(static_cast<std::size_t>(m) * k);
+  const std::vector<float> w = filled(static_cast<std::size_t>(n) * k);
+  std::vector<float> out(static_cast<std::size_t>(m) * n);
+  for (auto _ : state) {
+    matmul_reference(out.data(), x.data(), w.data(), m, n, k, k);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  set_rates(state, 4.0 * (double(m) * k + double(n) * k + double(m) * n), 2.0 * m * n * k);
+}
+BENCHMARK(BM_matmul_reference)
+    ->ArgNames({"m", "n", "k"})
+    ->Args({64, 256, 256})
+    ->UseRealTime()
+    ->MinTime(kMinTimeS)
+    ->Unit(benchmark::kMillisecond);
+
+// ---- attention ------------------------------------------------------------------------------
+
+void run_attention(benchmark::State& state, int batch, int n_new, int past_len) {
+  const int q_dim = kHeads * kHeadDim, kv_dim = kKvHeads * kHeadDim;
+  const AttentionShape s{.batch = batch,
+                         .n_new = n_new,
+                         .past_len = past_len,
+                         .n_heads = kHeads,
+                         .n_kv_heads = kKvHeads,
+                         .head_dim = kHeadDim,
+                         .q_stride = q_dim,
+                         .out_stride = q_dim,
+                         .cache_seq = past_len + n_new};
+  const std::size_t rows = static_cast<std::size_t>(batch) * n_new;
+  const std::size_t cache = static_cast<std::size_t>(batch) * s.cache_seq * kv_dim;
+  const std::vector<float> q = filled(rows * q_dim), k = filled(cache), v = filled(cache);
+  std::vector<float> out(rows * q_dim);
+  for (auto _ : state) {
+    attention(out.data(), q.data(), k.data(), v.data(), s);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  // Query t sees past_len + t + 1 keys; each key costs 2 * head_dim FLOPs for q.k and as many
+  // for p * v, per query head.
+  double keys_seen = 0;
+  for (int t = 0; t < n_new; ++t) keys_seen += past_len + t + 1;
+  const double flops = 4.0 * kHeadDim * kHeads * batch * keys_seen;
+  const double bytes = 4.0 * (2.0 * rows * q_dim + 2.0 * cache);  // q, out, k, v once each
+  set_rates(state, bytes, flops);
+}
+
+void BM_attention_prefill(benchmark::State& state) {
+  run_attention(state, state.range(0), state.range(1), 0);
+}
+BENCHMARK(BM_attention_prefill)
+    ->ArgNames({"batch", "n_new"})
+    ->ArgsProduct({{1, 2, 4}, {128}})
+    ->UseRealTime()
+    ->MinTime(kMinTimeS)
+    ->Unit(benchmark::kMillisecond);
+
+void BM_attention_decode(benchmark::State& state) {
+  run_attention(state, state.range(0), 1, state.range(1));
+}
+BENCHMARK(BM_attention_decode)
+    ->ArgNames({"batch", "past"})
+    ->ArgsProduct({{1, 4, 16}, {512}})
+    ->UseRealTime()
+    ->MinTime(kMinTimeS)
+    ->Unit(benchmark::kMicrosecond);
+
+// ---- per-row kernels: one decode row and a 512-token prefill --------------------------------
+
+void BM_rmsnorm(benchmark::State& state) {
+  const int n_rows = state.range(0);
+  const std::vector<float> x = filled(static_cast<std::size_t>(n_rows) * kHidden);
+  const std::vector<float> weight = filled(kHidden);
+  std::vector<float> out(x.size());
+  for (auto _ : state) {
+    rmsnorm(out.data(), x.data(), weight.data(), n_rows, kHidden, 1e-5f);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  // Per element: square + add for the mean, then two multiplies.
+  set_rates(state, 4.0 * (2.0 * x.size() + kHidden), 4.0 * x.size());
+}
+BENCHMARK(BM_rmsnorm)->ArgName("rows")->Arg(1)->Arg(512)->UseRealTime()->MinTime(kMinTimeS);
+
+void BM_rope(benchmark::State& state) {
+  const int n_rows = state.range(0), row = kHeads * kHeadDim;
+  std::vector<float> x = filled(static_cast<std::size_t>(n_rows) * row);
+  std::vector<int32_t> positions(n_rows);
+  for (int r = 0; r < n_rows; ++r) positions[r] = r;
+  for (auto _ : state) {
+    rope(x.data(), n_rows, row, kHeads, kHeadDim, positions.data(), 10000.0f);
+    benchmark::DoNotOptimize(x.data());
+    benchmark::ClobberMemory();
+  }
+  // Per pair: 4 multiplies and 2 adds (cos/sin evaluation not counted).
+  set_rates(state, 4.0 * 2.0 * x.size(), 3.0 * x.size());
+}
+BENCHMARK(BM_rope)->ArgName("rows")->Arg(1)->Arg(512)->UseRealTime()->MinTime(kMinTimeS);
+
+void BM_swiglu(benchmark::State& state) {
+  const int n_rows = state.range(0);
+  const std::vector<float> gate_up = filled(static_cast<std::size_t>(n_rows) * 2 * kFfn);
+  std::vector<float> out(static_cast<std::size_t>(n_rows) * kFfn);
+  for (auto _ : state) {
+    swiglu(out.data(), gate_up.data(), n_rows, kFfn);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  // Per element: negate, add, divide, multiply (exp not counted).
+  set_rates(state, 4.0 * 3.0 * out.size(), 4.0 * out.size());
+}
+BENCHMARK(BM_swiglu)->ArgName("rows")->Arg(1)->Arg(512)->UseRealTime()->MinTime(kMinTimeS);
+
+void BM_add_inplace(benchmark::State& state) {
+  const std::size_t n = static_cast<std::size_t>(state.range(0)) * kHidden;
+  std::vector<float> x = filled(n);
+  const std::vector<float> y = filled(n);
+  for (auto _ : state) {
+    add_inplace(x.data(), y.data(), n);
+    benchmark::DoNotOptimize(x.data());
+    benchmark::ClobberMemory();
+  }
+  set_rates(state, 4.0 * 3.0 * n, double(n));
+}
+BENCHMARK(BM_add_inplace)->ArgName("rows")->Arg(1)->Arg(512)->UseRealTime()->MinTime(kMinTimeS);
+
+void BM_add_bias_rows(benchmark::State& state) {
+  const int n_rows = state.range(0), n = kHidden + 2 * kKvHeads * kHeadDim;  // a qkv row
+  std::vector<float> x = filled(static_cast<std::size_t>(n_rows) * n);
+  const std::vector<float> bias = filled(n);
+  for (auto _ : state) {
+    add_bias_rows(x.data(), n_rows, n, bias.data(), n);
+    benchmark::DoNotOptimize(x.data());
+    benchmark::ClobberMemory();
+  }
+  set_rates(state, 4.0 * (2.0 * x.size() + n), double(x.size()));
+}
+BENCHMARK(BM_add_bias_rows)->ArgName("rows")->Arg(1)->Arg(512)->UseRealTime()->MinTime(kMinTimeS);
+
+// ---- copies (flops_per_second is 0) -----------------------------------------------------------
+
+void BM_embedding(benchmark::State& state) {
+  const int n_tokens = state.range(0);
+  const std::vector<float> table = filled(static_cast<std::size_t>(kVocab) * kHidden);
+  std::vector<int32_t> tokens(n_tokens);
+  for (int i = 0; i < n_tokens; ++i) tokens[i] = (i * 7919) % kVocab;
+  std::vector<float> out(static_cast<std::size_t>(n_tokens) * kHidden);
+  for (auto _ : state) {
+    embedding(out.data(), table.data(), tokens.data(), n_tokens, kHidden);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  set_rates(state, 4.0 * 2.0 * out.size(), 0.0);
+}
+BENCHMARK(BM_embedding)->ArgName("tokens")->Arg(1)->Arg(512)->UseRealTime()->MinTime(kMinTimeS);
+
+void BM_gather_rows(benchmark::State& state) {
+  // Picks the last prompt position of each of 16 sequences (the logits rows to keep).
+  const int n_rows = 16, seq = state.range(0);
+  const std::vector<float> x = filled(static_cast<std::size_t>(n_rows) * seq * kHidden);
+  std::vector<int32_t> rows(n_rows);
+  for (int r = 0; r < n_rows; ++r) rows[r] = r * seq + seq - 1;
+  std::vector<float> out(static_cast<std::size_t>(n_rows) * kHidden);
+  for (auto _ : state) {
+    gather_rows(out.data(), x.data(), rows.data(), n_rows, kHidden);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  set_rates(state, 4.0 * 2.0 * out.size(), 0.0);
+}
+BENCHMARK(BM_gather_rows)->ArgName("seq")->Arg(128)->UseRealTime()->MinTime(kMinTimeS);
+
+void BM_kv_cache_write(benchmark::State& state) {
+  const int batch = state.range(0), n_new = state.range(1), cache_seq = 1024;
+  const int kv_dim = kKvHeads * kHeadDim;
+  const std::vector<float> src = filled(static_cast<std::size_t>(batch) * n_new * kv_dim);
+  std::vector<float> cache(static_cast<std::size_t>(batch) * cache_seq * kv_dim);
+  for (auto _ : state) {
+    kv_cache_write(cache.data(), src.data(), kv_dim, batch, n_new, 0, cache_seq, kv_dim);
+    benchmark::DoNotOptimize(cache.data());
+    benchmark::ClobberMemory();
+  }
+  set_rates(state, 4.0 * 2.0 * src.size(), 0.0);
+}
+BENCHMARK(BM_kv_cache_write)
+    ->ArgNames({"batch", "n_new"})
+    ->Args({16, 1})
+    ->Args({4, 512})
+    ->UseRealTime()
+    ->MinTime(kMinTimeS);
+
+void BM_argmax_rows(benchmark::State& state) {
+  const int n_rows = state.range(0);
+  const std::vector<float> logits = filled(static_cast<std::size_t>(n_rows) * kVocab);
+  std::vector<int32_t> out(n_rows);
+  for (auto _ : state) {
+    argmax_rows(out.data(), logits.data(), n_rows, kVocab);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  set_rates(state, 4.0 * logits.size(), double(logits.size()));  // one compare per logit
+}
+BENCHMARK(BM_argmax_rows)->ArgName("rows")->Arg(1)->Arg(16)->UseRealTime()->MinTime(kMinTimeS);
+
+}  // namespace
+}  // namespace llmbench::cpu
+
+BENCHMARK_MAIN();

@@ -1,0 +1,82 @@
+// matmul: the reference against hand-computed products, then the OpenBLAS path (sgemv for one
+// row, sgemm otherwise) against the reference on odd shapes, with padded x rows (lda > k).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstddef>
+#include <vector>
+
+#include "kernels/cpu/matmul.h"
+#include "tests/kernels/check.h"
+
+namespace llmbench::cpu {
+namespace {
+
+TEST(MatmulReference, HandComputedProduct) {
+  // x: [2, 2], w: [3, 2] (nn.Linear layout), out[i, j] = x_i . w_j.
+  const std::vector<float> x = {1, 2, 3, 4};
+  const std::vector<float> w = {1, 0, 0, 1, 1, -1};
+  std::vector<float> out(6);
+  matmul_reference(out.data(), x.data(), w.data(), 2, 3, 2, 2);
+  EXPECT_EQ(out, (std::vector<float>{1, 2, -1, 3, 4, -1}));
+}
+
+TEST(MatmulReference, ReadsOnlyKValuesOfEachStridedRow) {
+  // lda 3 > k 2: the third value of each x row is NaN and must not be read.
+  const std::vector<float> x = {1, 2, NAN, 3, 4, NAN};
+  const std::vector<float> w = {5, 6};
+  std::vector<float> out(2);
+  matmul_reference(out.data(), x.data(), w.data(), 2, 1, 2, 3);
+  EXPECT_EQ(out, (std::vector<float>{17, 39}));
+}
+
+TEST(MatmulReference, AccumulatesInDouble) {
+  // 1e8 + 1 - 1e8 loses the 1 in float accumulation but not in double.
+  const std::vector<float> x = {1e8f, 1.0f, -1e8f};
+  const std::vector<float> w = {1.0f, 1.0f, 1.0f};
+  float out = 0.0f;
+  matmul_reference(&out, x.data(), w.data(), 1, 1, 3, 3);
+  EXPECT_EQ(out, 1.0f);
+}
+
+TEST(AllClose, RejectsNanAndInf) {
+  EXPECT_TRUE(test::all_close({1.0f, 2.0f}, {1.0f, 2.0f}, 0.0, 0.0));
+  EXPECT_FALSE(test::all_close({1.0f, NAN}, {1.0f, 2.0f}, 1.0, 1.0));
+  EXPECT_FALSE(test::all_close({1.0f, INFINITY}, {1.0f, INFINITY}, 1.0, 1.0));
+  EXPECT_FALSE(test::all_close({1.0f, 2.5f}, {1.0f, 2.0f}, 0.1, 0.1));
+}
+
+struct MatmulShape {
+  int m, n, k, lda;
+};
+
+TEST(Matmul, MatchesTheReferenceOnOddShapes) {
+  const std::vector<MatmulShape> shapes = {
+      // m = 1: the sgemv path (lda unused).
+      {1, 1, 1, 1}, {1, 733, 19, 19}, {1, 19, 733, 740}, {1, 7, 3, 3},
+      // m > 1: the sgemm path, some with padded x rows (lda > k).
+      {3, 7, 19, 19}, {7, 19, 3, 5}, {19, 733, 7, 8}, {2, 733, 733, 733}, {733, 19, 733, 733},
+      {733, 3, 19, 24}, {3, 733, 733, 750}, {19, 19, 19, 19}, {733, 733, 1, 1}, {16, 1, 733, 737},
+      // k = 0: the empty sum, on both paths.
+      {1, 5, 0, 1}, {3, 5, 0, 2},
+  };
+  unsigned seed = 51;
+  for (const MatmulShape& sh : shapes) {
+    SCOPED_TRACE(testing::Message()
+                 << "m=" << sh.m << " n=" << sh.n << " k=" << sh.k << " lda=" << sh.lda);
+    std::vector<float> x = test::random_floats(static_cast<std::size_t>(sh.m) * sh.lda, seed++);
+    // Padding columns of x are NaN: reading them would poison the result.
+    for (int i = 0; i < sh.m; ++i) {
+      for (int p = sh.k; p < sh.lda; ++p) x[static_cast<std::size_t>(i) * sh.lda + p] = NAN;
+    }
+    const std::vector<float> w = test::random_floats(static_cast<std::size_t>(sh.n) * sh.k, seed++);
+    std::vector<float> out(static_cast<std::size_t>(sh.m) * sh.n, NAN), ref(out.size());
+    matmul_reference(ref.data(), x.data(), w.data(), sh.m, sh.n, sh.k, sh.lda);
+    matmul(out.data(), x.data(), w.data(), sh.m, sh.n, sh.k, sh.lda);
+    // Inputs in [-1, 1): float rounding over k products stays far below 1e-4 for k <= 733.
+    EXPECT_TRUE(test::all_close(out, ref, 1e-4, 1e-4));
+  }
+}
+
+}  // namespace
+}  // namespace llmbench::cpu
