@@ -1,7 +1,8 @@
 // out[m, n] = sum_k x[m, k] * w[n, k] (w in nn.Linear layout [out_features, in_features]).
 // matmul_reference is the spec: a plain triple loop with double accumulation, slow on purpose.
-// matmul is what the engine runs: OpenBLAS sgemv for one row, sgemm otherwise. Deliberately
-// not: a hand-written GEMM; OpenBLAS is the CPU "version" of matmul, tested against the spec.
+// matmul is what the engine runs: sgemv for one row, matmul_few_rows for a few, sgemm beyond.
+// Deliberately not: a hand-written large GEMM; OpenBLAS is the CPU "version" of matmul for
+// prefill, and both versions are tested against the spec.
 #include "kernels/cpu/matmul.h"
 
 #include <cblas.h>
@@ -10,6 +11,81 @@
 #include <cstddef>
 
 namespace llmbench::cpu {
+
+namespace {
+
+// The few-row kernel is compiled for AVX-512, AVX2+FMA and the baseline; the loader picks the
+// best the CPU has (GCC function multi-versioning), so the build needs no -march flag.
+#define LLMBENCH_CLONES \
+  __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+
+// out[i, j..j+3] = x_i . w_{j..j+3} for every row i: x rows two at a time against four weight
+// rows, eight independent sums (6 loads per 8 multiply-adds). The four weight rows stay in
+// L1/L2 across the m rows. Each output is the same reduction whether its row is paired or not.
+LLMBENCH_CLONES
+void few_rows_block4(float* out, const float* x, const float* w, int m, int n, int k, int lda,
+                     int j) {
+  const float* w0 = w + static_cast<std::size_t>(j) * k;
+  const float *w1 = w0 + k, *w2 = w1 + k, *w3 = w2 + k;
+  int i = 0;
+  for (; i + 2 <= m; i += 2) {
+    const float* xa = x + static_cast<std::size_t>(i) * lda;
+    const float* xb = xa + lda;
+    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, b0 = 0.0f, b1 = 0.0f, b2 = 0.0f, b3 = 0.0f;
+#pragma omp simd reduction(+ : a0, a1, a2, a3, b0, b1, b2, b3)
+    for (int p = 0; p < k; ++p) {
+      a0 += xa[p] * w0[p];
+      a1 += xa[p] * w1[p];
+      a2 += xa[p] * w2[p];
+      a3 += xa[p] * w3[p];
+      b0 += xb[p] * w0[p];
+      b1 += xb[p] * w1[p];
+      b2 += xb[p] * w2[p];
+      b3 += xb[p] * w3[p];
+    }
+    float* oa = out + static_cast<std::size_t>(i) * n + j;
+    float* ob = oa + n;
+    oa[0] = a0, oa[1] = a1, oa[2] = a2, oa[3] = a3;
+    ob[0] = b0, ob[1] = b1, ob[2] = b2, ob[3] = b3;
+  }
+  for (; i < m; ++i) {
+    const float* xi = x + static_cast<std::size_t>(i) * lda;
+    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+    for (int p = 0; p < k; ++p) {
+      s0 += xi[p] * w0[p];
+      s1 += xi[p] * w1[p];
+      s2 += xi[p] * w2[p];
+      s3 += xi[p] * w3[p];
+    }
+    float* o = out + static_cast<std::size_t>(i) * n + j;
+    o[0] = s0, o[1] = s1, o[2] = s2, o[3] = s3;
+  }
+}
+
+// The same for one weight row (the n % 4 tail).
+LLMBENCH_CLONES
+void few_rows_block1(float* out, const float* x, const float* w, int m, int n, int k, int lda,
+                     int j) {
+  const float* wj = w + static_cast<std::size_t>(j) * k;
+  for (int i = 0; i < m; ++i) {
+    const float* xi = x + static_cast<std::size_t>(i) * lda;
+    float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+    for (int p = 0; p < k; ++p) s += xi[p] * wj[p];
+    out[static_cast<std::size_t>(i) * n + j] = s;
+  }
+}
+
+}  // namespace
+
+void matmul_few_rows(float* out, const float* x, const float* w, int m, int n, int k, int lda) {
+  const int blocks = n / 4;
+  // Static schedule: contiguous slices of the weight matrix per thread, streamed in order.
+#pragma omp parallel for schedule(static) if (static_cast<long>(n) * k > (1 << 15))
+  for (int b = 0; b < blocks; ++b) few_rows_block4(out, x, w, m, n, k, lda, 4 * b);
+  for (int j = 4 * blocks; j < n; ++j) few_rows_block1(out, x, w, m, n, k, lda, j);
+}
 
 void matmul_reference(float* out, const float* x, const float* w, int m, int n, int k, int lda) {
   // Each out element is one sequential double sum, so the thread count cannot change it.
@@ -33,9 +109,12 @@ void matmul(float* out, const float* x, const float* w, int m, int n, int k, int
     return;
   }
   if (m == 1) {
-    // Decode at batch 1: out = W x, with W row-major [n, k]. sgemv streams W once, at close to
-    // memory bandwidth, where sgemm with one row is several times slower.
+    // Decode at batch 1: out = W x with W row-major [n, k]; sgemv streams W once.
     cblas_sgemv(CblasRowMajor, CblasNoTrans, n, k, 1.0f, w, k, x, 1, 0.0f, out, 1);
+  } else if (m <= kFewRowsMax) {
+    // Decode: the weights dominate the traffic and must stream at memory bandwidth. OpenBLAS
+    // sgemm with a few rows reaches only a few GB/s on these machines.
+    matmul_few_rows(out, x, w, m, n, k, lda);
   } else {
     // out = x * W^T: x is [m, k] with row stride lda, W is [n, k] used transposed.
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, x, lda, w, k, 0.0f, out, n);

@@ -1,8 +1,11 @@
 // Matrix multiply against a weight matrix stored as [out_features, in_features] (the
 // PyTorch/Hugging Face nn.Linear layout): out[m, n] = sum_k x[m, k] * w[n, k].
 // matmul_reference is the spec: plain loops, double accumulation, slow on purpose.
-// matmul is the version the engine uses: OpenBLAS sgemv for one row (decode at batch 1, where
-// sgemv streams the weights much faster than sgemm), sgemm otherwise.
+// matmul is the version the engine uses, chosen by measurement (tests/bench/bench_kernels):
+//   m == 1                 OpenBLAS sgemv (streams the weights at about memory bandwidth)
+//   1 < m <= kFewRowsMax   matmul_few_rows (OpenBLAS sgemm streams weights at only a few GB/s
+//                          with so few rows)
+//   otherwise              OpenBLAS sgemm (prefill)
 #pragma once
 
 namespace llmbench::cpu {
@@ -10,5 +13,13 @@ namespace llmbench::cpu {
 // x: [m, k] with row stride lda (>= k); w: [n, k] contiguous; out: [m, n] contiguous.
 void matmul_reference(float* out, const float* x, const float* w, int m, int n, int k, int lda);
 void matmul(float* out, const float* x, const float* w, int m, int n, int k, int lda);
+
+// Row counts from 2 up to which matmul uses matmul_few_rows.
+inline constexpr int kFewRowsMax = 8;
+
+// Reads each weight row once and multiplies it by all m rows of x while it is in L1: the
+// weights stream from memory once per call, whatever m is. Each output element is one dot
+// product in a fixed order, so row i of the result does not depend on m (batch-invariant).
+void matmul_few_rows(float* out, const float* x, const float* w, int m, int n, int k, int lda);
 
 }  // namespace llmbench::cpu

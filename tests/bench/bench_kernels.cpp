@@ -1,11 +1,12 @@
 // Google Benchmark microbenchmarks for the CPU kernels: every kernel, and every matmul path
-// (sgemm at prefill shapes, sgemm with few rows and sgemv at decode shapes, the reference at a
-// small shape). Each reports bytes_per_second (unique bytes read + written) and
+// (sgemm at prefill shapes; the engine's matmul, sgemm, sgemv and the few-rows kernel at decode
+// shapes; the reference at a small shape). Each reports bytes_per_second (unique bytes read + written) and
 // flops_per_second (0 for pure copies) against wall time, since the kernels are multithreaded.
-// Not a test: correctness lives in tests/kernels. Run with OMP_WAIT_POLICY=PASSIVE so OpenMP
-// threads left spinning by one benchmark do not slow OpenBLAS in the next.
+// Not a test: correctness lives in tests/kernels.
 #include <benchmark/benchmark.h>
+#include <cblas.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -41,50 +42,96 @@ std::vector<float> filled(std::size_t n) {
   return v;
 }
 
-// Rates per wall-clock second from per-iteration byte and FLOP counts.
-void set_rates(benchmark::State& state, double bytes, double flops) {
-  const double iters = static_cast<double>(state.iterations());
-  state.counters["bytes_per_second"] =
-      benchmark::Counter(bytes * iters, benchmark::Counter::kIsRate);
-  state.counters["flops_per_second"] =
-      benchmark::Counter(flops * iters, benchmark::Counter::kIsRate);
-}
+// Rates per wall-clock second. Google Benchmark 1.7 divides kIsRate counters by the main
+// thread's CPU time, which is wrong for multithreaded kernels, so the loop is timed here.
+class RateTimer {
+ public:
+  RateTimer() : start_(std::chrono::steady_clock::now()) {}
+  void set_rates(benchmark::State& state, double bytes, double flops) const {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double iters = static_cast<double>(state.iterations());
+    state.counters["bytes_per_second"] = benchmark::Counter(bytes * iters / s);
+    state.counters["flops_per_second"] = benchmark::Counter(flops * iters / s);
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
 
 // ---- matmul: out[m, n] = x[m, k] w[n, k]^T ---------------------------------------------------
 
-void BM_matmul(benchmark::State& state) {
+// Each matmul path on the same shapes: "matmul" (what the engine runs), "sgemm" and "sgemv"
+// (OpenBLAS called directly), "few_rows" (the decode kernel). Shapes with n = 32000 (the
+// TinyLlama LM head, 262 MB) do not fit in the last-level cache and show memory bandwidth;
+// n = 2048 / 5632 with k = 2048 (16 / 46 MB) partly fit.
+enum class MatmulPath { kMatmul, kSgemm, kSgemv, kFewRows };
+
+void BM_matmul_path(benchmark::State& state, MatmulPath path) {
   const int m = state.range(0), n = state.range(1), k = state.range(2);
+  if (path == MatmulPath::kSgemv && m != 1) {
+    state.SkipWithError("sgemv takes one row");
+    return;
+  }
   const std::vector<float> x = filled(static_cast<std::size_t>(m) * k);
   const std::vector<float> w = filled(static_cast<std::size_t>(n) * k);
   std::vector<float> out(static_cast<std::size_t>(m) * n);
-  state.SetLabel(m == 1 ? "sgemv" : "sgemm");
+  const RateTimer timer;
   for (auto _ : state) {
-    matmul(out.data(), x.data(), w.data(), m, n, k, k);
+    switch (path) {
+      case MatmulPath::kMatmul: matmul(out.data(), x.data(), w.data(), m, n, k, k); break;
+      case MatmulPath::kSgemm:
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, x.data(), k,
+                    w.data(), k, 0.0f, out.data(), n);
+        break;
+      case MatmulPath::kSgemv:
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, n, k, 1.0f, w.data(), k, x.data(), 1, 0.0f,
+                    out.data(), 1);
+        break;
+      case MatmulPath::kFewRows: matmul_few_rows(out.data(), x.data(), w.data(), m, n, k, k); break;
+    }
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
-  set_rates(state, 4.0 * (double(m) * k + double(n) * k + double(m) * n), 2.0 * m * n * k);
+  timer.set_rates(state, 4.0 * (double(m) * k + double(n) * k + double(m) * n), 2.0 * m * n * k);
 }
-BENCHMARK(BM_matmul)
-    ->ArgNames({"m", "n", "k"})
-    ->Args({2048, kHidden, kHidden})  // prefill: 2048 tokens through a square projection
-    ->Args({2048, kFfn, kHidden})     // prefill: gate/up-sized projection
-    ->ArgsProduct({{1, 2, 4, 8, 16}, {kHidden, kFfn}, {kHidden}})  // decode: few rows
-    ->UseRealTime()
-    ->MinTime(kMinTimeS)
-    ->Unit(benchmark::kMillisecond);
+
+void prefill_shapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"m", "n", "k"})
+      ->Args({2048, kHidden, kHidden})  // 2048 tokens through a square projection
+      ->Args({2048, kFfn, kHidden});    // gate/up-sized projection
+}
+void decode_shapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"m", "n", "k"})->ArgsProduct({{1, 2, 4, 8, 16}, {kHidden, kFfn, kVocab}, {kHidden}});
+}
+void sgemv_shapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"m", "n", "k"})->ArgsProduct({{1}, {kHidden, kFfn, kVocab}, {kHidden}});
+}
+
+BENCHMARK_CAPTURE(BM_matmul_path, matmul_prefill, MatmulPath::kMatmul)->Apply(prefill_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_path, sgemm_prefill, MatmulPath::kSgemm)->Apply(prefill_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_path, matmul_decode, MatmulPath::kMatmul)->Apply(decode_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_path, sgemm_decode, MatmulPath::kSgemm)->Apply(decode_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_path, few_rows_decode, MatmulPath::kFewRows)->Apply(decode_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_path, sgemv_decode, MatmulPath::kSgemv)->Apply(sgemv_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 
 void BM_matmul_reference(benchmark::State& state) {
   const int m = state.range(0), n = state.range(1), k = state.range(2);
   const std::vector<float> x = filled(static_cast<std::size_t>(m) * k);
   const std::vector<float> w = filled(static_cast<std::size_t>(n) * k);
   std::vector<float> out(static_cast<std::size_t>(m) * n);
+  const RateTimer timer;
   for (auto _ : state) {
     matmul_reference(out.data(), x.data(), w.data(), m, n, k, k);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
-  set_rates(state, 4.0 * (double(m) * k + double(n) * k + double(m) * n), 2.0 * m * n * k);
+  timer.set_rates(state, 4.0 * (double(m) * k + double(n) * k + double(m) * n), 2.0 * m * n * k);
 }
 BENCHMARK(BM_matmul_reference)
     ->ArgNames({"m", "n", "k"})
@@ -110,6 +157,7 @@ void run_attention(benchmark::State& state, int batch, int n_new, int past_len) 
   const std::size_t cache = static_cast<std::size_t>(batch) * s.cache_seq * kv_dim;
   const std::vector<float> q = filled(rows * q_dim), k = filled(cache), v = filled(cache);
   std::vector<float> out(rows * q_dim);
+  const RateTimer timer;
   for (auto _ : state) {
     attention(out.data(), q.data(), k.data(), v.data(), s);
     benchmark::DoNotOptimize(out.data());
@@ -121,7 +169,7 @@ void run_attention(benchmark::State& state, int batch, int n_new, int past_len) 
   for (int t = 0; t < n_new; ++t) keys_seen += past_len + t + 1;
   const double flops = 4.0 * kHeadDim * kHeads * batch * keys_seen;
   const double bytes = 4.0 * (2.0 * rows * q_dim + 2.0 * cache);  // q, out, k, v once each
-  set_rates(state, bytes, flops);
+  timer.set_rates(state, bytes, flops);
 }
 
 void BM_attention_prefill(benchmark::State& state) {
@@ -151,13 +199,14 @@ void BM_rmsnorm(benchmark::State& state) {
   const std::vector<float> x = filled(static_cast<std::size_t>(n_rows) * kHidden);
   const std::vector<float> weight = filled(kHidden);
   std::vector<float> out(x.size());
+  const RateTimer timer;
   for (auto _ : state) {
     rmsnorm(out.data(), x.data(), weight.data(), n_rows, kHidden, 1e-5f);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
   // Per element: square + add for the mean, then two multiplies.
-  set_rates(state, 4.0 * (2.0 * x.size() + kHidden), 4.0 * x.size());
+  timer.set_rates(state, 4.0 * (2.0 * x.size() + kHidden), 4.0 * x.size());
 }
 BENCHMARK(BM_rmsnorm)->ArgName("rows")->Arg(1)->Arg(512)->UseRealTime()->MinTime(kMinTimeS);
 
@@ -166,13 +215,14 @@ void BM_rope(benchmark::State& state) {
   std::vector<float> x = filled(static_cast<std::size_t>(n_rows) * row);
   std::vector<int32_t> positions(n_rows);
   for (int r = 0; r < n_rows; ++r) positions[r] = r;
+  const RateTimer timer;
   for (auto _ : state) {
     rope(x.data(), n_rows, row, kHeads, kHeadDim, positions.data(), 10000.0f);
     benchmark::DoNotOptimize(x.data());
     benchmark::ClobberMemory();
   }
   // Per pair: 4 multiplies and 2 adds (cos/sin evaluation not counted).
-  set_rates(state, 4.0 * 2.0 * x.size(), 3.0 * x.size());
+  timer.set_rates(state, 4.0 * 2.0 * x.size(), 3.0 * x.size());
 }
 BENCHMARK(BM_rope)->ArgName("rows")->Arg(1)->Arg(512)->UseRealTime()->MinTime(kMinTimeS);
 
@@ -180,13 +230,14 @@ void BM_swiglu(benchmark::State& state) {
   const int n_rows = state.range(0);
   const std::vector<float> gate_up = filled(static_cast<std::size_t>(n_rows) * 2 * kFfn);
   std::vector<float> out(static_cast<std::size_t>(n_rows) * kFfn);
+  const RateTimer timer;
   for (auto _ : state) {
     swiglu(out.data(), gate_up.data(), n_rows, kFfn);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
   // Per element: negate, add, divide, multiply (exp not counted).
-  set_rates(state, 4.0 * 3.0 * out.size(), 4.0 * out.size());
+  timer.set_rates(state, 4.0 * 3.0 * out.size(), 4.0 * out.size());
 }
 BENCHMARK(BM_swiglu)->ArgName("rows")->Arg(1)->Arg(512)->UseRealTime()->MinTime(kMinTimeS);
 
@@ -194,12 +245,13 @@ void BM_add_inplace(benchmark::State& state) {
   const std::size_t n = static_cast<std::size_t>(state.range(0)) * kHidden;
   std::vector<float> x = filled(n);
   const std::vector<float> y = filled(n);
+  const RateTimer timer;
   for (auto _ : state) {
     add_inplace(x.data(), y.data(), n);
     benchmark::DoNotOptimize(x.data());
     benchmark::ClobberMemory();
   }
-  set_rates(state, 4.0 * 3.0 * n, double(n));
+  timer.set_rates(state, 4.0 * 3.0 * n, double(n));
 }
 BENCHMARK(BM_add_inplace)->ArgName("rows")->Arg(1)->Arg(512)->UseRealTime()->MinTime(kMinTimeS);
 
@@ -207,12 +259,13 @@ void BM_add_bias_rows(benchmark::State& state) {
   const int n_rows = state.range(0), n = kHidden + 2 * kKvHeads * kHeadDim;  // a qkv row
   std::vector<float> x = filled(static_cast<std::size_t>(n_rows) * n);
   const std::vector<float> bias = filled(n);
+  const RateTimer timer;
   for (auto _ : state) {
     add_bias_rows(x.data(), n_rows, n, bias.data(), n);
     benchmark::DoNotOptimize(x.data());
     benchmark::ClobberMemory();
   }
-  set_rates(state, 4.0 * (2.0 * x.size() + n), double(x.size()));
+  timer.set_rates(state, 4.0 * (2.0 * x.size() + n), double(x.size()));
 }
 BENCHMARK(BM_add_bias_rows)->ArgName("rows")->Arg(1)->Arg(512)->UseRealTime()->MinTime(kMinTimeS);
 
@@ -224,12 +277,13 @@ void BM_embedding(benchmark::State& state) {
   std::vector<int32_t> tokens(n_tokens);
   for (int i = 0; i < n_tokens; ++i) tokens[i] = (i * 7919) % kVocab;
   std::vector<float> out(static_cast<std::size_t>(n_tokens) * kHidden);
+  const RateTimer timer;
   for (auto _ : state) {
     embedding(out.data(), table.data(), tokens.data(), n_tokens, kHidden);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
-  set_rates(state, 4.0 * 2.0 * out.size(), 0.0);
+  timer.set_rates(state, 4.0 * 2.0 * out.size(), 0.0);
 }
 BENCHMARK(BM_embedding)->ArgName("tokens")->Arg(1)->Arg(512)->UseRealTime()->MinTime(kMinTimeS);
 
@@ -240,12 +294,13 @@ void BM_gather_rows(benchmark::State& state) {
   std::vector<int32_t> rows(n_rows);
   for (int r = 0; r < n_rows; ++r) rows[r] = r * seq + seq - 1;
   std::vector<float> out(static_cast<std::size_t>(n_rows) * kHidden);
+  const RateTimer timer;
   for (auto _ : state) {
     gather_rows(out.data(), x.data(), rows.data(), n_rows, kHidden);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
-  set_rates(state, 4.0 * 2.0 * out.size(), 0.0);
+  timer.set_rates(state, 4.0 * 2.0 * out.size(), 0.0);
 }
 BENCHMARK(BM_gather_rows)->ArgName("seq")->Arg(128)->UseRealTime()->MinTime(kMinTimeS);
 
@@ -254,12 +309,13 @@ void BM_kv_cache_write(benchmark::State& state) {
   const int kv_dim = kKvHeads * kHeadDim;
   const std::vector<float> src = filled(static_cast<std::size_t>(batch) * n_new * kv_dim);
   std::vector<float> cache(static_cast<std::size_t>(batch) * cache_seq * kv_dim);
+  const RateTimer timer;
   for (auto _ : state) {
     kv_cache_write(cache.data(), src.data(), kv_dim, batch, n_new, 0, cache_seq, kv_dim);
     benchmark::DoNotOptimize(cache.data());
     benchmark::ClobberMemory();
   }
-  set_rates(state, 4.0 * 2.0 * src.size(), 0.0);
+  timer.set_rates(state, 4.0 * 2.0 * src.size(), 0.0);
 }
 BENCHMARK(BM_kv_cache_write)
     ->ArgNames({"batch", "n_new"})
@@ -272,12 +328,13 @@ void BM_argmax_rows(benchmark::State& state) {
   const int n_rows = state.range(0);
   const std::vector<float> logits = filled(static_cast<std::size_t>(n_rows) * kVocab);
   std::vector<int32_t> out(n_rows);
+  const RateTimer timer;
   for (auto _ : state) {
     argmax_rows(out.data(), logits.data(), n_rows, kVocab);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
-  set_rates(state, 4.0 * logits.size(), double(logits.size()));  // one compare per logit
+  timer.set_rates(state, 4.0 * logits.size(), double(logits.size()));  // one compare per logit
 }
 BENCHMARK(BM_argmax_rows)->ArgName("rows")->Arg(1)->Arg(16)->UseRealTime()->MinTime(kMinTimeS);
 

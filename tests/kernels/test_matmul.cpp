@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <tuple>
 #include <vector>
 
 #include "kernels/cpu/matmul.h"
@@ -75,6 +76,47 @@ TEST(Matmul, MatchesTheReferenceOnOddShapes) {
     matmul(out.data(), x.data(), w.data(), sh.m, sh.n, sh.k, sh.lda);
     // Inputs in [-1, 1): float rounding over k products stays far below 1e-4 for k <= 733.
     EXPECT_TRUE(test::all_close(out, ref, 1e-4, 1e-4));
+  }
+}
+
+}  // namespace
+}  // namespace llmbench::cpu
+
+namespace llmbench::cpu {
+namespace {
+
+TEST(MatmulFewRows, MatchesTheReferenceOnOddShapes) {
+  // Every m the engine sends here (2..kFewRowsMax), and m = 1 and 16 for good measure; n not a
+  // multiple of 4 exercises the one-row tail; padded x rows (lda > k) hold NaN.
+  unsigned seed = 7;
+  for (int m : {1, 2, 3, 5, 7, 8, 16})
+    for (const auto& [n, k, lda] : {std::tuple{1, 1, 1}, {3, 19, 19}, {7, 733, 740}, {733, 19, 24},
+                                   {19, 733, 733}, {4, 3, 3}})
+    {
+      SCOPED_TRACE(testing::Message() << "m=" << m << " n=" << n << " k=" << k << " lda=" << lda);
+      std::vector<float> x = test::random_floats(static_cast<std::size_t>(m) * lda, seed++);
+      for (int i = 0; i < m; ++i)
+        for (int p = k; p < lda; ++p) x[static_cast<std::size_t>(i) * lda + p] = NAN;
+      const std::vector<float> w = test::random_floats(static_cast<std::size_t>(n) * k, seed++);
+      std::vector<float> out(static_cast<std::size_t>(m) * n, NAN), ref(out.size());
+      matmul_reference(ref.data(), x.data(), w.data(), m, n, k, lda);
+      matmul_few_rows(out.data(), x.data(), w.data(), m, n, k, lda);
+      EXPECT_TRUE(test::all_close(out, ref, 1e-4, 1e-4));
+    }
+}
+
+TEST(MatmulFewRows, EachRowIsIndependentOfTheRowCount) {
+  // Row i of an m-row product is bit-identical to the same row computed alone, whether it was
+  // paired with a neighbour or not (batch invariance of decode).
+  const int n = 37, k = 211;
+  const std::vector<float> x = test::random_floats(static_cast<std::size_t>(7) * k, 3);
+  const std::vector<float> w = test::random_floats(static_cast<std::size_t>(n) * k, 4);
+  std::vector<float> all(static_cast<std::size_t>(7) * n);
+  matmul_few_rows(all.data(), x.data(), w.data(), 7, n, k, k);
+  for (int i = 0; i < 7; ++i) {
+    std::vector<float> one(n);
+    matmul_few_rows(one.data(), x.data() + static_cast<std::size_t>(i) * k, w.data(), 1, n, k, k);
+    for (int j = 0; j < n; ++j) ASSERT_EQ(one[j], all[static_cast<std::size_t>(i) * n + j]) << i << "," << j;
   }
 }
 

@@ -1,0 +1,144 @@
+// safetensors writing (see safetensors_writer.h): header from nlohmann::ordered_json so tensors
+// appear in checkpoint order, then each tensor filled, converted and written in turn.
+#include "tools/safetensors_writer.h"
+
+#include <bit>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "engine/error.h"
+
+namespace llmbench {
+
+static_assert(std::endian::native == std::endian::little,
+              "safetensors data is little-endian; this writer copies host bytes as they are");
+
+std::uint16_t fp32_to_fp16(float f) {
+  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+  const std::uint32_t sign = (x >> 16) & 0x8000u;
+  const std::uint32_t abs = x & 0x7FFFFFFFu;
+  if (abs > 0x7F800000u)  // NaN: keep it quiet and keep the top payload bits
+    return std::uint16_t(sign | 0x7E00u | ((abs >> 13) & 0x3FFu));
+  // 65520 (0x477FF000) is halfway between the largest half, 65504, and 2^16; the tie goes to
+  // the even neighbour, 2^16, which is out of range: everything from there on is infinity.
+  if (abs >= 0x477FF000u) return std::uint16_t(sign | 0x7C00u);
+  if (abs >= 0x38800000u) {  // normal half (>= 2^-14): rebias the exponent, round 13 bits away
+    const std::uint32_t rounded = abs + 0xFFFu + ((abs >> 13) & 1u);  // a carry bumps the exponent
+    return std::uint16_t(sign | ((rounded - 0x38000000u) >> 13));     // (127 - 15) << 23
+  }
+  // Subnormal half: a count of 2^-24 units. 2^-25 and below round to zero (2^-25 is a tie).
+  if (abs <= 0x33000000u) return std::uint16_t(sign);
+  const std::uint32_t exponent = abs >> 23;                // 102..112
+  const std::uint32_t mantissa = (abs & 0x7FFFFFu) | 0x800000u;
+  const std::uint32_t shift = 126u - exponent;             // value / 2^-24 = mantissa >> shift
+  std::uint32_t q = mantissa >> shift;
+  const std::uint32_t rest = mantissa & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+  if (rest > half || (rest == half && (q & 1u))) ++q;      // may carry into the smallest normal
+  return std::uint16_t(sign | q);
+}
+
+std::uint16_t fp32_to_bf16(float f) {
+  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+  if ((x & 0x7FFFFFFFu) > 0x7F800000u) return std::uint16_t((x >> 16) | 0x0040u);  // quiet NaN
+  return std::uint16_t((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);  // overflow rounds to inf
+}
+
+const char* safetensors_dtype(DType t) {
+  switch (t) {
+    case DType::kFp32: return "F32";
+    case DType::kFp16: return "F16";
+    case DType::kBf16: return "BF16";
+  }
+  return "?";
+}
+
+namespace {
+
+// A FILE* that is closed (and its temporary removed) unless commit() renamed it into place.
+class TempFile {
+ public:
+  explicit TempFile(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp") {
+    file_ = std::fopen(tmp_.c_str(), "wb");
+    if (!file_) fail("cannot create");
+  }
+  ~TempFile() {
+    if (file_) std::fclose(file_);
+    if (!committed_) std::remove(tmp_.c_str());
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+
+  void write(const void* data, std::size_t bytes) {
+    if (bytes && std::fwrite(data, 1, bytes, file_) != bytes) fail("cannot write");
+  }
+  void commit() {
+    const int rc = std::fclose(file_);
+    file_ = nullptr;
+    if (rc != 0) fail("cannot write (close failed)");
+    if (std::rename(tmp_.c_str(), path_.c_str()) != 0) fail("cannot rename into place");
+    committed_ = true;
+  }
+
+ private:
+  [[noreturn]] void fail(const char* what) const {
+    throw Error(std::string("safetensors: ") + what + " '" + tmp_ + "' (for '" + path_ +
+                "'): " + std::strerror(errno));
+  }
+
+  std::string path_, tmp_;
+  std::FILE* file_ = nullptr;
+  bool committed_ = false;
+};
+
+}  // namespace
+
+void write_safetensors(const std::string& path, const std::vector<TensorSpec>& specs,
+                       const WeightSource& source, DType dtype,
+                       const std::map<std::string, std::string>& metadata) {
+  const std::size_t elem_bytes = dtype_bytes(dtype);
+
+  // ---- header: name -> dtype, shape, [begin, end) in the data section ----
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  if (!metadata.empty()) {
+    nlohmann::ordered_json meta = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : metadata) meta[k] = v;
+    header["__metadata__"] = std::move(meta);
+  }
+  std::uint64_t offset = 0;
+  for (const auto& s : specs) {
+    if (header.contains(s.name)) throw Error("safetensors: tensor '" + s.name + "' listed twice");
+    const std::uint64_t bytes = std::uint64_t(s.numel()) * elem_bytes;
+    header[s.name] = {{"dtype", safetensors_dtype(dtype)},
+                      {"shape", s.shape},
+                      {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');  // data then starts 8-byte aligned
+
+  TempFile out(path);
+  const std::uint64_t header_len = text.size();  // little-endian on this host (static_assert)
+  out.write(&header_len, sizeof header_len);
+  out.write(text.data(), text.size());
+
+  // ---- data: one tensor at a time ----
+  std::vector<float> values;
+  std::vector<std::uint16_t> halves;
+  for (const auto& s : specs) {
+    values.resize(std::size_t(s.numel()));
+    source.fill(s, values.data());
+    if (dtype == DType::kFp32) {
+      out.write(values.data(), values.size() * sizeof(float));
+      continue;
+    }
+    halves.resize(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i)
+      halves[i] = dtype == DType::kFp16 ? fp32_to_fp16(values[i]) : fp32_to_bf16(values[i]);
+    out.write(halves.data(), halves.size() * sizeof(std::uint16_t));
+  }
+  out.commit();
+}
+
+}  // namespace llmbench

@@ -1,0 +1,34 @@
+// Writing safetensors files (the Hugging Face checkpoint format) from a WeightSource.
+// Layout: an 8-byte little-endian header length, a JSON header naming each tensor's dtype, shape
+// and byte range (padded with spaces to a multiple of 8), then the raw little-endian data.
+// Tensors are produced and written one at a time, so memory holds one tensor, not the model.
+// Deliberately not: a reader (the engine's checkpoint loader owns that), or any dtype other than
+// F32, F16 and BF16.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/dtype.h"
+#include "engine/weights.h"
+
+namespace llmbench {
+
+// IEEE binary16 bits of `f`, rounded to nearest even; overflow gives +-inf, NaN stays NaN.
+std::uint16_t fp32_to_fp16(float f);
+// bfloat16 bits of `f` (the top half of the fp32 bits), rounded to nearest even; NaN stays NaN.
+std::uint16_t fp32_to_bf16(float f);
+
+// The safetensors dtype string of `t`: "F32", "F16" or "BF16".
+const char* safetensors_dtype(DType t);
+
+// Writes `specs` (in order, contiguous) with values from `source`, stored as `dtype`, to `path`.
+// `metadata` becomes the header's "__metadata__" (string values, as the format requires).
+// The file is written under a temporary name and renamed into place at the end, so a failure
+// leaves no half-written file at `path`. Throws llmbench::Error naming the file on any failure.
+void write_safetensors(const std::string& path, const std::vector<TensorSpec>& specs,
+                       const WeightSource& source, DType dtype,
+                       const std::map<std::string, std::string>& metadata = {});
+
+}  // namespace llmbench
