@@ -21,13 +21,10 @@
 
 namespace llmbench {
 
-CpuBackend::CpuBackend(int threads) : threads_(threads) {
-  if (threads > 0) {
-    omp_set_num_threads(threads);
-    openblas_set_num_threads(threads);
-  } else {
-    threads_ = omp_get_max_threads();
-  }
+CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : omp_get_max_threads()) {
+  // Set both explicitly, every time: OpenBLAS's own default need not follow OpenMP's.
+  omp_set_num_threads(threads_);
+  openblas_set_num_threads(threads_);
 }
 
 std::string cpu_model_name() {

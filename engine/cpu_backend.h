@@ -7,7 +7,7 @@ namespace llmbench {
 
 class CpuBackend final : public Backend {
  public:
-  // threads <= 0 keeps OpenMP's and OpenBLAS's defaults; otherwise both are set to `threads`.
+  // Sets OpenMP's and OpenBLAS's thread counts to `threads` (<= 0: OpenMP's default).
   explicit CpuBackend(int threads = 0);
 
   std::string name() const override { return "cpu"; }

@@ -47,7 +47,7 @@ RooflineResult measure_cpu_roofline(std::int64_t buffer_bytes, int gemm_n, int r
   r.repetitions = repetitions;
 
   // ---- read bandwidth ----
-  CpuBackend alloc_only;
+  CpuBackend alloc_only(omp_get_max_threads());  // keeps the caller's thread count
   const std::int64_t n = r.read_bytes / 4;
   Buffer buf = alloc_only.alloc(std::size_t(r.read_bytes));
   float* data = buf.f32();

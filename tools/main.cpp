@@ -15,9 +15,10 @@ int main(int argc, char** argv) {
 
   CLI::App app{"llmbench: benchmark and profile LLM inference"};
   app.set_version_flag("--version",
-                       fmt::format("llmbench {} (commit {}, {} build; CUDA backend: {}; NVTX: {})",
+                       fmt::format("llmbench {} (commit {}, {} build; CUDA backend: {}; CUDA "
+                                   "toolkit: {}; NVTX: {})",
                                    kVersion, kGitCommit, kBuildType,
-                                   kHaveCuda ? "compiled in" : "not compiled in",
+                                   kHaveCuda ? "compiled in" : "not compiled in", kCudaToolkit,
                                    kHaveNvtx ? "yes" : "no"));
   app.require_subcommand(1);
   add_run_command(app, ctx);
