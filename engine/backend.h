@@ -6,9 +6,11 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "engine/buffer.h"
+#include "engine/trace.h"
 #include "kernels/cpu/attention.h"
 
 namespace llmbench {
@@ -32,6 +34,8 @@ class Backend {
   // Copies to the host and waits until the bytes are there.
   virtual void to_host(void* dst, const void* src, std::size_t bytes) = 0;
   virtual void synchronize() = 0;
+  // A timer for traced ops: host clock here, CUDA events on the CUDA backend.
+  virtual std::unique_ptr<OpTimer> make_op_timer() = 0;
 
   // ---- ops (semantics: the kernels/cpu header of the same name) ----
   virtual void embedding(float* out, const float* table, const std::int32_t* tokens,

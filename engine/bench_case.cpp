@@ -47,7 +47,8 @@ RepSample run_once(Session& session, const CaseSpec& spec, const std::vector<std
 
 }  // namespace
 
-CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks) {
+CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks,
+                    Clock::time_point origin) {
   const ModelConfig& c = model.config();
   CaseResult r;
   r.spec = spec;
@@ -76,6 +77,23 @@ CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks
   }
   r.metrics = compute_metrics(spec.batch, spec.prompt_len, spec.max_new_tokens, r.cost,
                               r.samples, peaks);
+
+  if (spec.trace != TraceLevel::kOff) {
+    Tracer tracer(spec.trace, model.backend().make_op_timer(), origin);
+    session.set_tracer(&tracer);
+    r.traced_sample = run_once(session, spec, r.prompt_ids, generated);
+    session.set_tracer(nullptr);
+    if (generated != r.generated)
+      throw Error("the traced repetition generated other tokens than the untraced ones");
+    r.trace = tracer.records();
+    r.trace_overhead_ttft = double(r.traced_sample->ttft_ns) / 1e6 / r.metrics.ttft_ms_median;
+    if (r.metrics.tpot_ms_mean) {
+      double sum = 0;
+      for (auto d : r.traced_sample->decode_ns) sum += double(d);
+      r.trace_overhead_tpot = sum / double(r.traced_sample->decode_ns.size()) / 1e6 /
+                              *r.metrics.tpot_ms_mean;
+    }
+  }
   return r;
 }
 

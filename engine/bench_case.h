@@ -2,13 +2,16 @@
 // with warm-up and measured repetitions. Lists of values are expanded into cases by the CLI
 // (tools/sweep.cpp); printing and storing results is the CLI's job too.
 #pragma once
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/memory.h"
 #include "engine/metrics.h"
 #include "engine/model.h"
+#include "engine/trace.h"
 
 namespace llmbench {
 
@@ -24,6 +27,8 @@ struct CaseSpec {
   int threads = 0;           // CPU threads (0: the runtime's default)
   std::uint64_t seed = 0;    // weights and synthetic prompts
   bool distinct_prompts = false;
+  // After the measured repetitions, one more repetition is traced at this level (off: none).
+  TraceLevel trace = TraceLevel::kOps;
 
   // "small fp32 cpu b16 p128 n1": how progress lines and errors name the case.
   std::string label() const;
@@ -39,10 +44,19 @@ struct CaseResult {
   CaseCost cost;
   CaseMetrics metrics;
   MemoryEstimate memory;
+
+  // The traced repetition (when spec.trace != off): its records, its own timings, and how
+  // much slower tracing made it than the untraced repetitions the headline metrics use.
+  std::vector<OpRecord> trace;
+  std::optional<RepSample> traced_sample;
+  std::optional<double> trace_overhead_ttft;  // traced TTFT / median untraced TTFT
+  std::optional<double> trace_overhead_tpot;  // traced mean TPOT / untraced mean TPOT
 };
 
 // Runs the case on `model` (which must have been built for spec.model / dtype / backend).
 // Every repetition must generate the same tokens; a difference throws llmbench::Error.
-CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks);
+// Trace timestamps are ns since `origin` (the run's start).
+CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks,
+                    std::chrono::steady_clock::time_point origin);
 
 }  // namespace llmbench

@@ -19,6 +19,7 @@ class CpuBackend final : public Backend {
   void to_device(void* dst, const void* src, std::size_t bytes) override;
   void to_host(void* dst, const void* src, std::size_t bytes) override;
   void synchronize() override {}
+  std::unique_ptr<OpTimer> make_op_timer() override { return std::make_unique<HostOpTimer>(); }
 
   void embedding(float* out, const float* table, const std::int32_t* tokens, int n_tokens,
                  int dim) override;

@@ -9,6 +9,7 @@
 
 #include "engine/backend.h"
 #include "engine/config.h"
+#include "engine/trace.h"
 #include "engine/weights.h"
 
 namespace llmbench {
@@ -46,16 +47,22 @@ class Session {
   int batch() const { return batch_; }
   // Copies the logits of the last position of each sequence, [batch, vocab], to the host.
   std::vector<float> last_logits() const;
+  // Records every op and range of later calls into `tracer` (nullptr: stop tracing). The
+  // tracer is resolved after each call's synchronisation.
+  void set_tracer(Tracer* tracer) { tracer_ = tracer; }
 
  private:
-  // One forward pass over n_new tokens per sequence appended after length_ cached ones.
-  void forward(int n_new);
+  // One forward pass over n_new tokens per sequence appended after length_ cached ones; the
+  // token ids are in host_rows_.
+  void forward(int n_new, Phase phase);
 
   const Model& model_;
   const ModelConfig& c_;
   Backend& be_;
   int batch_, max_prefill_, max_len_;
   int length_ = 0;
+  int decode_step_ = 0;        // decode steps since the last prefill
+  Tracer* tracer_ = nullptr;
 
   // KV cache: per layer [batch, max_len, kv_dim] for keys and for values.
   std::vector<Buffer> k_cache_, v_cache_;
@@ -73,7 +80,8 @@ class Session {
   Buffer positions_; // [rows] int32      their positions
   Buffer last_rows_; // [batch] int32     row index of each sequence's last position
   Buffer next_;      // [batch] int32     argmax of the logits
-  std::vector<std::int32_t> host_rows_;  // staging for tokens/positions uploads
+  std::vector<std::int32_t> host_tokens_;  // token ids of the current pass (host)
+  std::vector<std::int32_t> host_rows_;    // staging for positions uploads
   std::vector<std::int32_t> next_host_;
 };
 

@@ -42,6 +42,7 @@ std::unique_ptr<Model> build_model(const CaseSpec& spec, Backend& backend, const
 
 int run_benchmarks(const RunOptions& opts, const std::string& command_line) {
   const RunPlan plan = make_plan(opts);  // every input check happens here, before any row
+  const auto origin = std::chrono::steady_clock::now();  // trace timestamps count from here
   CpuBackend backend(plan.threads);
   const Peaks peaks = resolve_peaks(plan.backend, plan.threads, opts.peak_bw_gbps,
                                     opts.peak_tflops, opts.quiet);
@@ -72,7 +73,7 @@ int run_benchmarks(const RunOptions& opts, const std::string& command_line) {
         model = build_model(spec, backend, plan, opts.quiet);
         model_key = key;
       }
-      result = run_case(*model, spec, peaks);
+      result = run_case(*model, spec, peaks, origin);
     } catch (const std::exception& e) {  // a failed case is recorded, and the run goes on
       result.status = "error";
       result.error = e.what();
@@ -118,6 +119,9 @@ void add_run_command(CLI::App& root, CommandContext& ctx) {
   cmd->add_option("--format", opts->format, "table|md|csv|json")->capture_default_str();
   cmd->add_option("--peak-bw-gbps", opts->peak_bw_gbps, "Override the MBU bandwidth peak (GB/s)");
   cmd->add_option("--peak-tflops", opts->peak_tflops, "Override the MFU FLOP/s peak (TFLOP/s)");
+  cmd->add_option("--trace", opts->trace,
+                  "off|steps|ops: trace one extra repetition per case into the database")
+      ->capture_default_str();
   cmd->add_flag("--quiet", opts->quiet, "No progress or notices on stderr");
   cmd->callback([opts, &ctx] { ctx.exit_code = run_benchmarks(*opts, ctx.command_line); });
 }

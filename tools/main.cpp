@@ -5,11 +5,13 @@
 #include <fmt/core.h>
 
 #include "engine/error.h"
+#include "engine/openmp_policy.h"
 #include "tools/commands.h"
 #include "tools/version.h"
 
 int main(int argc, char** argv) {
   using namespace llmbench;
+  use_passive_openmp(argv);  // may re-execute this process once (engine/openmp_policy.h)
   CommandContext ctx;
   for (int i = 0; i < argc; ++i) ctx.command_line += (i ? " " : "") + std::string(argv[i]);
 

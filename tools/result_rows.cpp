@@ -8,7 +8,8 @@ namespace llmbench {
 Row result_header() {
   return {"model",   "dtype",       "backend",      "batch",         "prompt",
           "gen",     "ttft_ms",     "tpot_ms",      "tpot_p99_ms",   "e2e_ms",
-          "prefill_tok_s", "decode_tok_s", "throughput_tok_s", "mfu", "mbu", "status"};
+          "prefill_tok_s", "decode_tok_s", "throughput_tok_s", "mfu", "mbu",
+          "trace_ttft_x", "trace_tpot_x", "status"};
 }
 
 Row result_row(const CaseResult& r, const std::string& na) {
@@ -33,6 +34,8 @@ Row result_row(const CaseResult& r, const std::string& na) {
           when_ok(num(m.throughput_tok_s, 1)),
           when_ok(num(m.mfu, 3)),
           when_ok(opt(m.mbu, 3)),
+          when_ok(r.spec.trace == TraceLevel::kOff ? "off" : opt(r.trace_overhead_ttft, 3)),
+          when_ok(r.spec.trace == TraceLevel::kOff ? "off" : opt(r.trace_overhead_tpot, 3)),
           ok ? r.status : "error: " + r.error};
 }
 
@@ -73,6 +76,10 @@ nlohmann::json case_json(const CaseResult& r) {
                   {"decode_gbps", opt(m.decode_gbps)},
                   {"mfu", m.mfu},
                   {"mbu", opt(m.mbu)}};
+  j["trace"] = {{"level", trace_level_name(s.trace)},
+                {"events", r.trace.size()},
+                {"overhead_ttft", opt(r.trace_overhead_ttft)},
+                {"overhead_tpot", opt(r.trace_overhead_tpot)}};
   j["work"] = {{"prefill_flops", r.cost.prefill_flops},
                {"decode_bytes_per_step", r.cost.decode_bytes},
                {"weight_bytes", r.memory.weight_bytes},

@@ -72,6 +72,8 @@ RunPlan make_plan(const RunOptions& o) {
   if (o.peak_tflops && !(*o.peak_tflops > 0))
     throw BadInput("--peak-tflops: expected a positive number");
   check_db_path(o.db);
+  const auto trace = parse_trace_level(o.trace);
+  if (!trace) throw BadInput("--trace: expected off, steps or ops, got '" + o.trace + "'");
 
   // ---- list flags ----
   const auto models = parse_word_list("--model", o.model);
@@ -103,6 +105,7 @@ RunPlan make_plan(const RunOptions& o) {
             s.threads = plan.threads;
             s.seed = seed;
             s.distinct_prompts = o.distinct_prompts;
+            s.trace = *trace;
             plan.cases.push_back(s);
           }
   }

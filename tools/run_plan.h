@@ -24,6 +24,7 @@ struct RunOptions {
   bool distinct_prompts = false;
   std::string db = "llmbench.db";
   std::string format = "table";
+  std::string trace = "ops";  // off | steps | ops
   std::optional<double> peak_bw_gbps, peak_tflops;
   bool quiet = false;
 };

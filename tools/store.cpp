@@ -3,12 +3,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include "engine/error.h"
 
 namespace llmbench {
 
 namespace {
 
+// Version 1: results (run, bench_case, bench_sample, bench_step).
 constexpr const char* kSchemaV1 = R"sql(
 CREATE TABLE IF NOT EXISTS run (
   id                    INTEGER PRIMARY KEY,
@@ -83,6 +86,89 @@ CREATE INDEX IF NOT EXISTS bench_case_run ON bench_case(run_id);
 CREATE INDEX IF NOT EXISTS bench_sample_case ON bench_sample(case_id);
 )sql";
 
+// Version 2: the trace tables and Perfetto-shaped views (docs/schema.md). `event` holds every
+// interval (ranges and ops); ts and dur are integer ns since the run's origin.
+constexpr const char* kSchemaV2 = R"sql(
+ALTER TABLE bench_case ADD COLUMN trace TEXT NOT NULL DEFAULT 'off';  -- off | steps | ops
+ALTER TABLE bench_case ADD COLUMN trace_overhead_ttft REAL;  -- traced TTFT / untraced median
+ALTER TABLE bench_case ADD COLUMN trace_overhead_tpot REAL;  -- traced TPOT / untraced mean
+CREATE TABLE IF NOT EXISTS process (
+  upid                  INTEGER PRIMARY KEY,
+  pid                   INTEGER,
+  name                  TEXT,
+  run_id                INTEGER REFERENCES run(id)
+);
+CREATE TABLE IF NOT EXISTS thread (
+  utid                  INTEGER PRIMARY KEY,
+  tid                   INTEGER,
+  name                  TEXT,
+  upid                  INTEGER REFERENCES process(upid)
+);
+CREATE TABLE IF NOT EXISTS track (
+  id                    INTEGER PRIMARY KEY,
+  name                  TEXT,
+  type                  TEXT NOT NULL,      -- 'thread' (host), 'process', 'gpu' (device stream)
+  utid                  INTEGER REFERENCES thread(utid),
+  upid                  INTEGER REFERENCES process(upid),
+  case_id               INTEGER REFERENCES bench_case(id)
+);
+CREATE TABLE IF NOT EXISTS event (
+  id                    INTEGER PRIMARY KEY,
+  ts                    INTEGER NOT NULL,   -- ns since the run's origin
+  dur                   INTEGER NOT NULL,   -- ns
+  track_id              INTEGER NOT NULL REFERENCES track(id),
+  category              TEXT,               -- gemm attention norm elementwise copy transfer sample range
+  name                  TEXT NOT NULL,
+  depth                 INTEGER NOT NULL,   -- 0 for top-level ranges
+  parent_id             INTEGER,            -- the enclosing event (NULL at depth 0)
+  arg_set_id            INTEGER,
+  case_id               INTEGER,
+  rep                   INTEGER,            -- traced repetition, 0-based
+  phase                 TEXT,               -- 'prefill' | 'decode'
+  step                  INTEGER,            -- 0 prefill, 1.. decode steps
+  layer                 INTEGER,            -- NULL outside decoder layers
+  flops                 INTEGER,            -- analytic
+  bytes                 INTEGER,            -- analytic, read + written
+  enqueue_ts            INTEGER,            -- host time the op was issued, ns since origin
+  correlation_id        INTEGER
+);
+CREATE TABLE IF NOT EXISTS arg (
+  arg_set_id            INTEGER NOT NULL,
+  flat_key              TEXT NOT NULL,
+  key                   TEXT NOT NULL,
+  int_value             INTEGER,
+  string_value          TEXT,
+  real_value            REAL,
+  value_type            TEXT NOT NULL       -- 'int' | 'string' | 'real'
+);
+CREATE TABLE IF NOT EXISTS flow (
+  id                    INTEGER PRIMARY KEY,
+  slice_out             INTEGER NOT NULL REFERENCES event(id),
+  slice_in              INTEGER NOT NULL REFERENCES event(id),
+  arg_set_id            INTEGER
+);
+CREATE INDEX IF NOT EXISTS event_track_ts ON event(track_id, ts);
+CREATE INDEX IF NOT EXISTS event_ts ON event(ts);
+CREATE INDEX IF NOT EXISTS event_name_ts ON event(name, ts);
+CREATE INDEX IF NOT EXISTS event_case ON event(case_id, phase, step);
+CREATE INDEX IF NOT EXISTS event_parent ON event(parent_id);
+CREATE INDEX IF NOT EXISTS arg_set ON arg(arg_set_id);
+CREATE INDEX IF NOT EXISTS track_case ON track(case_id);
+CREATE VIEW IF NOT EXISTS slice AS
+  SELECT id, ts, dur, track_id, category, category AS cat, name, depth, parent_id, arg_set_id,
+         case_id, rep, phase, step, layer, flops, bytes, enqueue_ts, correlation_id
+  FROM event;
+CREATE VIEW IF NOT EXISTS slices AS SELECT * FROM slice;
+CREATE VIEW IF NOT EXISTS args AS
+  SELECT arg_set_id, flat_key, key, int_value, string_value, real_value, value_type FROM arg;
+CREATE VIEW IF NOT EXISTS thread_track AS
+  SELECT id, name, type, utid FROM track WHERE type = 'thread';
+CREATE VIEW IF NOT EXISTS process_track AS
+  SELECT id, name, type, upid FROM track WHERE type = 'process';
+CREATE VIEW IF NOT EXISTS trace_bounds AS
+  SELECT COALESCE(MIN(ts), 0) AS start_ts, COALESCE(MAX(ts + dur), 0) AS end_ts FROM event;
+)sql";
+
 std::string rows_json(const std::vector<std::int32_t>& flat, int batch) {
   nlohmann::json j = nlohmann::json::array();
   const std::size_t per = batch > 0 ? flat.size() / std::size_t(batch) : 0;
@@ -101,10 +187,17 @@ ResultStore::ResultStore(const std::string& path) : db_(path, /*create=*/true) {
   db_.exec("PRAGMA journal_mode=WAL");
   db_.exec("PRAGMA synchronous=NORMAL");
   db_.exec("PRAGMA foreign_keys=ON");
+  // Migrations, oldest first; each in its own transaction.
   if (version < 1) {
     transaction(db_, [&] {
       db_.exec(kSchemaV1);
       db_.exec("PRAGMA user_version = 1");
+    });
+  }
+  if (version < 2) {
+    transaction(db_, [&] {
+      db_.exec(kSchemaV2);
+      db_.exec("PRAGMA user_version = 2");
     });
   }
 }
@@ -122,6 +215,13 @@ std::int64_t ResultStore::begin_run(const RunInfo& r) {
         .bind(11, r.peaks.bandwidth_gbps).bind(12, r.peaks.tflops).bind(13, r.peaks.source)
         .run();
     id = db_.last_insert_id();
+    // The trace's process and (host) thread: Perfetto's model, one process per run.
+    db_.prepare("INSERT INTO process (pid, name, run_id) VALUES (?, ?, ?)")
+        .bind(1, std::int64_t(getpid())).bind(2, "llmbench run " + std::to_string(id)).bind(3, id)
+        .run();
+    const std::int64_t upid = db_.last_insert_id();
+    db_.prepare("INSERT INTO thread (tid, name, upid) VALUES (?, 'llmbench', ?)")
+        .bind(1, std::int64_t(gettid())).bind(2, upid).run();
   });
   return id;
 }
@@ -138,7 +238,8 @@ std::int64_t ResultStore::add_case(std::int64_t run_id, const CaseResult& c) {
         " error, ttft_ms, ttft_ms_p90, tpot_ms_mean, tpot_ms_p50, tpot_ms_p90, tpot_ms_p99,"
         " e2e_ms, prefill_tok_s, decode_tok_s, throughput_tok_s, prefill_tflops, decode_gbps,"
         " mfu, mbu, prefill_flops, weight_bytes, kv_cache_bytes, prompt_ids, generated_ids,"
-        " finished_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+        " finished_at, trace, trace_overhead_ttft, trace_overhead_tpot)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     ins.bind(1, run_id).bind(2, s.model).bind(3, std::string(dtype_name(s.dtype)))
         .bind(4, s.backend).bind(5, s.batch).bind(6, s.prompt_len).bind(7, s.max_new_tokens)
         .bind(8, s.warmup).bind(9, s.repeat).bind(10, s.threads)
@@ -157,8 +258,11 @@ std::int64_t ResultStore::add_case(std::int64_t run_id, const CaseResult& c) {
     } else {
       ins.bind(15, c.error);  // metric columns stay NULL
     }
-    ins.bind(35, utc_now_iso8601()).run();
+    ins.bind(35, utc_now_iso8601()).bind(36, std::string(trace_level_name(s.trace)));
+    if (ok) ins.bind(37, c.trace_overhead_ttft).bind(38, c.trace_overhead_tpot);
+    ins.run();
     case_id = db_.last_insert_id();
+    if (!c.trace.empty()) write_trace(run_id, case_id, c);
 
     auto sample = db_.prepare(
         "INSERT INTO bench_sample (case_id, rep, ttft_ns, e2e_ns) VALUES (?,?,?,?)");
@@ -174,6 +278,37 @@ std::int64_t ResultStore::add_case(std::int64_t run_id, const CaseResult& c) {
     }
   });
   return case_id;
+}
+
+void ResultStore::write_trace(std::int64_t run_id, std::int64_t case_id, const CaseResult& c) {
+  auto who = db_.prepare(
+      "SELECT t.utid, p.upid FROM thread t JOIN process p USING (upid) WHERE p.run_id = ?");
+  who.bind(1, run_id);
+  if (!who.step()) throw Error("trace: run " + std::to_string(run_id) + " has no process row");
+  const std::int64_t utid = who.column_int(0), upid = who.column_int(1);
+  db_.prepare("INSERT INTO track (name, type, utid, upid, case_id) VALUES (?, 'thread', ?, ?, ?)")
+      .bind(1, c.spec.label() + " (" + c.spec.backend + ")").bind(2, utid).bind(3, upid)
+      .bind(4, case_id).run();
+  const std::int64_t track_id = db_.last_insert_id();
+
+  auto ev = db_.prepare(
+      "INSERT INTO event (ts, dur, track_id, category, name, depth, parent_id, case_id, rep,"
+      " phase, step, layer, flops, bytes, enqueue_ts) VALUES (?,?,?,?,?,?,?,?,0,?,?,?,?,?,?)");
+  // Records come in begin order, so a parent's event id is known before its children's.
+  std::vector<std::int64_t> ids(c.trace.size());
+  for (std::size_t i = 0; i < c.trace.size(); ++i) {
+    const OpRecord& r = c.trace[i];
+    ev.bind(1, r.start_ns).bind(2, r.dur_ns).bind(3, track_id)
+        .bind(4, std::string(category_name(r.category))).bind(5, std::string(r.name))
+        .bind(6, r.depth);
+    if (r.parent >= 0) ev.bind(7, ids[std::size_t(r.parent)]); else ev.bind_null(7);
+    ev.bind(8, case_id).bind(9, std::string(phase_name(r.phase))).bind(10, r.step);
+    if (r.layer >= 0) ev.bind(11, r.layer); else ev.bind_null(11);
+    if (r.category == OpCategory::kRange) ev.bind_null(12).bind_null(13);
+    else ev.bind(12, r.flops).bind(13, r.bytes);
+    ev.bind(14, r.enqueue_ns).run();
+    ids[i] = db_.last_insert_id();
+  }
 }
 
 }  // namespace llmbench

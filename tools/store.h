@@ -1,7 +1,8 @@
 // The result store: an SQLite database that accumulates runs (append, like a lab notebook).
 // Tables run, bench_case, bench_sample, bench_step (docs/schema.md); schema version in
 // PRAGMA user_version; WAL; one transaction per case so an interrupted sweep keeps every
-// finished case. The per-op trace tables come with the tracing work.
+// finished case. A case's traced repetition goes to the trace tables (process, thread, track,
+// event) in the same transaction.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -13,7 +14,7 @@
 
 namespace llmbench {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 class ResultStore {
  public:
@@ -29,6 +30,9 @@ class ResultStore {
   Db& db() { return db_; }
 
  private:
+  // The case's trace: one thread track, and its records as events (in add_case's transaction).
+  void write_trace(std::int64_t run_id, std::int64_t case_id, const CaseResult& c);
+
   Db db_;
 };
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/openmp_policy.h"
 #include "kernels/cpu/argmax.h"
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/elementwise.h"
@@ -341,4 +342,11 @@ BENCHMARK(BM_argmax_rows)->ArgName("rows")->Arg(1)->Arg(16)->UseRealTime()->MinT
 }  // namespace
 }  // namespace llmbench::cpu
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  llmbench::use_passive_openmp(argv);  // as the llmbench binary does (engine/openmp_policy.h)
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

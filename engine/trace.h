@@ -1,0 +1,113 @@
+// Per-op instrumentation: what one traced op or range is (OpRecord), how a backend times it
+// (OpTimer: host clock on the CPU, CUDA events on the GPU), the Tracer that collects records
+// for one traced repetition, and OpScope, the one RAII scope every op of the forward pass runs
+// in. OpScope also pushes an NVTX range (domain "llmbench", payload = layer index) whenever the
+// NVTX3 headers were found at build time, traced or not, so Nsight Systems shows the same names.
+// Not here: storing records (tools/store.cpp) or analysing them (queries/).
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace llmbench {
+
+enum class TraceLevel { kOff, kSteps, kOps };  // --trace off|steps|ops
+enum class OpCategory { kRange, kGemm, kAttention, kNorm, kElementwise, kCopy, kTransfer, kSample };
+enum class Phase { kPrefill, kDecode };
+
+std::string_view trace_level_name(TraceLevel level);
+std::optional<TraceLevel> parse_trace_level(std::string_view s);
+std::string_view category_name(OpCategory c);
+std::string_view phase_name(Phase p);
+
+// One interval of a traced repetition. Times are ns since the tracer's origin (the run's).
+struct OpRecord {
+  const char* name = "";          // a string literal: records never own their names
+  OpCategory category = OpCategory::kRange;
+  int layer = -1;                 // -1 outside decoder layers
+  Phase phase = Phase::kPrefill;
+  int step = 0;                   // 0 for prefill, 1.. for decode steps
+  int depth = 0;                  // nesting depth; 0 for the step ranges
+  int parent = -1;                // index of the enclosing record, -1 at depth 0
+  std::int64_t start_ns = 0;      // when the op ran (device time on the GPU)
+  std::int64_t dur_ns = 0;
+  std::int64_t enqueue_ns = 0;    // host time at which it was issued
+  std::int64_t flops = 0;         // analytic work (0 for ranges)
+  std::int64_t bytes = 0;         // analytic bytes read + written (0 for ranges)
+};
+
+// Times ops for a Tracer. start/stop are called in pairs per slot and must not synchronise;
+// resolve() is called after the backend's synchronisation and returns each slot's interval.
+class OpTimer {
+ public:
+  virtual ~OpTimer() = default;
+  virtual void start(int slot) = 0;
+  virtual void stop(int slot) = 0;
+  // The slot's start and duration in ns since `origin`.
+  virtual void resolve(int slot, std::chrono::steady_clock::time_point origin,
+                       std::int64_t& start_ns, std::int64_t& dur_ns) = 0;
+};
+
+// The CPU backend's timer: ops run synchronously, so steady_clock at start and stop is exact.
+class HostOpTimer final : public OpTimer {
+ public:
+  void start(int slot) override;
+  void stop(int slot) override;
+  void resolve(int slot, std::chrono::steady_clock::time_point origin, std::int64_t& start_ns,
+               std::int64_t& dur_ns) override;
+
+ private:
+  std::vector<std::chrono::steady_clock::time_point> starts_, stops_;
+};
+
+// Collects the records of one traced repetition.
+class Tracer {
+ public:
+  Tracer(TraceLevel level, std::unique_ptr<OpTimer> timer,
+         std::chrono::steady_clock::time_point origin);
+
+  TraceLevel level() const { return level_; }
+  // Every record begun from now on belongs to this phase and step.
+  void set_phase(Phase phase, int step) {
+    phase_ = phase;
+    step_ = step;
+  }
+  // Starts a record (nested in the innermost open one); returns its index.
+  int begin(const char* name, OpCategory category, int layer, std::int64_t flops,
+            std::int64_t bytes);
+  void end(int index);
+  // After the step's synchronisation: fills start/dur of every record not yet resolved.
+  void resolve();
+  const std::vector<OpRecord>& records() const { return records_; }
+
+ private:
+  TraceLevel level_;
+  std::unique_ptr<OpTimer> timer_;
+  std::chrono::steady_clock::time_point origin_;
+  Phase phase_ = Phase::kPrefill;
+  int step_ = 0;
+  std::vector<OpRecord> records_;
+  std::vector<int> open_;      // indices of records begun and not ended
+  std::size_t resolved_ = 0;   // records before this index are resolved
+};
+
+// The scope of one op or range. Records into `tracer` when it is non-null and its level asks
+// for this kind (ranges named "prefill"/"decode_step" at steps and ops; everything else at
+// ops only); always pushes the NVTX range when NVTX is compiled in.
+class OpScope {
+ public:
+  OpScope(Tracer* tracer, const char* name, OpCategory category, int layer = -1,
+          std::int64_t flops = 0, std::int64_t bytes = 0, bool step_range = false);
+  ~OpScope();
+  OpScope(const OpScope&) = delete;
+  OpScope& operator=(const OpScope&) = delete;
+
+ private:
+  Tracer* tracer_ = nullptr;
+  int index_ = -1;
+};
+
+}  // namespace llmbench
