@@ -17,6 +17,6 @@ struct RooflineResult {
 
 // buffer_bytes: the read buffer (default 1 GiB); gemm_n: sgemm size (default 2048).
 RooflineResult measure_cpu_roofline(std::int64_t buffer_bytes = std::int64_t(1) << 30,
-                                    int gemm_n = 2048, int repetitions = 7);
+                                    int gemm_n = 2048, int repetitions = 15);
 
 }  // namespace llmbench
