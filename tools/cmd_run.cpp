@@ -20,17 +20,13 @@ namespace llmbench {
 namespace {
 
 // Builds the model's weights once for all cases that share (model, dtype).
-std::unique_ptr<Model> build_model(const CaseSpec& spec, Backend& backend, const RunPlan& plan,
-                                   bool quiet) {
+std::unique_ptr<Model> build_model(const CaseSpec& spec, Backend& backend, bool quiet) {
   const ModelConfig c = resolve_model(spec.model);
-  // The largest case of this model must fit next to its weights.
-  MemoryEstimate worst{};
-  for (const auto& s : plan.cases)
-    if (s.model == spec.model && s.dtype == spec.dtype) {
-      auto e = estimate_memory(c, s.dtype, s.batch, s.prompt_len, s.prompt_len + s.max_new_tokens);
-      if (e.total() > worst.total()) worst = e;
-    }
-  check_fits(worst, available_host_memory(), "host");
+  // The weights must fit; each case checks its own KV cache and activations (run_case), so
+  // one case too large for memory fails alone.
+  MemoryEstimate weights_only{};
+  weights_only.weight_bytes = estimate_memory(c, spec.dtype, 1, 1, 1).weight_bytes;
+  check_fits(weights_only, available_host_memory(), "host");
   const auto t0 = std::chrono::steady_clock::now();
   Weights w = load_weights(c, RandomWeights(spec.seed), backend);
   if (!quiet)
@@ -70,7 +66,7 @@ int run_benchmarks(const RunOptions& opts, const std::string& command_line) {
       if (model_key != key) {
         model.reset();  // free the previous weights before building the next
         model_key.clear();
-        model = build_model(spec, backend, plan, opts.quiet);
+        model = build_model(spec, backend, opts.quiet);
         model_key = key;
       }
       result = run_case(*model, spec, peaks, origin);

@@ -120,6 +120,24 @@ TEST(Cli, TableMarkdownAndCsvShowNotApplicable) {
   EXPECT_NE(csv.out.find(",,"), std::string::npos);  // n/a is an empty cell, never 0
 }
 
+TEST(Cli, CaseThatCannotFitIsRefusedAndRecordedWhileLaterCasesRun) {
+  // Batch 1e6 x 200 tokens needs hundreds of GiB of activations and KV cache: refused before
+  // allocating, recorded as an error; the batch-1 case after it still runs. Exit code 1.
+  const fs::path db = scratch_dir() / "mem.db";
+  fs::remove(db);
+  const Result r = llmbench("run --model tiny --batch 1000000,1 --prompt-len 200 --max-new-tokens 1"
+                            " --repeat 1 --format json --quiet --db " + db.string() + kPeaks);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["cases"].size(), 2u);
+  EXPECT_EQ(j["cases"][0]["status"], "error");
+  const std::string msg = j["cases"][0]["error"];
+  EXPECT_NE(msg.find("not enough host memory"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("available"), std::string::npos) << msg;
+  EXPECT_EQ(j["cases"][1]["status"], "ok");
+  EXPECT_EQ(count_rows(db, "bench_case"), 2);
+}
+
 TEST(Cli, ModelsListsEveryPreset) {
   const Result r = llmbench("models");
   ASSERT_EQ(r.exit_code, 0);
