@@ -60,8 +60,14 @@ CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks
   check_fits(extra, available_host_memory(), "host");
 
   Session session(model, spec.batch, spec.prompt_len, max_len);
-  r.prompt_ids = synthetic_prompts(spec.seed, spec.batch, spec.prompt_len, c.vocab_size,
-                                   spec.distinct_prompts);
+  if (spec.prompt.empty()) {
+    r.prompt_ids = synthetic_prompts(spec.seed, spec.batch, spec.prompt_len, c.vocab_size,
+                                     spec.distinct_prompts);
+  } else {
+    LLMBENCH_CHECK(int(spec.prompt.size()) == spec.prompt_len, "prompt ids and prompt_len differ");
+    for (int b = 0; b < spec.batch; ++b)
+      r.prompt_ids.insert(r.prompt_ids.end(), spec.prompt.begin(), spec.prompt.end());
+  }
   r.cost = case_cost(c, spec.batch, spec.prompt_len, spec.max_new_tokens, spec.dtype);
 
   std::vector<std::vector<std::int32_t>> generated;

@@ -27,6 +27,9 @@ struct CaseSpec {
   int threads = 0;           // CPU threads (0: the runtime's default)
   std::uint64_t seed = 0;    // weights and synthetic prompts
   bool distinct_prompts = false;
+  // Explicit prompt token ids (--prompt-ids), used for every sequence; empty: synthetic
+  // prompts. When set, prompt_len equals its size.
+  std::vector<std::int32_t> prompt;
   // After the measured repetitions, one more repetition is traced at this level (off: none).
   TraceLevel trace = TraceLevel::kOps;
 

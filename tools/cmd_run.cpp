@@ -102,7 +102,11 @@ void add_run_command(CLI::App& root, CommandContext& ctx) {
   cmd->add_option("--backend", opts->backend, "auto|cpu|cuda")->capture_default_str();
   cmd->add_option("--dtype", opts->dtype, "fp32|fp16|bf16 (list)")->capture_default_str();
   cmd->add_option("--batch", opts->batch, "Batch size(s), e.g. 1,4,16")->capture_default_str();
-  cmd->add_option("--prompt-len", opts->prompt_len, "Prompt length(s) in tokens")->capture_default_str();
+  CLI::Option* prompt_len =
+      cmd->add_option("--prompt-len", opts->prompt_len, "Prompt length(s) in tokens")
+          ->capture_default_str();
+  cmd->add_option("--prompt-ids", opts->prompt_ids,
+                  "Explicit prompt token ids for every sequence: 1,2,3 or @FILE");
   cmd->add_option("--max-new-tokens", opts->max_new_tokens,
                   "Generated tokens per sequence (list); 1 = prefill only")->capture_default_str();
   cmd->add_option("--warmup", opts->warmup, "Unmeasured repetitions per case")->capture_default_str();
@@ -119,7 +123,10 @@ void add_run_command(CLI::App& root, CommandContext& ctx) {
                   "off|steps|ops: trace one extra repetition per case into the database")
       ->capture_default_str();
   cmd->add_flag("--quiet", opts->quiet, "No progress or notices on stderr");
-  cmd->callback([opts, &ctx] { ctx.exit_code = run_benchmarks(*opts, ctx.command_line); });
+  cmd->callback([opts, prompt_len, &ctx] {
+    opts->prompt_len_given = prompt_len->count() > 0;
+    ctx.exit_code = run_benchmarks(*opts, ctx.command_line);
+  });
 }
 
 }  // namespace llmbench

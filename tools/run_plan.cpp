@@ -5,6 +5,8 @@
 
 #include <climits>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "engine/error.h"
 #include "tools/cli_values.h"
@@ -38,6 +40,34 @@ void check_db_path(const std::string& db) {
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec))
     throw BadInput("--db: directory '" + dir.string() + "' does not exist");
+}
+
+}  // namespace
+
+namespace {
+
+// "--prompt-ids 1,2,3" or "--prompt-ids @FILE" (ids separated by commas or whitespace).
+std::vector<std::int32_t> read_prompt_ids(const std::string& value) {
+  if (value.empty()) return {};
+  std::string text = value;
+  if (value[0] == '@') {
+    std::ifstream in(value.substr(1));
+    if (!in) throw BadInput("--prompt-ids: cannot read file '" + value.substr(1) + "'");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  for (char& ch : text)
+    if (ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r') ch = ',';
+  // Collapse separators so "1, 2\n3" reads as 1,2,3; an empty list is still an error.
+  std::string compact;
+  for (char ch : text)
+    if (ch != ',' || (!compact.empty() && compact.back() != ',')) compact += ch;
+  while (!compact.empty() && compact.back() == ',') compact.pop_back();
+  if (compact.empty()) throw BadInput("--prompt-ids: expected at least one token id");
+  std::vector<std::int32_t> ids;
+  for (int id : parse_int_list("--prompt-ids", compact, 0, INT_MAX)) ids.push_back(id);
+  return ids;
 }
 
 }  // namespace
@@ -78,11 +108,24 @@ RunPlan make_plan(const RunOptions& o) {
   // ---- list flags ----
   const auto models = parse_word_list("--model", o.model);
   const auto batches = parse_int_list("--batch", o.batch, 1, 1 << 20);
-  const auto prompts = parse_int_list("--prompt-len", o.prompt_len, 1, 1 << 24);
+  const std::vector<std::int32_t> prompt_ids = read_prompt_ids(o.prompt_ids);
+  auto prompts = parse_int_list("--prompt-len", o.prompt_len, 1, 1 << 24);
+  if (!prompt_ids.empty()) {
+    if (o.prompt_len_given && (prompts.size() != 1 || prompts[0] != int(prompt_ids.size())))
+      throw BadInput("--prompt-len: conflicts with the " + std::to_string(prompt_ids.size()) +
+                     " ids of --prompt-ids (leave --prompt-len out)");
+    if (o.distinct_prompts)
+      throw BadInput("--distinct-prompts: cannot be combined with --prompt-ids");
+    prompts = {int(prompt_ids.size())};
+  }
   const auto gens = parse_int_list("--max-new-tokens", o.max_new_tokens, 1, 1 << 24);
 
   for (const auto& name : models) {
     const ModelConfig c = resolve_model(name);
+    for (auto id : prompt_ids)
+      if (id >= c.vocab_size)
+        throw BadInput("--prompt-ids: token id " + std::to_string(id) + " is outside the vocabulary of '" +
+                       name + "' [0, " + std::to_string(c.vocab_size) + ")");
     for (int p : prompts)
       for (int g : gens)
         if (p + g > c.max_seq_len)
@@ -106,6 +149,7 @@ RunPlan make_plan(const RunOptions& o) {
             s.seed = seed;
             s.distinct_prompts = o.distinct_prompts;
             s.trace = *trace;
+            s.prompt = prompt_ids;
             plan.cases.push_back(s);
           }
   }

@@ -16,12 +16,14 @@ struct RunOptions {
   std::string dtype = "fp32";
   std::string batch = "1";
   std::string prompt_len = "128";
+  std::string prompt_ids;  // "1,2,3" or "@FILE"; empty: synthetic prompts
   std::string max_new_tokens = "32";
   std::string warmup = "1";
   std::string repeat = "5";
   std::string threads;  // empty: all hardware threads
   std::string seed = "0";
   bool distinct_prompts = false;
+  bool prompt_len_given = false;  // --prompt-len was on the command line
   std::string db = "llmbench.db";
   std::string format = "table";
   std::string trace = "ops";  // off | steps | ops

@@ -138,6 +138,22 @@ TEST(Cli, CaseThatCannotFitIsRefusedAndRecordedWhileLaterCasesRun) {
   EXPECT_EQ(count_rows(db, "bench_case"), 2);
 }
 
+TEST(Cli, PromptIdsAreUsedForEverySequenceAndReported) {
+  const fs::path d = scratch_dir();
+  { std::ofstream(d / "ids.txt") << "5, 6\n7\n"; }
+  std::string from_file = "@";
+  from_file += (d / "ids.txt").string();
+  for (const std::string& ids : {std::string("5,6,7"), from_file}) {
+    const Result r = llmbench("run --model tiny --batch 2 --max-new-tokens 2 --repeat 1 --quiet"
+                              " --format json --prompt-ids " + ids + " --db " +
+                              (d / "ids.db").string() + kPeaks);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto c = nlohmann::json::parse(r.out)["cases"][0];
+    EXPECT_EQ(c["prompt_len"], 3);
+    EXPECT_EQ(c["prompt_ids"], nlohmann::json::parse("[[5, 6, 7], [5, 6, 7]]"));
+  }
+}
+
 TEST(Cli, ModelsListsEveryPreset) {
   const Result r = llmbench("models");
   ASSERT_EQ(r.exit_code, 0);
@@ -181,7 +197,12 @@ INSTANTIATE_TEST_SUITE_P(
                     BadInputCase{"--db /nonexistent/dir/x.db", "--db"},
                     BadInputCase{"--dtype fp8", "--dtype"},
                     BadInputCase{"--format xml", "--format"},
-                    BadInputCase{"--no-such-flag", "--no-such-flag"}),
+                    BadInputCase{"--no-such-flag", "--no-such-flag"},
+                    BadInputCase{"--prompt-ids 1,x", "--prompt-ids"},
+                    BadInputCase{"--prompt-ids 1,256", "--prompt-ids"},
+                    BadInputCase{"--prompt-ids @/nonexistent/ids.txt", "--prompt-ids"},
+                    BadInputCase{"--prompt-ids 1,2 --prompt-len 5", "--prompt-len"},
+                    BadInputCase{"--trace everything", "--trace"}),
     [](const testing::TestParamInfo<BadInputCase>& info) {
       std::string name;
       for (const char* p = info.param.args; *p; ++p)
