@@ -167,6 +167,9 @@ struct BadInputCase {
   const char* must_mention;
 };
 
+// Names the case by its arguments in ctest's output.
+void PrintTo(const BadInputCase& c, std::ostream* os) { *os << c.args; }
+
 class CliBadInput : public testing::TestWithParam<BadInputCase> {};
 
 TEST_P(CliBadInput, ExitsTwoWithOneLineAndWritesNoRow) {
