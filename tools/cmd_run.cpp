@@ -9,6 +9,7 @@
 
 #include "engine/cpu_backend.h"
 #include "engine/error.h"
+#include "engine/hf_checkpoint.h"
 #include "tools/commands.h"
 #include "tools/peaks_cache.h"
 #include "tools/result_rows.h"
@@ -28,11 +29,20 @@ std::unique_ptr<Model> build_model(const CaseSpec& spec, Backend& backend, bool 
   weights_only.weight_bytes = estimate_memory(c, spec.dtype, 1, 1, 1).weight_bytes;
   check_fits(weights_only, available_host_memory(), "host");
   const auto t0 = std::chrono::steady_clock::now();
-  Weights w = load_weights(c, RandomWeights(spec.seed), backend);
-  if (!quiet)
-    fmt::print(stderr, "built random weights for {} ({:.1f} M params, seed {}) in {:.2f} s\n",
-               c.name, double(c.total_params()) / 1e6, spec.seed,
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  const bool preset = find_preset(spec.model) != nullptr;
+  // A checkpoint is validated (every tensor present, with its shape) when it is opened, before
+  // anything is allocated; its memory maps are released once the weights are loaded.
+  Weights w = preset ? load_weights(c, RandomWeights(spec.seed), backend)
+                     : load_weights(c, CheckpointWeights(spec.model, c), backend);
+  if (!quiet) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (preset)
+      fmt::print(stderr, "built random weights for {} ({:.1f} M params, seed {}) in {:.2f} s\n",
+                 c.name, double(c.total_params()) / 1e6, spec.seed, s);
+    else
+      fmt::print(stderr, "loaded checkpoint {} ({:.1f} M params) in {:.2f} s\n", spec.model,
+                 double(c.total_params()) / 1e6, s);
+  }
   return std::make_unique<Model>(c, std::move(w), backend);
 }
 

@@ -18,5 +18,6 @@ void add_run_command(CLI::App& root, CommandContext& ctx);
 void add_models_command(CLI::App& root, CommandContext& ctx);
 void add_roofline_command(CLI::App& root, CommandContext& ctx);
 void add_export_weights_command(CLI::App& root, CommandContext& ctx);
+void add_query_command(CLI::App& root, CommandContext& ctx);
 
 }  // namespace llmbench

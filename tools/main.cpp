@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   add_models_command(app, ctx);
   add_roofline_command(app, ctx);
   add_export_weights_command(app, ctx);
+  add_query_command(app, ctx);
 
   try {
     app.parse(argc, argv);

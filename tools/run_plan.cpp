@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "engine/error.h"
+#include "engine/hf_checkpoint.h"
 #include "tools/cli_values.h"
 #include "tools/printers.h"
 
@@ -21,9 +22,16 @@ ModelConfig resolve_model(const std::string& name) {
   std::string presets;
   for (const auto& p : model_presets()) presets += (presets.empty() ? "" : ", ") + p.name;
   std::error_code ec;
-  if (fs::is_directory(name, ec))
-    throw BadInput("--model: '" + name + "' is a directory; loading Hugging Face checkpoint "
-                   "directories is not supported by this version (presets: " + presets + ")");
+  if (fs::is_directory(name, ec)) {
+    if (!looks_like_hf_checkpoint(name))
+      throw BadInput("--model: directory '" + name + "' has no config.json (expected a Hugging "
+                     "Face checkpoint directory or a preset: " + presets + ")");
+    try {
+      return read_hf_config(name);
+    } catch (const BadInput& e) {
+      throw BadInput(std::string("--model: ") + e.what());
+    }
+  }
   if (name.find('/') != std::string::npos || fs::exists(name, ec))
     throw BadInput("--model: '" + name + "' is not a preset and not an existing directory "
                    "(presets: " + presets + ")");
@@ -122,6 +130,15 @@ RunPlan make_plan(const RunOptions& o) {
 
   for (const auto& name : models) {
     const ModelConfig c = resolve_model(name);
+    if (!find_preset(name)) {
+      // Validate the checkpoint's tensors now (header, shapes, offsets: no data is read), so a
+      // broken checkpoint is bad input (exit 2) and nothing runs.
+      try {
+        CheckpointWeights validate(name, c);
+      } catch (const BadInput& e) {
+        throw BadInput(std::string("--model: ") + e.what());
+      }
+    }
     for (auto id : prompt_ids)
       if (id >= c.vocab_size)
         throw BadInput("--prompt-ids: token id " + std::to_string(id) + " is outside the vocabulary of '" +

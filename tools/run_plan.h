@@ -40,7 +40,8 @@ struct RunPlan {
 // Throws BadInput naming the flag when a value is wrong.
 RunPlan make_plan(const RunOptions& o);
 
-// The model config a case names (a preset). Throws BadInput for an unknown model.
+// The model config a case names: a preset, or a Hugging Face checkpoint directory (its
+// config.json). Throws BadInput naming --model for anything else.
 ModelConfig resolve_model(const std::string& name);
 
 }  // namespace llmbench

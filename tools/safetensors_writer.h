@@ -11,14 +11,10 @@
 #include <vector>
 
 #include "engine/dtype.h"
+#include "engine/half.h"  // fp32_to_fp16, fp32_to_bf16 (used here; callers may use them too)
 #include "engine/weights.h"
 
 namespace llmbench {
-
-// IEEE binary16 bits of `f`, rounded to nearest even; overflow gives +-inf, NaN stays NaN.
-std::uint16_t fp32_to_fp16(float f);
-// bfloat16 bits of `f` (the top half of the fp32 bits), rounded to nearest even; NaN stays NaN.
-std::uint16_t fp32_to_bf16(float f);
 
 // The safetensors dtype string of `t`: "F32", "F16" or "BF16".
 const char* safetensors_dtype(DType t);

@@ -5,8 +5,10 @@
 
 namespace llmbench {
 
-Db::Db(const std::string& path, bool create) : path_(path) {
-  const int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+Db::Db(const std::string& path, Mode mode) : path_(path) {
+  const int flags = mode == Mode::kReadOnly ? SQLITE_OPEN_READONLY
+                    : mode == Mode::kCreate  ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+                                             : SQLITE_OPEN_READWRITE;
   if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
@@ -46,6 +48,13 @@ int Db::user_version() {
 
 Stmt::Stmt(sqlite3* db, const std::string& sql) : db_(db), sql_(sql) {
   check(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr), "prepare");
+}
+
+Stmt::Stmt(sqlite3* db, std::string_view sql, std::string_view* tail) : db_(db), sql_(sql) {
+  const char* rest = nullptr;
+  check(sqlite3_prepare_v2(db, sql.data(), int(sql.size()), &stmt_, &rest), "prepare");
+  *tail = sql.substr(std::size_t(rest - sql.data()));
+  sql_.resize(std::size_t(rest - sql.data()));
 }
 
 Stmt::Stmt(Stmt&& o) noexcept : db_(o.db_), stmt_(o.stmt_), sql_(std::move(o.sql_)) {
@@ -93,6 +102,11 @@ void Stmt::run() {
 void Stmt::reset() {
   sqlite3_reset(stmt_);
   sqlite3_clear_bindings(stmt_);
+}
+
+std::string Stmt::parameter_name(int i) const {
+  const char* p = sqlite3_bind_parameter_name(stmt_, i);
+  return p ? std::string(p) : std::string();
 }
 
 std::string Stmt::column_text(int i) const {

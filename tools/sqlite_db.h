@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace llmbench {
 
@@ -14,9 +15,11 @@ class Stmt;
 
 class Db {
  public:
-  // Opens (creating when `create`) the database at `path`. Throws BadInput when the file
-  // cannot be opened or is not an SQLite database.
-  Db(const std::string& path, bool create);
+  enum class Mode { kReadOnly, kReadWrite, kCreate };
+  // Opens the database at `path`; only kCreate creates a missing file. Throws BadInput when
+  // the file cannot be opened or is not an SQLite database.
+  Db(const std::string& path, Mode mode);
+  Db(const std::string& path, bool create) : Db(path, create ? Mode::kCreate : Mode::kReadWrite) {}
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;
   ~Db();
@@ -37,6 +40,10 @@ class Db {
 class Stmt {
  public:
   Stmt(sqlite3* db, const std::string& sql);
+  // Prepares the first statement in `sql` and leaves the text after it in `*tail`, for
+  // scripts of several statements. empty() is true when that text held only whitespace and
+  // comments (nothing to step).
+  Stmt(sqlite3* db, std::string_view sql, std::string_view* tail);
   Stmt(Stmt&& o) noexcept;
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
@@ -55,6 +62,12 @@ class Stmt {
   void run();
   void reset();
 
+  // Parameters, 1-based like bind(). The name keeps its prefix (":name", "@name", "$name") and
+  // is empty for an anonymous "?".
+  int parameter_count() const { return sqlite3_bind_parameter_count(stmt_); }
+  std::string parameter_name(int i) const;
+
+  bool empty() const { return stmt_ == nullptr; }
   int columns() const { return sqlite3_column_count(stmt_); }
   std::string column_name(int i) const { return sqlite3_column_name(stmt_, i); }
   int column_type(int i) const { return sqlite3_column_type(stmt_, i); }

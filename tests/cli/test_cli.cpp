@@ -154,6 +154,32 @@ TEST(Cli, PromptIdsAreUsedForEverySequenceAndReported) {
   }
 }
 
+TEST(Cli, CheckpointDirectoryRunsLikeThePresetItWasExportedFrom) {
+  const fs::path d = scratch_dir();
+  fs::remove_all(d / "ckpt");
+  ASSERT_EQ(llmbench("export-weights --model tiny --seed 3 --dtype fp32 -o " + (d / "ckpt").string())
+                .exit_code, 0);
+  std::vector<nlohmann::json> generated;
+  for (const std::string& model : {std::string("tiny"), (d / "ckpt").string()}) {
+    const Result r = llmbench("run --model " + model + " --seed 3 --batch 2 --max-new-tokens 4"
+                              " --repeat 1 --quiet --format json --prompt-ids 1,2,3,4 --db " +
+                              (d / "ckpt.db").string() + kPeaks);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    generated.push_back(nlohmann::json::parse(r.out)["cases"][0]["generated_ids"]);
+  }
+  EXPECT_EQ(generated[0], generated[1]);
+
+  // A truncated checkpoint is bad input: exit 2, one line naming --model and the file, no row.
+  fs::resize_file(d / "ckpt" / "model.safetensors", 1000);
+  fs::remove(d / "bad.db");
+  const Result bad = llmbench("run --model " + (d / "ckpt").string() + " --db " +
+                              (d / "bad.db").string() + kPeaks);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err.rfind("error: --model: ", 0), 0u) << bad.err;
+  EXPECT_NE(bad.err.find("model.safetensors"), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(d / "bad.db"));
+}
+
 TEST(Cli, ModelsListsEveryPreset) {
   const Result r = llmbench("models");
   ASSERT_EQ(r.exit_code, 0);
