@@ -19,6 +19,8 @@ if(NOT LLMBENCH_CUDA STREQUAL "OFF")
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
       set(CMAKE_CUDA_ARCHITECTURES "80;90")
     endif()
+    # One (shared) CUDA runtime per process, for every target.
+    set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
     enable_language(CUDA)
     set(LLMBENCH_HAVE_CUDA ON)
     message(STATUS "llmbench: CUDA ${CUDAToolkit_VERSION} found; archs ${CMAKE_CUDA_ARCHITECTURES}")

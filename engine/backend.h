@@ -36,6 +36,10 @@ class Backend {
   virtual void synchronize() = 0;
   // A timer for traced ops: host clock here, CUDA events on the CUDA backend.
   virtual std::unique_ptr<OpTimer> make_op_timer() = 0;
+  // Brackets the measured repetitions for a profiler (--profile-range): cudaProfilerStart/Stop
+  // on CUDA, so `nsys profile --capture-range=cudaProfilerApi` captures only them.
+  virtual void profiler_start() {}
+  virtual void profiler_stop() {}
 
   // ---- ops (semantics: the kernels/cpu header of the same name) ----
   virtual void embedding(float* out, const float* table, const std::int32_t* tokens,

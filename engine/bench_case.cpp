@@ -72,6 +72,7 @@ CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks
 
   std::vector<std::vector<std::int32_t>> generated;
   for (int i = 0; i < spec.warmup; ++i) run_once(session, spec, r.prompt_ids, generated);
+  if (spec.profile_range) model.backend().profiler_start();
   for (int i = 0; i < spec.repeat; ++i) {
     r.samples.push_back(run_once(session, spec, r.prompt_ids, generated));
     if (i == 0) {
@@ -81,6 +82,7 @@ CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks
                   " (the engine is not deterministic)");
     }
   }
+  if (spec.profile_range) model.backend().profiler_stop();
   r.metrics = compute_metrics(spec.batch, spec.prompt_len, spec.max_new_tokens, r.cost,
                               r.samples, peaks);
 

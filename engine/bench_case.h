@@ -32,6 +32,8 @@ struct CaseSpec {
   std::vector<std::int32_t> prompt;
   // After the measured repetitions, one more repetition is traced at this level (off: none).
   TraceLevel trace = TraceLevel::kOps;
+  // Bracket the measured repetitions with Backend::profiler_start/stop (--profile-range).
+  bool profile_range = false;
 
   // "small fp32 cpu b16 p128 n1": how progress lines and errors name the case.
   std::string label() const;

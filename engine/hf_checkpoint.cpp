@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "engine/error.h"
+#include "engine/json_describe.h"
 
 namespace llmbench {
 
@@ -23,18 +24,6 @@ using nlohmann::json;
 
 // config.json and index files are a few KB; anything this large is not one.
 constexpr std::uintmax_t kMaxJsonFileBytes = 64u << 20;
-
-std::string describe(const json& v) {
-  std::string text = v.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
-  return std::string(v.type_name()) + " " + text;
-}
-
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
 
 // The JSON object in `path` (`what` names the file's role in messages).
 json read_json_object(const fs::path& path, const std::string& what) {
@@ -54,7 +43,8 @@ json read_json_object(const fs::path& path, const std::string& what) {
     throw BadInput(what + " '" + path.string() + "': not valid JSON (" + e.what() + ")");
   }
   if (!j.is_object())
-    throw BadInput(what + " '" + path.string() + "': expected a JSON object, found " + describe(j));
+    throw BadInput(what + " '" + path.string() + "': expected a JSON object, found " +
+                   describe_json(j));
   return j;
 }
 
@@ -81,21 +71,23 @@ class ConfigFields {
     if (!v.is_number_unsigned() || v.get<std::uint64_t>() == 0 ||
         v.get<std::uint64_t>() > std::uint64_t(INT_MAX))
       fail(std::string("\"") + key + "\" must be an integer from 1 to " + std::to_string(INT_MAX) +
-           ", found " + describe(v));
+           ", found " + describe_json(v));
     return int(v.get<std::uint64_t>());
   }
   int positive_int(const char* key) const { return positive_int(key, require(key)); }
   float positive_float(const char* key, const json& v) const {
     // Checked in double: a value beyond the float range must not reach the conversion.
     if (!v.is_number() || !(v.get<double>() > 0.0) || !(v.get<double>() <= FLT_MAX))
-      fail(std::string("\"") + key + "\" must be a positive finite number, found " + describe(v));
+      fail(std::string("\"") + key + "\" must be a positive finite number, found " +
+           describe_json(v));
     return float(v.get<double>());
   }
   float positive_float(const char* key) const { return positive_float(key, require(key)); }
   bool boolean(const char* key, bool fallback) const {
     const json* v = find(key);
     if (!v) return fallback;
-    if (!v->is_boolean()) fail(std::string("\"") + key + "\" must be true or false, found " + describe(*v));
+    if (!v->is_boolean())
+      fail(std::string("\"") + key + "\" must be true or false, found " + describe_json(*v));
     return v->get<bool>();
   }
 
@@ -131,28 +123,32 @@ Family read_family(const ConfigFields& f) {
   };
   if (archs) {
     if (!archs->is_array() || archs->empty())
-      f.fail("\"architectures\" must be a non-empty array of strings, found " + describe(*archs));
+      f.fail("\"architectures\" must be a non-empty array of strings, found " +
+             describe_json(*archs));
     for (const json& a : *archs) {
-      if (!a.is_string()) f.fail("\"architectures\" must hold strings, found " + describe(a));
+      if (!a.is_string()) f.fail("\"architectures\" must hold strings, found " + describe_json(a));
       const auto& name = a.get_ref<const std::string&>();
       const KnownArchitecture* known = nullptr;
       for (const auto& k : kKnown)
         if (name == k.architecture) known = &k;
       if (!known)
-        f.fail("architecture '" + name + "' is not Llama-family (supported: LlamaForCausalLM, "
-               "MistralForCausalLM, Qwen2ForCausalLM)");
-      agree(known->family, "architecture '" + name + "'");
+        f.fail("architecture '" + printable(name) +
+               "' is not Llama-family (supported: LlamaForCausalLM, MistralForCausalLM, "
+               "Qwen2ForCausalLM)");
+      agree(known->family, "architecture '" + printable(name) + "'");
     }
   }
   if (type) {
-    if (!type->is_string()) f.fail("\"model_type\" must be a string, found " + describe(*type));
+    if (!type->is_string())
+      f.fail("\"model_type\" must be a string, found " + describe_json(*type));
     const auto& name = type->get_ref<const std::string&>();
     const KnownArchitecture* known = nullptr;
     for (const auto& k : kKnown)
       if (name == k.model_type) known = &k;
     if (!known)
-      f.fail("model_type '" + name + "' is not Llama-family (supported: llama, mistral, qwen2)");
-    agree(known->family, "model_type '" + name + "'");
+      f.fail("model_type '" + printable(name) +
+             "' is not Llama-family (supported: llama, mistral, qwen2)");
+    agree(known->family, "model_type '" + printable(name) + "'");
   }
   return *family;
 }
@@ -193,9 +189,9 @@ ModelConfig read_hf_config(const std::string& dir) {
 
   // Features that would change the results if ignored are refused rather than approximated.
   if (const json* act = f.find("hidden_act"); act && *act != "silu")
-    f.fail("\"hidden_act\" " + describe(*act) + " is not supported (expected \"silu\")");
+    f.fail("\"hidden_act\" " + describe_json(*act) + " is not supported (expected \"silu\")");
   if (const json* scaling = f.find("rope_scaling"))
-    f.fail("\"rope_scaling\" " + describe(*scaling) + " is not supported (expected null)");
+    f.fail("\"rope_scaling\" " + describe_json(*scaling) + " is not supported (expected null)");
   if (const json* head_dim = f.find("head_dim")) {
     const int hd = f.positive_int("head_dim", *head_dim);
     if (c.dim % c.n_heads != 0 || hd != c.dim / c.n_heads)
@@ -215,6 +211,7 @@ ModelConfig read_hf_config(const std::string& dir) {
 
 CheckpointWeights::CheckpointWeights(const std::string& dir, const ModelConfig& config)
     : dir_(dir) {
+  config.validate();  // the layer-count arithmetic below assumes positive dimensions
   // As transformers does: a single model.safetensors wins over an index.
   const fs::path single = fs::path(dir) / "model.safetensors";
   const fs::path index = fs::path(dir) / "model.safetensors.index.json";
@@ -229,8 +226,14 @@ CheckpointWeights::CheckpointWeights(const std::string& dir, const ModelConfig& 
     throw BadInput("checkpoint '" + dir + "': neither model.safetensors nor "
                    "model.safetensors.index.json is there");
   }
-  // Every tensor the engine needs, present with its shape, before anything is loaded.
-  for (const auto& spec : hf_tensor_specs(config)) {
+  // Every tensor the engine needs, present with its shape, before anything is loaded. Each
+  // layer has at least 9 tensors, so a config with more layers than the files could hold is
+  // checked only that far: the first missing tensor is within those layers, and a huge
+  // num_hidden_layers costs no time or memory before it is reported.
+  ModelConfig checked = config;
+  checked.n_layers =
+      int(std::min<std::size_t>(std::size_t(config.n_layers), tensors_.size() / 9 + 1));
+  for (const auto& spec : hf_tensor_specs(checked)) {
     const SafetensorsFile* file = nullptr;
     locate(spec, &file);
   }
@@ -246,23 +249,23 @@ void CheckpointWeights::open_shards(const std::string& index_path) {
   std::map<std::string, std::vector<std::string>> shards;
   for (const auto& [tensor, file] : map_it->items()) {
     if (!file.is_string())
-      throw BadInput(where + "tensor '" + tensor + "': file name must be a string, found " +
-                     describe(file));
+      throw BadInput(where + "tensor '" + printable(tensor) +
+                     "': file name must be a string, found " + describe_json(file));
     shards[file.get<std::string>()].push_back(tensor);
   }
   for (const auto& [file_name, names] : shards) {
     const fs::path file_path = fs::path(dir_) / file_name;
     std::error_code ec;
     if (!fs::is_regular_file(file_path, ec))
-      throw BadInput(where + "tensor '" + names.front() + "' is in '" + file_name +
-                     "', which is not a file in '" + dir_ + "'");
+      throw BadInput(where + "tensor '" + printable(names.front()) + "' is in '" +
+                     printable(file_name) + "', which is not a file in '" + dir_ + "'");
     files_.emplace_back(file_path.string());
     const SafetensorsFile& file = files_.back();
     for (const auto& name : names) {
       const SafetensorsTensor* t = file.find(name);
       if (!t)
-        throw BadInput(where + "tensor '" + name + "' is listed in '" + file_name +
-                       "', which has no such tensor");
+        throw BadInput(where + "tensor '" + printable(name) + "' is listed in '" +
+                       printable(file_name) + "', which has no such tensor");
       tensors_[name] = {files_.size() - 1, std::size_t(t - file.tensors().data())};
     }
   }

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "engine/error.h"
+#include "engine/json_describe.h"
 #include "engine/half.h"
 
 namespace llmbench {
@@ -32,24 +33,11 @@ using nlohmann::json;
 // reference implementation (safetensors' Rust crate) has the same limit.
 constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
 
-// Tensors above this many elements are converted by all OpenMP threads.
-constexpr std::int64_t kParallelElements = 1 << 16;
+// Conversion work per OpenMP iteration; tensors of more than one chunk use all threads.
+constexpr std::int64_t kChunkElements = 1 << 16;
 
 [[noreturn]] void bad(const std::string& path, const std::string& what) {
   throw BadInput("safetensors '" + path + "': " + what);
-}
-
-// A JSON value for an error message: its type, and its text when that is short.
-std::string describe(const json& v) {
-  std::string text = v.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
-  return std::string(v.type_name()) + " " + text;
-}
-
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
 }
 
 // A JSON integer >= 0 as uint64, or nothing (negative, fractional, not a number).
@@ -69,10 +57,10 @@ bool as_count(const json& v, std::uint64_t& out) {
 // holds `data_bytes` bytes.
 SafetensorsTensor parse_entry(const std::string& path, const std::string& name, const json& value,
                               std::uint64_t data_bytes) {
-  const std::string where = "tensor '" + name + "': ";
+  const std::string where = "tensor '" + printable(name) + "': ";
   if (!value.is_object())
     bad(path, where + "expected an object with dtype, shape and data_offsets, found " +
-                  describe(value));
+                  describe_json(value));
   auto field = [&](const char* key) -> const json& {
     const auto it = value.find(key);
     if (it == value.end()) bad(path, where + "missing \"" + key + "\"");
@@ -82,23 +70,26 @@ SafetensorsTensor parse_entry(const std::string& path, const std::string& name, 
   t.name = name;
 
   const json& dtype = field("dtype");
-  if (!dtype.is_string()) bad(path, where + "\"dtype\" must be a string, found " + describe(dtype));
+  if (!dtype.is_string())
+    bad(path, where + "\"dtype\" must be a string, found " + describe_json(dtype));
   const auto& dtype_text = dtype.get_ref<const std::string&>();
   if (dtype_text == "F32") t.dtype = DType::kFp32;
   else if (dtype_text == "F16") t.dtype = DType::kFp16;
   else if (dtype_text == "BF16") t.dtype = DType::kBf16;
   else
-    bad(path, where + "unsupported dtype '" + dtype_text + "' (expected F32, F16 or BF16)");
+    bad(path, where + "unsupported dtype '" + printable(dtype_text) +
+                  "' (expected F32, F16 or BF16)");
 
   // Shape: non-negative integers whose product (the element count), and that times the dtype
   // size, fit in int64. A zero dimension makes the count 0 whatever the other dimensions are.
   const json& shape = field("shape");
   const std::string shape_rule = "\"shape\" must be an array of integers >= 0, found ";
-  if (!shape.is_array()) bad(path, where + shape_rule + describe(shape));
+  if (!shape.is_array()) bad(path, where + shape_rule + describe_json(shape));
   bool has_zero = false;
   for (const json& d : shape) {
     std::uint64_t n = 0;
-    if (!as_count(d, n) || n > std::uint64_t(INT64_MAX)) bad(path, where + shape_rule + describe(shape));
+    if (!as_count(d, n) || n > std::uint64_t(INT64_MAX))
+      bad(path, where + shape_rule + describe_json(shape));
     t.shape.push_back(std::int64_t(n));
     has_zero = has_zero || n == 0;
   }
@@ -108,7 +99,8 @@ SafetensorsTensor parse_entry(const std::string& path, const std::string& name, 
   } else {
     for (auto d : t.shape)
       if (__builtin_mul_overflow(numel, d, &numel))
-        bad(path, where + "\"shape\" " + shape_text(t.shape) + " has more elements than fit in 64 bits");
+        bad(path, where + "\"shape\" " + shape_text(t.shape) +
+                      " has more elements than fit in 64 bits");
   }
   if (__builtin_mul_overflow(numel, std::int64_t(dtype_bytes(t.dtype)), &bytes))
     bad(path, where + "\"shape\" " + shape_text(t.shape) + " is too large in bytes");
@@ -118,7 +110,7 @@ SafetensorsTensor parse_entry(const std::string& path, const std::string& name, 
   if (!offsets.is_array() || offsets.size() != 2 || !as_count(offsets[0], begin) ||
       !as_count(offsets[1], end) || begin > end)
     bad(path, where + "\"data_offsets\" must be [begin, end] with 0 <= begin <= end, found " +
-                  describe(offsets));
+                  describe_json(offsets));
   if (end > data_bytes)
     bad(path, where + "data_offsets end " + std::to_string(end) + " is beyond the data section (" +
                   std::to_string(data_bytes) + " bytes; truncated file?)");
@@ -143,34 +135,49 @@ void check_no_overlap(const std::string& path, const std::vector<SafetensorsTens
   const SafetensorsTensor* reach = nullptr;  // the tensor reaching furthest so far
   for (const auto* t : by_offset) {
     if (reach && t->begin < reach->end)
-      bad(path, "tensors '" + reach->name + "' [" + std::to_string(reach->begin) + ", " +
-                    std::to_string(reach->end) + ") and '" + t->name + "' [" +
+      bad(path, "tensors '" + printable(reach->name) + "' [" + std::to_string(reach->begin) + ", " +
+                    std::to_string(reach->end) + ") and '" + printable(t->name) + "' [" +
                     std::to_string(t->begin) + ", " + std::to_string(t->end) + ") overlap");
     if (!reach || t->end > reach->end) reach = t;
   }
 }
 
-// Widens n elements of `dtype` at `src` (little-endian, unaligned) to fp32.
-void convert_to_f32(DType dtype, const std::byte* src, std::int64_t n, float* dst) {
-  if (dtype == DType::kFp32) {  // memcpy, in chunks: src may be unaligned
-    const std::int64_t chunks = (n + kParallelElements - 1) / kParallelElements;
-#pragma omp parallel for schedule(static) if (chunks > 1)
-    for (std::int64_t c = 0; c < chunks; ++c) {
-      const std::int64_t first = c * kParallelElements;
-      const std::int64_t count = std::min(kParallelElements, n - first);
-      std::memcpy(dst + first, src + first * 4, std::size_t(count) * sizeof(float));
-    }
+// Widens elements [first, first + count) of `dtype` at `src` (little-endian, unaligned) to fp32.
+void convert_range(DType dtype, const std::byte* src, float* dst, std::int64_t first,
+                   std::int64_t count) {
+  if (dtype == DType::kFp32) {  // memcpy: src may be unaligned
+    std::memcpy(dst + first, src + first * 4, std::size_t(count) * sizeof(float));
     return;
   }
   const bool fp16 = dtype == DType::kFp16;
-#pragma omp parallel for schedule(static) if (n > kParallelElements)
-  for (std::int64_t i = 0; i < n; ++i) {
+  for (std::int64_t i = first; i < first + count; ++i) {
     const auto bits = std::uint16_t(std::uint16_t(src[2 * i]) | std::uint16_t(src[2 * i + 1]) << 8);
     dst[i] = fp16 ? fp16_to_fp32(bits) : bf16_to_fp32(bits);
   }
 }
 
+// Widens n elements of `dtype` at `src` to fp32, in chunks spread over the OpenMP threads.
+void convert_to_f32(DType dtype, const std::byte* src, std::int64_t n, float* dst) {
+  const std::int64_t chunks = (n + kChunkElements - 1) / kChunkElements;
+  // Small tensors (norms, biases) stay out of OpenMP entirely: even a parallel region with
+  // if(false) costs libgomp a thread-pool handshake, slow under OMP_WAIT_POLICY=passive.
+  if (chunks <= 1) {
+    convert_range(dtype, src, dst, 0, n);
+    return;
+  }
+#pragma omp parallel for schedule(static)
+  for (std::int64_t c = 0; c < chunks; ++c)
+    convert_range(dtype, src, dst, c * kChunkElements,
+                  std::min(kChunkElements, n - c * kChunkElements));
+}
+
 }  // namespace
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
 
 std::int64_t SafetensorsTensor::numel() const {
   // Validated: the product fits, but only once a zero dimension is taken into account.
@@ -234,14 +241,17 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
     } catch (const json::exception& e) {
       bad(path, std::string("header is not valid JSON (") + e.what() + ")");
     }
-    if (!header.is_object()) bad(path, "header must be a JSON object, found " + describe(header));
-    if (!duplicate.empty()) bad(path, "tensor '" + duplicate + "' is listed twice in the header");
+    if (!header.is_object())
+      bad(path, "header must be a JSON object, found " + describe_json(header));
+    if (!duplicate.empty())
+      bad(path, "tensor '" + printable(duplicate) + "' is listed twice in the header");
 
     for (const auto& [name, value] : header.items()) {
       if (name == "__metadata__") {  // free-form string map (format, producer): checked, unused
         bool ok = value.is_object();
         for (const auto& v : value) ok = ok && v.is_string();
-        if (!ok) bad(path, "\"__metadata__\" must be an object of strings, found " + describe(value));
+        if (!ok)
+          bad(path, "\"__metadata__\" must be an object of strings, found " + describe_json(value));
         continue;
       }
       tensors_.push_back(parse_entry(path, name, value, data_bytes));

@@ -27,6 +27,9 @@ struct SafetensorsTensor {
   std::int64_t numel() const;
 };
 
+// "[a, b]": a shape as error messages print it.
+std::string shape_text(const std::vector<std::int64_t>& shape);
+
 // An open safetensors file. Move-only: it owns the mapping and unmaps it when destroyed.
 class SafetensorsFile {
  public:

@@ -1,5 +1,5 @@
 // Model weights: which tensors a Llama has (by their Hugging Face names), where their values
-// come from (a WeightSource: seeded random numbers, or later a checkpoint), and the engine's
+// come from (a WeightSource: seeded random numbers, or a checkpoint: hf_checkpoint.h), and the engine's
 // layout of them in backend memory (Weights), where q/k/v and gate/up are fused row-wise so
 // each is one GEMM.
 #pragma once

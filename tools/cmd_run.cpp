@@ -7,7 +7,7 @@
 #include <iostream>
 #include <memory>
 
-#include "engine/cpu_backend.h"
+#include "engine/backend_factory.h"
 #include "engine/error.h"
 #include "engine/hf_checkpoint.h"
 #include "tools/commands.h"
@@ -49,7 +49,10 @@ std::unique_ptr<Model> build_model(const CaseSpec& spec, Backend& backend, bool 
 int run_benchmarks(const RunOptions& opts, const std::string& command_line) {
   const RunPlan plan = make_plan(opts);  // every input check happens here, before any row
   const auto origin = std::chrono::steady_clock::now();  // trace timestamps count from here
-  CpuBackend backend(plan.threads);
+  if (!plan.backend_notice.empty() && !opts.quiet) fmt::print(stderr, "{}\n", plan.backend_notice);
+  const std::unique_ptr<Backend> backend_ptr =
+      make_backend(plan.backend, plan.threads, opts.sync_check);
+  Backend& backend = *backend_ptr;
   const Peaks peaks = resolve_peaks(plan.backend, plan.threads, opts.peak_bw_gbps,
                                     opts.peak_tflops, opts.quiet);
   if (!opts.quiet)
@@ -60,6 +63,7 @@ int run_benchmarks(const RunOptions& opts, const std::string& command_line) {
   RunInfo info = current_run_info();
   info.command_line = command_line;
   info.threads = plan.threads;
+  if (backend.name() != "cpu") info.gpu = backend.device_description();
   info.peaks = peaks;
   const std::int64_t run_id = store.begin_run(info);
 
@@ -133,6 +137,10 @@ void add_run_command(CLI::App& root, CommandContext& ctx) {
                   "off|steps|ops: trace one extra repetition per case into the database")
       ->capture_default_str();
   cmd->add_flag("--quiet", opts->quiet, "No progress or notices on stderr");
+  cmd->add_flag("--sync-check", opts->sync_check,
+                "CUDA: synchronise and check after every op (blames async faults on the op)");
+  cmd->add_flag("--profile-range", opts->profile_range,
+                "Wrap measured repetitions in cudaProfilerStart/Stop (nsys --capture-range)");
   cmd->callback([opts, prompt_len, &ctx] {
     opts->prompt_len_given = prompt_len->count() > 0;
     ctx.exit_code = run_benchmarks(*opts, ctx.command_line);

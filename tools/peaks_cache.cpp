@@ -79,6 +79,9 @@ Peaks resolve_peaks(const std::string& backend, int threads, std::optional<doubl
     p.source = "given by --peak-bw-gbps and --peak-tflops";
     return p;
   }
+  if (backend != "cpu")  // the CUDA roofline (D2D copy, cuBLAS GEMM) is not implemented yet
+    throw BadInput("--backend " + backend + ": no measured roofline for this backend yet; pass "
+                   "--peak-bw-gbps and --peak-tflops");
   const std::string key = roofline_cache_key(backend, threads);
   json cache = load_cache();
   double bw = 0, tf = 0;

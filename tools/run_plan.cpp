@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/backend_factory.h"
 #include "engine/error.h"
 #include "engine/hf_checkpoint.h"
 #include "tools/cli_values.h"
@@ -83,19 +84,16 @@ std::vector<std::int32_t> read_prompt_ids(const std::string& value) {
 RunPlan make_plan(const RunOptions& o) {
   RunPlan plan;
   // ---- scalar flags ----
-  if (o.backend == "auto" || o.backend == "cpu")
-    plan.backend = "cpu";  // the CUDA backend is not built into this version
-  else if (o.backend == "cuda")
-    throw BadInput("--backend cuda: this llmbench was built without the CUDA backend");
-  else
-    throw BadInput("--backend: expected auto, cpu or cuda, got '" + o.backend + "'");
+  const BackendChoice choice = choose_backend(o.backend);
+  plan.backend = choice.name;
+  plan.backend_notice = choice.notice;
   const auto dtypes = parse_word_list("--dtype", o.dtype);
   std::vector<DType> dts;
   for (const auto& d : dtypes) {
     auto t = parse_dtype(d);
     if (!t) throw BadInput("--dtype: expected fp32, fp16 or bf16, got '" + d + "'");
-    if (plan.backend == "cpu" && *t != DType::kFp32)
-      throw BadInput("--dtype " + d + ": the cpu backend runs fp32 only");
+    if (*t != DType::kFp32)  // fp16/bf16 come with the CUDA backend's reduced-precision path
+      throw BadInput("--dtype " + d + ": the " + plan.backend + " backend runs fp32 only in this version");
     dts.push_back(*t);
   }
   const int warmup = parse_int("--warmup", o.warmup, 0, 1000000);
@@ -167,6 +165,7 @@ RunPlan make_plan(const RunOptions& o) {
             s.distinct_prompts = o.distinct_prompts;
             s.trace = *trace;
             s.prompt = prompt_ids;
+            s.profile_range = o.profile_range;
             plan.cases.push_back(s);
           }
   }

@@ -29,11 +29,14 @@ struct RunOptions {
   std::string trace = "ops";  // off | steps | ops
   std::optional<double> peak_bw_gbps, peak_tflops;
   bool quiet = false;
+  bool sync_check = false;     // CUDA: synchronise and check after every op
+  bool profile_range = false;  // bracket measured repetitions with cudaProfilerStart/Stop
 };
 
 struct RunPlan {
   std::vector<CaseSpec> cases;  // in run order: model, dtype, batch, prompt_len, new tokens
-  std::string backend;          // resolved ("cpu")
+  std::string backend;          // resolved: "cpu" or "cuda"
+  std::string backend_notice;   // why auto chose what it chose, when worth saying
   int threads = 0;              // resolved
 };
 

@@ -178,7 +178,8 @@ TEST(Checkpoint, ShardedLoadingMatchesUnsharded) {
     const std::string name2 = "model-00002-of-00002.safetensors";
     write_safetensors((sharded / name1).string(), first, random, DType::kBf16);
     write_safetensors((sharded / name2).string(), second, random, DType::kBf16);
-    json index = {{"metadata", {{"total_size", 2 * c.total_params()}}}, {"weight_map", json::object()}};
+    json index = {{"metadata", {{"total_size", 2 * c.total_params()}}},
+                  {"weight_map", json::object()}};
     for (const auto& s : first) index["weight_map"][s.name] = name1;
     for (const auto& s : second) index["weight_map"][s.name] = name2;
     write_bytes(sharded / "model.safetensors.index.json", index.dump(2));
@@ -377,6 +378,10 @@ TEST(CheckpointConfig, ErrorsNameTheProblem) {
   expect_mentions(error_of(with("hidden_act", "gelu")), {"\"hidden_act\"", "gelu"});
   expect_mentions(error_of(with("num_key_value_heads", 3)),
                   {"head count is not a multiple of the KV head count"});
+  write_bytes(dir / "config.json",
+              "{\"architectures\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
+  expect_mentions(bad_input_of([&] { read_hf_config(dir.string()); }),
+                  {"\"architectures\" must hold strings, found array of 1 elements"});
   write_bytes(dir / "config.json", "{\"hidden_size\": ");
   expect_mentions(bad_input_of([&] { read_hf_config(dir.string()); }), {"not valid JSON"});
   write_bytes(dir / "config.json", "[1, 2]");
@@ -399,7 +404,8 @@ json two_tensors() {
 }
 
 // The BadInput message of opening a file of `header` and `data_bytes` zero bytes of data.
-std::string open_error(const fs::path& path, const std::string& header, std::size_t data_bytes = 22) {
+std::string open_error(const fs::path& path, const std::string& header,
+                       std::size_t data_bytes = 22) {
   write_bytes(path, safetensors_bytes(header, std::string(data_bytes, '\0')));
   return bad_input_of([&] { SafetensorsFile file(path.string()); });
 }
@@ -436,8 +442,8 @@ TEST(SafetensorsHeader, LengthFieldErrors) {
   expect_mentions(bad_input_of([&] { SafetensorsFile file(path.string()); }),
                   {"header length 150000000 is over the limit of 100000000 bytes"});
   fs::remove(path);  // sparse, but 200 MB to anything that copies the scratch directory
-  expect_mentions(bad_input_of([&] { SafetensorsFile file((path.parent_path() / "none").string()); }),
-                  {"cannot open"});
+  const std::string none = (path.parent_path() / "none").string();
+  expect_mentions(bad_input_of([&] { SafetensorsFile file(none); }), {"cannot open"});
   expect_mentions(bad_input_of([&] { SafetensorsFile file(path.parent_path().string()); }),
                   {"not a regular file"});
 }
@@ -451,10 +457,19 @@ TEST(SafetensorsHeader, JsonErrors) {
   json j = two_tensors();
   j["__metadata__"] = {{"format", 1}};
   expect_mentions(open_error(path, j.dump()), {"\"__metadata__\" must be an object of strings"});
+  // Nesting a hundred thousand levels deep is parsed, described and freed without recursion,
+  // and a name read from the file cannot break the message over two lines.
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  expect_mentions(open_error(path, "{\"a\": " + deep + "}"),
+                  {"tensor 'a': expected an object", "found array of 1 elements"});
+  const std::string multiline = open_error(path, "{\"a\\nb\": 5}");
+  expect_mentions(multiline, {"tensor 'a?b'"});
+  EXPECT_EQ(multiline.find('\n'), std::string::npos);
   j = two_tensors();
   j["a"] = 7;
   expect_mentions(open_error(path, j.dump()),
-                  {"tensor 'a': expected an object with dtype, shape and data_offsets, found number 7"});
+                  {"tensor 'a': expected an object with dtype, shape and data_offsets, "
+                   "found number 7"});
 }
 
 TEST(SafetensorsHeader, EntryFieldErrors) {
@@ -466,14 +481,19 @@ TEST(SafetensorsHeader, EntryFieldErrors) {
     return open_error(path, j.dump());
   };
   for (const char* key : {"dtype", "shape", "data_offsets"})
-    expect_mentions(error_of(key, nullptr), {path.string(), "tensor 'b': missing \"" + std::string(key) + "\""});
-  const json number = 16, text = "F16", negative = {-3}, fractional = {1.5}, huge = {1u << 31, 1u << 31, 1u << 31};
-  expect_mentions(error_of("dtype", &number), {"tensor 'b': \"dtype\" must be a string, found number 16"});
+    expect_mentions(error_of(key, nullptr),
+                    {path.string(), "tensor 'b': missing \"" + std::string(key) + "\""});
+  const json number = 16, text = "F16", negative = {-3}, fractional = {1.5};
+  const json huge = {1u << 31, 1u << 31, 1u << 31};
+  expect_mentions(error_of("dtype", &number),
+                  {"tensor 'b': \"dtype\" must be a string, found number 16"});
   const json i8 = "I8", f64 = "F64";
-  expect_mentions(error_of("dtype", &i8), {"tensor 'b': unsupported dtype 'I8' (expected F32, F16 or BF16)"});
+  expect_mentions(error_of("dtype", &i8),
+                  {"tensor 'b': unsupported dtype 'I8' (expected F32, F16 or BF16)"});
   expect_mentions(error_of("dtype", &f64), {"unsupported dtype 'F64'"});
-  expect_mentions(error_of("shape", &text), {"\"shape\" must be an array of integers >= 0, found string"});
-  expect_mentions(error_of("shape", &negative), {"\"shape\" must be an array of integers >= 0, found array [-3]"});
+  const std::string shape_rule = "\"shape\" must be an array of integers >= 0, found ";
+  expect_mentions(error_of("shape", &text), {shape_rule + "string"});
+  expect_mentions(error_of("shape", &negative), {shape_rule + "array [-3]"});
   expect_mentions(error_of("shape", &fractional), {"\"shape\" must be an array"});
   expect_mentions(error_of("shape", &huge), {"has more elements than fit in 64 bits"});
   const json one = {16}, reversed = {22, 16}, neg = {-2, 22}, strings = {"16", "22"};
@@ -482,7 +502,8 @@ TEST(SafetensorsHeader, EntryFieldErrors) {
                     {"tensor 'b': \"data_offsets\" must be [begin, end] with 0 <= begin <= end"});
   const json wrong_size = {16, 20};
   expect_mentions(error_of("data_offsets", &wrong_size),
-                  {"tensor 'b': data_offsets [16, 20) hold 4 bytes, expected 6 (shape [3] of F16)"});
+                  {"tensor 'b': data_offsets [16, 20) hold 4 bytes, "
+                   "expected 6 (shape [3] of F16)"});
   const json shape4 = {4};
   expect_mentions(error_of("shape", &shape4), {"hold 6 bytes, expected 8"});
 }
@@ -494,10 +515,12 @@ TEST(SafetensorsHeader, OffsetErrors) {
   j["b"]["shape"] = {7};
   j["b"]["data_offsets"] = {16, 30};
   expect_mentions(open_error(path, j.dump()),
-                  {path.string(), "tensor 'b': data_offsets end 30 is beyond the data section (22 bytes; truncated file?)"});
+                  {path.string(), "tensor 'b': data_offsets end 30 is beyond the data section "
+                                  "(22 bytes; truncated file?)"});
   // Truncated: a valid file cut short.
   expect_mentions(open_error(path, two_tensors().dump(), 20),
-                  {"tensor 'b': data_offsets end 22 is beyond the data section (20 bytes; truncated file?)"});
+                  {"tensor 'b': data_offsets end 22 is beyond the data section "
+                   "(20 bytes; truncated file?)"});
   // Overlapping.
   j = two_tensors();
   j["b"]["data_offsets"] = {12, 18};
@@ -535,6 +558,12 @@ TEST(CheckpointWeightsErrors, MissingTensorWrongShapeAndMissingHead) {
   expect_mentions(error_with(reshaped),
                   {"tensor 'model.layers.0.self_attn.v_proj.weight' has shape [32, 65], "
                    "expected [32, 64]"});
+  // A config with absurdly many layers fails at the first missing one, at once.
+  write_safetensors(file, specs, random, DType::kFp16);
+  ModelConfig deep = c;
+  deep.n_layers = 2'000'000'000;
+  expect_mentions(bad_input_of([&] { CheckpointWeights w(dir.string(), deep); }),
+                  {"tensor 'model.layers.2.input_layernorm.weight' is missing"});
   auto headless = specs;
   headless.pop_back();
   expect_mentions(error_with(headless),
@@ -575,8 +604,8 @@ TEST(CheckpointWeightsErrors, IndexErrors) {
   expect_mentions(error_of(j), {"tensor 'model.norm.weight': file name must be a string"});
   j = good;
   j["weight_map"]["model.norm.weight"] = "model-00002-of-00002.safetensors";
-  expect_mentions(error_of(j), {"tensor 'model.norm.weight' is in 'model-00002-of-00002.safetensors', "
-                                "which is not a file"});
+  expect_mentions(error_of(j), {"tensor 'model.norm.weight' is in "
+                                "'model-00002-of-00002.safetensors', which is not a file"});
   j = good;
   j["weight_map"]["model.extra.weight"] = "shard.safetensors";
   expect_mentions(error_of(j), {"tensor 'model.extra.weight' is listed in 'shard.safetensors', "

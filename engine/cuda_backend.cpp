@@ -1,0 +1,240 @@
+// CudaBackend (see cuda_backend.h): one stream, one cuBLAS handle, kernels/cuda launchers.
+#include "engine/cuda_backend.h"
+
+#include <cublas_v2.h>
+#include <cuda_profiler_api.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <vector>
+
+#include "engine/error.h"
+#include "kernels/cuda/argmax.cuh"
+#include "kernels/cuda/attention.cuh"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/elementwise.cuh"
+#include "kernels/cuda/embedding.cuh"
+#include "kernels/cuda/gemm.cuh"
+#include "kernels/cuda/kv_cache.cuh"
+#include "kernels/cuda/rmsnorm.cuh"
+#include "kernels/cuda/rope.cuh"
+#include "kernels/cuda/swiglu.cuh"
+
+namespace llmbench {
+
+namespace {
+
+std::string version_text(int v) {  // 13000 -> "13.0"
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+// Times traced ops with CUDA events recorded on the backend's stream: no synchronisation
+// while ops are issued. Event pairs come from a pool that grows to the largest step and is
+// reused. Times are placed on the host timeline through an anchor: an event recorded, and
+// synchronised, together with a host clock reading when the timer is created.
+class CudaEventTimer final : public OpTimer {
+ public:
+  explicit CudaEventTimer(cudaStream_t stream) : stream_(stream) {
+    LLMBENCH_CUDA_CHECK(cudaEventCreate(&anchor_));
+    LLMBENCH_CUDA_CHECK(cudaEventRecord(anchor_, stream_));
+    LLMBENCH_CUDA_CHECK(cudaEventSynchronize(anchor_));
+    anchor_host_ = std::chrono::steady_clock::now();
+  }
+  ~CudaEventTimer() override {
+    for (auto e : starts_) LLMBENCH_CUDA_CHECK_NOTHROW(cudaEventDestroy(e));
+    for (auto e : stops_) LLMBENCH_CUDA_CHECK_NOTHROW(cudaEventDestroy(e));
+    LLMBENCH_CUDA_CHECK_NOTHROW(cudaEventDestroy(anchor_));
+  }
+  CudaEventTimer(const CudaEventTimer&) = delete;
+  CudaEventTimer& operator=(const CudaEventTimer&) = delete;
+
+  void start(int slot) override {
+    while (std::size_t(slot) >= starts_.size()) {
+      cudaEvent_t a, b;
+      LLMBENCH_CUDA_CHECK(cudaEventCreate(&a));
+      LLMBENCH_CUDA_CHECK(cudaEventCreate(&b));
+      starts_.push_back(a);
+      stops_.push_back(b);
+    }
+    LLMBENCH_CUDA_CHECK(cudaEventRecord(starts_[slot], stream_));
+  }
+  void stop(int slot) override { LLMBENCH_CUDA_CHECK(cudaEventRecord(stops_[slot], stream_)); }
+  void resolve(int slot, std::chrono::steady_clock::time_point origin, std::int64_t& start_ns,
+               std::int64_t& dur_ns) override {
+    float from_anchor_ms = 0, dur_ms = 0;
+    LLMBENCH_CUDA_CHECK(cudaEventSynchronize(stops_[slot]));
+    LLMBENCH_CUDA_CHECK(cudaEventElapsedTime(&from_anchor_ms, anchor_, starts_[slot]));
+    LLMBENCH_CUDA_CHECK(cudaEventElapsedTime(&dur_ms, starts_[slot], stops_[slot]));
+    const auto anchor_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(anchor_host_ - origin).count();
+    start_ns = anchor_ns + std::int64_t(double(from_anchor_ms) * 1e6);
+    dur_ns = std::int64_t(double(dur_ms) * 1e6);
+  }
+
+ private:
+  cudaStream_t stream_;
+  cudaEvent_t anchor_{};
+  std::chrono::steady_clock::time_point anchor_host_;
+  std::vector<cudaEvent_t> starts_, stops_;
+};
+
+}  // namespace
+
+struct CudaBackend::Impl {
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  cublasHandle_t cublas = nullptr;
+};
+
+int cuda_device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();  // clear the sticky "no device / no driver" error
+    return 0;
+  }
+  return n;
+}
+
+CudaDeviceInfo query_cuda_device(int device) {
+  CudaDeviceInfo info;
+  cudaDeviceProp prop{};
+  LLMBENCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  info.name = prop.name;
+  info.sm_count = prop.multiProcessorCount;
+  info.memory_bus_bits = prop.memoryBusWidth;
+  info.memory_gib = double(prop.totalGlobalMem) / double(1ULL << 30);
+  int khz = 0;
+  LLMBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device));
+  info.sm_clock_mhz = khz / 1000;
+  LLMBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, device));
+  info.memory_clock_mhz = khz / 1000;
+  // Double data rate: two transfers per clock over the bus.
+  info.datasheet_bandwidth_gbps = 2.0 * double(khz) * 1e3 * info.memory_bus_bits / 8 / 1e9;
+  int v = 0;
+  LLMBENCH_CUDA_CHECK(cudaDriverGetVersion(&v));
+  info.driver_version = version_text(v);
+  LLMBENCH_CUDA_CHECK(cudaRuntimeGetVersion(&v));
+  info.runtime_version = version_text(v);
+  return info;
+}
+
+CudaBackend::CudaBackend(int device, bool sync_check)
+    : impl_(std::make_unique<Impl>()), sync_check_(sync_check) {
+  const int n = cuda_device_count();
+  if (device < 0 || device >= n)
+    throw BadInput("--backend cuda: no CUDA device " + std::to_string(device) + " (" +
+                   std::to_string(n) + " found)");
+  impl_->device = device;
+  LLMBENCH_CUDA_CHECK(cudaSetDevice(device));
+  info_ = query_cuda_device(device);
+  LLMBENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking));
+  LLMBENCH_CUBLAS_CHECK(cublasCreate(&impl_->cublas));
+  LLMBENCH_CUBLAS_CHECK(cublasSetStream(impl_->cublas, impl_->stream));
+}
+
+CudaBackend::~CudaBackend() {
+  if (impl_->cublas) LLMBENCH_CUBLAS_CHECK_NOTHROW(cublasDestroy(impl_->cublas));
+  if (impl_->stream) LLMBENCH_CUDA_CHECK_NOTHROW(cudaStreamDestroy(impl_->stream));
+}
+
+std::string CudaBackend::device_description() const {
+  return info_.name + ", " + std::to_string(info_.sm_count) + " SMs, driver " +
+         info_.driver_version + ", runtime " + info_.runtime_version;
+}
+
+Buffer CudaBackend::alloc(std::size_t bytes) {
+  void* p = nullptr;
+  const cudaError_t rc = cudaMalloc(&p, bytes == 0 ? 256 : bytes);
+  if (rc != cudaSuccess)
+    throw Error("cuda backend: cannot allocate " + std::to_string(bytes) + " bytes (" +
+                cudaGetErrorString(rc) + ")");
+  return Buffer(p, bytes, [](void* q) { LLMBENCH_CUDA_CHECK_NOTHROW(cudaFree(q)); });
+}
+
+void CudaBackend::to_device(void* dst, const void* src, std::size_t bytes) {
+  LLMBENCH_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, impl_->stream));
+  after_op("to_device");
+}
+
+void CudaBackend::to_host(void* dst, const void* src, std::size_t bytes) {
+  LLMBENCH_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, impl_->stream));
+  LLMBENCH_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));
+}
+
+void CudaBackend::synchronize() { LLMBENCH_CUDA_CHECK(cudaStreamSynchronize(impl_->stream)); }
+
+std::unique_ptr<OpTimer> CudaBackend::make_op_timer() {
+  return std::make_unique<CudaEventTimer>(impl_->stream);
+}
+
+void CudaBackend::profiler_start() {
+  synchronize();  // start the capture with an idle stream
+  LLMBENCH_CUDA_CHECK(cudaProfilerStart());
+}
+
+void CudaBackend::profiler_stop() {
+  synchronize();
+  LLMBENCH_CUDA_CHECK(cudaProfilerStop());
+}
+
+void CudaBackend::after_op(const char* op) {
+  if (!sync_check_) return;
+  const cudaError_t rc = cudaStreamSynchronize(impl_->stream);
+  if (rc != cudaSuccess)
+    throw Error(std::string("--sync-check: op '") + op + "' failed: " + cudaGetErrorString(rc));
+}
+
+void CudaBackend::embedding(float* out, const float* table, const std::int32_t* tokens,
+                            int n_tokens, int dim) {
+  cuda::embedding(out, table, tokens, n_tokens, dim, impl_->stream);
+  after_op("embedding");
+}
+void CudaBackend::rmsnorm(float* out, const float* x, const float* weight, int n_rows, int dim,
+                          float eps) {
+  cuda::rmsnorm(out, x, weight, n_rows, dim, eps, impl_->stream);
+  after_op("rmsnorm");
+}
+void CudaBackend::matmul(float* out, const float* x, const float* w, int m, int n, int k,
+                         int lda) {
+  cuda::gemm_f32(impl_->cublas, out, x, w, m, n, k, lda);
+  after_op("matmul");
+}
+void CudaBackend::add_bias_rows(float* x, int n_rows, int stride, const float* bias, int n) {
+  cuda::add_bias_rows(x, n_rows, stride, bias, n, impl_->stream);
+  after_op("add_bias_rows");
+}
+void CudaBackend::rope(float* x, int n_rows, int row_stride, int n_heads, int head_dim,
+                       const std::int32_t* positions, float theta) {
+  cuda::rope(x, n_rows, row_stride, n_heads, head_dim, positions, theta, impl_->stream);
+  after_op("rope");
+}
+void CudaBackend::kv_cache_write(float* cache, const float* src, int src_stride, int batch,
+                                 int n_new, int past_len, int cache_seq, int kv_dim) {
+  cuda::kv_cache_write(cache, src, src_stride, batch, n_new, past_len, cache_seq, kv_dim,
+                       impl_->stream);
+  after_op("kv_cache_write");
+}
+void CudaBackend::attention(float* out, const float* q, const float* k_cache,
+                            const float* v_cache, const AttentionShape& shape) {
+  cuda::attention(out, q, k_cache, v_cache, shape, impl_->stream);
+  after_op("attention");
+}
+void CudaBackend::swiglu(float* out, const float* gate_up, int n_rows, int ffn_dim) {
+  cuda::swiglu(out, gate_up, n_rows, ffn_dim, impl_->stream);
+  after_op("swiglu");
+}
+void CudaBackend::add_inplace(float* x, const float* y, std::size_t n) {
+  cuda::add_inplace(x, y, n, impl_->stream);
+  after_op("add_inplace");
+}
+void CudaBackend::gather_rows(float* out, const float* x, const std::int32_t* rows, int n_rows,
+                              int dim) {
+  cuda::gather_rows(out, x, rows, n_rows, dim, impl_->stream);
+  after_op("gather_rows");
+}
+void CudaBackend::argmax_rows(std::int32_t* out, const float* x, int n_rows, int n_cols) {
+  cuda::argmax_rows(out, x, n_rows, n_cols, impl_->stream);
+  after_op("argmax_rows");
+}
+
+}  // namespace llmbench

@@ -1,0 +1,23 @@
+// Causal grouped-query attention over a KV cache on the GPU, for prefill (n_new > 1) and decode
+// (n_new == 1) alike. The spec is kernels/cpu/attention.h; the shape struct is the CPU one.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "kernels/cpu/attention.h"
+
+namespace llmbench::cuda {
+
+using cpu::AttentionShape;
+
+// Largest head_dim the kernel supports (every Llama-family model uses 64, 128 or 256).
+inline constexpr int kAttentionMaxHeadDim = 256;
+
+// out_h = softmax_j(q_h . k_j / sqrt(head_dim)) v_j over j in [0, past_len + t] for query t of
+// each sequence and query head h, reading kv head h / (n_heads / n_kv_heads). Layouts as in
+// kernels/cpu/attention.h; all pointers are device pointers. Any key count works (the keys are
+// processed in tiles). Throws llmbench::Error if head_dim > kAttentionMaxHeadDim.
+void attention(float* out, const float* q, const float* k_cache, const float* v_cache,
+               const AttentionShape& s, cudaStream_t stream);
+
+}  // namespace llmbench::cuda

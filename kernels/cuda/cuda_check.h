@@ -1,0 +1,106 @@
+// Checks for every CUDA runtime and cuBLAS call: a failure throws llmbench::Error carrying
+// file:line, the failed statement and the library's own error name and text. The _NOTHROW form is
+// for destructors (it prints to stderr and goes on), and LLMBENCH_CUDA_LAUNCH_CHECK() follows
+// every kernel launch (a bad launch configuration is reported by cudaGetLastError, not by the
+// launch itself). Host-only header; usable from .cpp and .cu files alike.
+// Deliberately not: a synchronising check (faults inside a kernel surface at the next
+// synchronisation; the backend's --sync-check mode is what blames them on the right op).
+#pragma once
+
+#include <cublas_api.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <string>
+
+#include "engine/error.h"
+
+namespace llmbench::cuda {
+
+// The enumerator name of a cuBLAS status ("CUBLAS_STATUS_INVALID_VALUE").
+inline const char* cublas_status_name(cublasStatus_t status) {
+  switch (status) {
+    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
+  }
+  return "CUBLAS_STATUS_<unknown>";
+}
+
+// "file:line: `statement` failed: detail", the message every check below carries.
+inline std::string check_failure_message(const char* file, int line, const char* statement,
+                                         const std::string& detail) {
+  return std::string(file) + ":" + std::to_string(line) + ": `" + statement +
+         "` failed: " + detail;
+}
+
+inline std::string cuda_error_detail(cudaError_t err) {
+  return std::string(cudaGetErrorName(err)) + " (" + cudaGetErrorString(err) + ")";
+}
+
+[[noreturn]] inline void throw_cuda_error(const char* file, int line, const char* statement,
+                                          cudaError_t err) {
+  throw Error(check_failure_message(file, line, statement, cuda_error_detail(err)));
+}
+
+[[noreturn]] inline void throw_cublas_error(const char* file, int line, const char* statement,
+                                            cublasStatus_t status) {
+  throw Error(check_failure_message(file, line, statement, cublas_status_name(status)));
+}
+
+inline void report_cuda_error(const char* file, int line, const char* statement,
+                              cudaError_t err) {
+  std::fprintf(stderr, "llmbench: %s\n",
+               check_failure_message(file, line, statement, cuda_error_detail(err)).c_str());
+}
+
+inline void report_cublas_error(const char* file, int line, const char* statement,
+                                cublasStatus_t status) {
+  std::fprintf(stderr, "llmbench: %s\n",
+               check_failure_message(file, line, statement, cublas_status_name(status)).c_str());
+}
+
+}  // namespace llmbench::cuda
+
+// LLMBENCH_CUDA_CHECK(cudaMalloc(&p, n)): throws llmbench::Error unless the call returns
+// cudaSuccess.
+#define LLMBENCH_CUDA_CHECK(stmt)                                                   \
+  do {                                                                              \
+    const cudaError_t llmbench_cuda_err_ = (stmt);                                  \
+    if (llmbench_cuda_err_ != cudaSuccess)                                          \
+      ::llmbench::cuda::throw_cuda_error(__FILE__, __LINE__, #stmt, llmbench_cuda_err_); \
+  } while (0)
+
+// For destructors and other places that must not throw: reports the failure on stderr.
+#define LLMBENCH_CUDA_CHECK_NOTHROW(stmt)                                            \
+  do {                                                                               \
+    const cudaError_t llmbench_cuda_err_ = (stmt);                                   \
+    if (llmbench_cuda_err_ != cudaSuccess)                                           \
+      ::llmbench::cuda::report_cuda_error(__FILE__, __LINE__, #stmt, llmbench_cuda_err_); \
+  } while (0)
+
+// After every kernel launch: throws if the launch itself failed (bad configuration, no kernel
+// image for this device, a sticky error from an earlier fault).
+#define LLMBENCH_CUDA_LAUNCH_CHECK() LLMBENCH_CUDA_CHECK(cudaGetLastError())
+
+// LLMBENCH_CUBLAS_CHECK(cublasCreate(&h)): throws unless the call returns CUBLAS_STATUS_SUCCESS.
+#define LLMBENCH_CUBLAS_CHECK(stmt)                                                       \
+  do {                                                                                    \
+    const cublasStatus_t llmbench_cublas_status_ = (stmt);                                \
+    if (llmbench_cublas_status_ != CUBLAS_STATUS_SUCCESS)                                 \
+      ::llmbench::cuda::throw_cublas_error(__FILE__, __LINE__, #stmt, llmbench_cublas_status_); \
+  } while (0)
+
+#define LLMBENCH_CUBLAS_CHECK_NOTHROW(stmt)                                                \
+  do {                                                                                     \
+    const cublasStatus_t llmbench_cublas_status_ = (stmt);                                 \
+    if (llmbench_cublas_status_ != CUBLAS_STATUS_SUCCESS)                                  \
+      ::llmbench::cuda::report_cublas_error(__FILE__, __LINE__, #stmt, llmbench_cublas_status_); \
+  } while (0)

@@ -1,0 +1,15 @@
+// Writing new keys/values into a preallocated KV cache on the GPU.
+// The spec is kernels/cpu/kv_cache.h.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+namespace llmbench::cuda {
+
+// src row (b * n_new + t) at src + row * src_stride holds kv_dim floats; it is copied to
+// cache[b, past_len + t, :], where cache is [batch, cache_seq, kv_dim] contiguous.
+// Device pointers; not bounds-checked (the engine checks past_len + n_new <= cache_seq).
+void kv_cache_write(float* cache, const float* src, int src_stride, int batch, int n_new,
+                    int past_len, int cache_seq, int kv_dim, cudaStream_t stream);
+
+}  // namespace llmbench::cuda

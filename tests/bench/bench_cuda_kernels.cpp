@@ -1,0 +1,344 @@
+// Google Benchmark timings of the CUDA kernels (kernels/cuda) and the cuBLAS GEMMs at llama2-7b
+// shapes (hidden 4096, ffn 11008, 32 heads of 128, vocab 32000), one decode row and a 16 x 512
+// prefill. Each iteration flushes the L2 cache (a memset of twice its size, outside the timed
+// span), then times the op alone with a pair of CUDA events on the benchmark's stream
+// (UseManualTime + SetIterationTime). Counters bytes_per_second (unique bytes read + written)
+// and flops_per_second are computed against that device time, here, rather than with kIsRate
+// (which Google Benchmark 1.7 divides by CPU time). Without a device every benchmark reports
+// SkipWithError. Not a test: correctness lives in tests/cuda; not run by ctest.
+#include <benchmark/benchmark.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "kernels/cuda/argmax.cuh"
+#include "kernels/cuda/attention.cuh"
+#include "kernels/cuda/convert.cuh"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/elementwise.cuh"
+#include "kernels/cuda/embedding.cuh"
+#include "kernels/cuda/gemm.cuh"
+#include "kernels/cuda/kv_cache.cuh"
+#include "kernels/cuda/rmsnorm.cuh"
+#include "kernels/cuda/rope.cuh"
+#include "kernels/cuda/swiglu.cuh"
+#include "tests/cuda/device_buffer.h"
+
+namespace llmbench::cuda {
+namespace {
+
+using test::DeviceBuffer;
+
+// llama2-7b.
+constexpr int kHidden = 4096;
+constexpr int kFfn = 11008;
+constexpr int kHeads = 32;
+constexpr int kKvHeads = 32;
+constexpr int kHeadDim = 128;
+constexpr int kVocab = 32000;
+constexpr int kPrefillRows = 16 * 512;  // batch 16 x prompt 512
+constexpr double kMinTimeS = 0.2;
+
+// ---- measurement -------------------------------------------------------------------------
+
+// One stream, an event pair and an L2-flush buffer, created per benchmark run.
+class DeviceTimer {
+ public:
+  DeviceTimer() {
+    LLMBENCH_CUDA_CHECK(cudaStreamCreate(&stream_));
+    LLMBENCH_CUDA_CHECK(cudaEventCreate(&start_));
+    LLMBENCH_CUDA_CHECK(cudaEventCreate(&stop_));
+    int device = 0, l2_bytes = 0;
+    LLMBENCH_CUDA_CHECK(cudaGetDevice(&device));
+    LLMBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
+    flush_ = DeviceBuffer<unsigned char>(2 * static_cast<std::size_t>(l2_bytes));
+  }
+  ~DeviceTimer() {
+    LLMBENCH_CUDA_CHECK_NOTHROW(cudaEventDestroy(stop_));
+    LLMBENCH_CUDA_CHECK_NOTHROW(cudaEventDestroy(start_));
+    LLMBENCH_CUDA_CHECK_NOTHROW(cudaStreamDestroy(stream_));
+  }
+  DeviceTimer(const DeviceTimer&) = delete;
+  DeviceTimer& operator=(const DeviceTimer&) = delete;
+
+  cudaStream_t stream() const { return stream_; }
+
+  // Runs the timing loop: per iteration, flush L2, then time enqueue() between two events.
+  // Sets bytes_per_second and flops_per_second from the summed device time.
+  void run(benchmark::State& state, double bytes, double flops,
+           const std::function<void()>& enqueue) {
+    enqueue();  // warm-up: first-launch costs (module load, cuBLAS heuristics) stay out
+    LLMBENCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    double total_s = 0.0;
+    for (auto _ : state) {
+      LLMBENCH_CUDA_CHECK(cudaMemsetAsync(flush_.get(), 0, flush_.size(), stream_));
+      LLMBENCH_CUDA_CHECK(cudaEventRecord(start_, stream_));
+      enqueue();
+      LLMBENCH_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+      LLMBENCH_CUDA_CHECK(cudaEventSynchronize(stop_));
+      float ms = 0.0f;
+      LLMBENCH_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+      state.SetIterationTime(ms * 1e-3);
+      total_s += ms * 1e-3;
+    }
+    const double iters = static_cast<double>(state.iterations());
+    if (total_s > 0.0) {
+      state.counters["bytes_per_second"] = benchmark::Counter(bytes * iters / total_s);
+      state.counters["flops_per_second"] = benchmark::Counter(flops * iters / total_s);
+    }
+  }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  DeviceBuffer<unsigned char> flush_{0};
+};
+
+// False (and the benchmark marked skipped with an error) when there is no device.
+bool have_device(benchmark::State& state) {
+  if (test::cuda_device_present()) return true;
+  state.SkipWithError("no CUDA device");
+  return false;
+}
+
+// A device array of n deterministic values in [-0.5, 0.5).
+DeviceBuffer<float> filled(std::size_t n) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i)
+    v[i] = static_cast<float>((i * 2654435761u) % 1000) / 1000 - 0.5f;
+  return DeviceBuffer<float>(v);
+}
+
+DeviceBuffer<int32_t> ids(std::size_t n, int32_t modulo) {
+  std::vector<int32_t> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<int32_t>((i * 7919u) % modulo);
+  return DeviceBuffer<int32_t>(v);
+}
+
+// ---- GEMMs: out[m, n] = x[m, k] . w[n, k]^T -----------------------------------------------
+
+enum class GemmType { kF32, kBf16, kF16 };
+
+void BM_gemm(benchmark::State& state, GemmType type) {
+  if (!have_device(state)) return;
+  const int m = state.range(0), n = state.range(1), k = state.range(2);
+  DeviceTimer timer;
+  CublasHandle cublas;
+  cublas.set_stream(timer.stream());
+  const std::size_t x_size = static_cast<std::size_t>(m) * k;
+  const std::size_t w_size = static_cast<std::size_t>(n) * k;
+  DeviceBuffer<float> x = filled(x_size), w = filled(w_size);
+  DeviceBuffer<float> out(static_cast<std::size_t>(m) * n);
+  DeviceBuffer<__nv_bfloat16> x_bf16(type == GemmType::kBf16 ? x_size : 0),
+      w_bf16(type == GemmType::kBf16 ? w_size : 0);
+  DeviceBuffer<__half> x_f16(type == GemmType::kF16 ? x_size : 0),
+      w_f16(type == GemmType::kF16 ? w_size : 0);
+  if (type == GemmType::kBf16) {
+    convert_f32_to_bf16(x_bf16.get(), x.get(), x_size, timer.stream());
+    convert_f32_to_bf16(w_bf16.get(), w.get(), w_size, timer.stream());
+  } else if (type == GemmType::kF16) {
+    convert_f32_to_f16(x_f16.get(), x.get(), x_size, timer.stream());
+    convert_f32_to_f16(w_f16.get(), w.get(), w_size, timer.stream());
+  }
+  const double element_bytes = type == GemmType::kF32 ? 4.0 : 2.0;
+  const double bytes = element_bytes * (static_cast<double>(x_size) + w_size) + 4.0 * m * n;
+  timer.run(state, bytes, 2.0 * m * n * k, [&] {
+    switch (type) {
+      case GemmType::kF32: gemm_f32(cublas.get(), out.get(), x.get(), w.get(), m, n, k, k); break;
+      case GemmType::kBf16:
+        gemm_bf16(cublas.get(), out.get(), x_bf16.get(), w_bf16.get(), m, n, k, k);
+        break;
+      case GemmType::kF16:
+        gemm_f16(cublas.get(), out.get(), x_f16.get(), w_f16.get(), m, n, k, k);
+        break;
+    }
+  });
+}
+
+void gemm_shapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"m", "n", "k"});
+  for (const int m : {1, 16, kPrefillRows}) {
+    b->Args({m, kHidden, kHidden});  // attention projections
+    b->Args({m, 2 * kFfn, kHidden});  // fused gate/up
+    b->Args({m, kHidden, kFfn});      // down
+  }
+  b->Args({1, kVocab, kHidden});  // LM head, decode
+}
+
+BENCHMARK_CAPTURE(BM_gemm, f32, GemmType::kF32)->Apply(gemm_shapes)->UseManualTime()
+    ->MinTime(kMinTimeS)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_gemm, bf16, GemmType::kBf16)->Apply(gemm_shapes)->UseManualTime()
+    ->MinTime(kMinTimeS)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_gemm, f16, GemmType::kF16)->Apply(gemm_shapes)->UseManualTime()
+    ->MinTime(kMinTimeS)->Unit(benchmark::kMicrosecond);
+
+// ---- attention ---------------------------------------------------------------------------
+
+void BM_attention(benchmark::State& state) {
+  if (!have_device(state)) return;
+  const int batch = state.range(0), n_new = state.range(1), past_len = state.range(2);
+  const int q_dim = kHeads * kHeadDim, kv_dim = kKvHeads * kHeadDim;
+  const AttentionShape s{.batch = batch,
+                         .n_new = n_new,
+                         .past_len = past_len,
+                         .n_heads = kHeads,
+                         .n_kv_heads = kKvHeads,
+                         .head_dim = kHeadDim,
+                         .q_stride = q_dim,
+                         .out_stride = q_dim,
+                         .cache_seq = past_len + n_new};
+  const std::size_t rows = static_cast<std::size_t>(batch) * n_new;
+  const std::size_t cache = static_cast<std::size_t>(batch) * s.cache_seq * kv_dim;
+  DeviceTimer timer;
+  DeviceBuffer<float> q = filled(rows * q_dim), k = filled(cache), v = filled(cache);
+  DeviceBuffer<float> out(rows * q_dim);
+  // Query t sees past_len + t + 1 keys: 2 * head_dim FLOPs for q.k and as many for p * v each.
+  double keys_seen = 0;
+  for (int t = 0; t < n_new; ++t) keys_seen += past_len + t + 1;
+  const double flops = 4.0 * kHeadDim * kHeads * batch * keys_seen;
+  const double bytes = 4.0 * (2.0 * rows * q_dim + 2.0 * cache);  // q, out, k, v once each
+  timer.run(state, bytes, flops, [&] {
+    attention(out.get(), q.get(), k.get(), v.get(), s, timer.stream());
+  });
+}
+BENCHMARK(BM_attention)
+    ->ArgNames({"batch", "n_new", "past"})
+    ->Args({1, 1, 512})
+    ->Args({1, 1, 4096})
+    ->Args({16, 1, 512})
+    ->Args({16, 1, 4096})
+    ->Args({1, 512, 0})
+    ->Args({16, 512, 0})
+    ->UseManualTime()
+    ->MinTime(kMinTimeS)
+    ->Unit(benchmark::kMicrosecond);
+
+// ---- per-row and elementwise kernels: one decode row, 16 rows, a 16 x 512 prefill --------
+
+void row_counts(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"rows"})->Arg(1)->Arg(16)->Arg(kPrefillRows);
+}
+
+void BM_rmsnorm(benchmark::State& state) {
+  if (!have_device(state)) return;
+  const int rows = state.range(0);
+  const std::size_t n = static_cast<std::size_t>(rows) * kHidden;
+  DeviceTimer timer;
+  DeviceBuffer<float> x = filled(n), weight = filled(kHidden), out(n);
+  timer.run(state, 4.0 * (2.0 * n + kHidden), 4.0 * n, [&] {
+    rmsnorm(out.get(), x.get(), weight.get(), rows, kHidden, 1e-5f, timer.stream());
+  });
+}
+BENCHMARK(BM_rmsnorm)->Apply(row_counts)->UseManualTime()->MinTime(kMinTimeS)
+    ->Unit(benchmark::kMicrosecond);
+
+void BM_rope(benchmark::State& state) {
+  if (!have_device(state)) return;
+  const int rows = state.range(0);
+  const std::size_t n = static_cast<std::size_t>(rows) * kHidden;
+  DeviceTimer timer;
+  DeviceBuffer<float> x = filled(n);
+  DeviceBuffer<int32_t> positions = ids(rows, 4096);
+  timer.run(state, 4.0 * 2.0 * n, 3.0 * n, [&] {
+    rope(x.get(), rows, kHidden, kHeads, kHeadDim, positions.get(), 10000.0f, timer.stream());
+  });
+}
+BENCHMARK(BM_rope)->Apply(row_counts)->UseManualTime()->MinTime(kMinTimeS)
+    ->Unit(benchmark::kMicrosecond);
+
+void BM_swiglu(benchmark::State& state) {
+  if (!have_device(state)) return;
+  const int rows = state.range(0);
+  const std::size_t n = static_cast<std::size_t>(rows) * kFfn;
+  DeviceTimer timer;
+  DeviceBuffer<float> gate_up = filled(2 * n), out(n);
+  timer.run(state, 4.0 * 3.0 * n, 5.0 * n, [&] {
+    swiglu(out.get(), gate_up.get(), rows, kFfn, timer.stream());
+  });
+}
+BENCHMARK(BM_swiglu)->Apply(row_counts)->UseManualTime()->MinTime(kMinTimeS)
+    ->Unit(benchmark::kMicrosecond);
+
+void BM_add_inplace(benchmark::State& state) {
+  if (!have_device(state)) return;
+  const std::size_t n = static_cast<std::size_t>(state.range(0)) * kHidden;
+  DeviceTimer timer;
+  DeviceBuffer<float> x = filled(n), y = filled(n);
+  timer.run(state, 4.0 * 3.0 * n, 1.0 * n,
+            [&] { add_inplace(x.get(), y.get(), n, timer.stream()); });
+}
+BENCHMARK(BM_add_inplace)->Apply(row_counts)->UseManualTime()->MinTime(kMinTimeS)
+    ->Unit(benchmark::kMicrosecond);
+
+void BM_embedding(benchmark::State& state) {
+  if (!have_device(state)) return;
+  const int rows = state.range(0);
+  DeviceTimer timer;
+  DeviceBuffer<float> table = filled(static_cast<std::size_t>(kVocab) * kHidden);
+  DeviceBuffer<float> out(static_cast<std::size_t>(rows) * kHidden);
+  DeviceBuffer<int32_t> tokens = ids(rows, kVocab);
+  timer.run(state, 4.0 * 2.0 * rows * kHidden, 0.0, [&] {
+    embedding(out.get(), table.get(), tokens.get(), rows, kHidden, timer.stream());
+  });
+}
+BENCHMARK(BM_embedding)->Apply(row_counts)->UseManualTime()->MinTime(kMinTimeS)
+    ->Unit(benchmark::kMicrosecond);
+
+void BM_kv_cache_write(benchmark::State& state) {
+  if (!have_device(state)) return;
+  const int batch = state.range(0), n_new = state.range(1), past_len = 512;
+  const int kv_dim = kKvHeads * kHeadDim, cache_seq = past_len + n_new;
+  DeviceTimer timer;
+  DeviceBuffer<float> cache(static_cast<std::size_t>(batch) * cache_seq * kv_dim);
+  DeviceBuffer<float> src = filled(static_cast<std::size_t>(batch) * n_new * kv_dim);
+  timer.run(state, 4.0 * 2.0 * batch * n_new * kv_dim, 0.0, [&] {
+    kv_cache_write(cache.get(), src.get(), kv_dim, batch, n_new, past_len, cache_seq, kv_dim,
+                   timer.stream());
+  });
+}
+BENCHMARK(BM_kv_cache_write)
+    ->ArgNames({"batch", "n_new"})
+    ->Args({1, 1})
+    ->Args({16, 1})
+    ->Args({16, 512})
+    ->UseManualTime()
+    ->MinTime(kMinTimeS)
+    ->Unit(benchmark::kMicrosecond);
+
+void BM_argmax(benchmark::State& state) {
+  if (!have_device(state)) return;
+  const int rows = state.range(0);
+  const std::size_t n = static_cast<std::size_t>(rows) * kVocab;
+  DeviceTimer timer;
+  DeviceBuffer<float> logits = filled(n);
+  DeviceBuffer<int32_t> out(rows);
+  timer.run(state, 4.0 * n, 0.0, [&] {
+    argmax_rows(out.get(), logits.get(), rows, kVocab, timer.stream());
+  });
+}
+BENCHMARK(BM_argmax)->ArgNames({"rows"})->Arg(1)->Arg(16)->UseManualTime()->MinTime(kMinTimeS)
+    ->Unit(benchmark::kMicrosecond);
+
+void BM_convert_f32_to_bf16(benchmark::State& state) {
+  if (!have_device(state)) return;
+  const std::size_t n = static_cast<std::size_t>(kHidden) * kHidden;  // one square weight
+  DeviceTimer timer;
+  DeviceBuffer<float> x = filled(n);
+  DeviceBuffer<__nv_bfloat16> out(n);
+  timer.run(state, 6.0 * n, 0.0, [&] {
+    convert_f32_to_bf16(out.get(), x.get(), n, timer.stream());
+  });
+}
+BENCHMARK(BM_convert_f32_to_bf16)->UseManualTime()->MinTime(kMinTimeS)
+    ->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace llmbench::cuda
+
+BENCHMARK_MAIN();
