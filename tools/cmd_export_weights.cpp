@@ -15,6 +15,7 @@
 #include "engine/weights.h"
 #include "tools/cli_values.h"
 #include "tools/commands.h"
+#include "tools/hf_config_writer.h"
 #include "tools/safetensors_writer.h"
 
 namespace llmbench {
@@ -22,33 +23,6 @@ namespace llmbench {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A float config value as the decimal it was written as (1e-5f -> 1e-05, not 9.99999974e-06).
-double decimal(float v) { return std::stod(fmt::format("{}", v)); }
-
-// The Hugging Face config.json of `c` (LlamaForCausalLM, or Qwen2ForCausalLM with q/k/v bias).
-nlohmann::ordered_json hf_config(const ModelConfig& c, DType dtype) {
-  static constexpr const char* kTorchDtype[] = {"float32", "float16", "bfloat16"};
-  nlohmann::ordered_json j;
-  j["architectures"] = {c.qkv_bias ? "Qwen2ForCausalLM" : "LlamaForCausalLM"};
-  j["model_type"] = c.qkv_bias ? "qwen2" : "llama";
-  j["hidden_size"] = c.dim;
-  j["intermediate_size"] = c.ffn_dim;
-  j["num_hidden_layers"] = c.n_layers;
-  j["num_attention_heads"] = c.n_heads;
-  j["num_key_value_heads"] = c.n_kv_heads;
-  j["head_dim"] = c.head_dim();
-  j["vocab_size"] = c.vocab_size;
-  j["max_position_embeddings"] = c.max_seq_len;
-  j["rope_theta"] = decimal(c.rope_theta);
-  j["rms_norm_eps"] = decimal(c.norm_eps);
-  j["tie_word_embeddings"] = c.tied_embeddings;
-  j["hidden_act"] = "silu";
-  // Llama's attention_bias would also add an o_proj bias; Qwen2 has q/k/v biases by definition.
-  if (!c.qkv_bias) j["attention_bias"] = false;
-  j["torch_dtype"] = kTorchDtype[int(dtype)];
-  return j;
-}
 
 // Checks -o and creates the directory (its parent must exist already); `created` says whether
 // it was new.
@@ -82,7 +56,7 @@ int export_weights(const std::string& model, const std::string& dtype_text,
   try {
     {
       std::ofstream f(config_path);
-      f << hf_config(*preset, *dtype).dump(2) << '\n';
+      f << hf_config_for(*preset, *dtype).dump(2) << '\n';
       f.close();
       if (!f) throw Error("export-weights: cannot write '" + config_path.string() + "'");
     }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/config.h"
+#include "tools/hf_config_writer.h"
 #include "engine/error.h"
 #include "engine/weights.h"
 #include "tools/safetensors_writer.h"
@@ -50,25 +51,9 @@ inline std::string safetensors_bytes(const std::string& header, const std::strin
   return safetensors_bytes(header, data, header.size());
 }
 
-// config.json as `llmbench export-weights` writes it (LlamaForCausalLM, or Qwen2ForCausalLM
-// when the config has q/k/v biases).
+// config.json exactly as `llmbench export-weights` writes it, as a mutable json object.
 inline nlohmann::json hf_config_json(const ModelConfig& c) {
-  nlohmann::json j;
-  j["architectures"] = {c.qkv_bias ? "Qwen2ForCausalLM" : "LlamaForCausalLM"};
-  j["model_type"] = c.qkv_bias ? "qwen2" : "llama";
-  j["hidden_size"] = c.dim;
-  j["intermediate_size"] = c.ffn_dim;
-  j["num_hidden_layers"] = c.n_layers;
-  j["num_attention_heads"] = c.n_heads;
-  j["num_key_value_heads"] = c.n_kv_heads;
-  j["head_dim"] = c.head_dim();
-  j["vocab_size"] = c.vocab_size;
-  j["max_position_embeddings"] = c.max_seq_len;
-  j["rope_theta"] = c.rope_theta;
-  j["rms_norm_eps"] = c.norm_eps;
-  j["tie_word_embeddings"] = c.tied_embeddings;
-  j["hidden_act"] = "silu";
-  return j;
+  return nlohmann::json::parse(hf_config_for(c, DType::kFp32).dump());
 }
 
 inline void write_config(const fs::path& dir, const nlohmann::json& config) {
