@@ -55,9 +55,10 @@ int run_benchmarks(const RunOptions& opts, const std::string& command_line) {
   Backend& backend = *backend_ptr;
   const Peaks peaks = resolve_peaks(plan.backend, plan.threads, opts.peak_bw_gbps,
                                     opts.peak_tflops, opts.quiet);
-  if (!opts.quiet)
-    fmt::print(stderr, "peaks: {:.1f} GB/s read, {:.3f} TFLOP/s sgemm ({})\n",
-               peaks.bandwidth_gbps, peaks.tflops, peaks.source);
+  if (!opts.quiet)  // cuda: copy bandwidth and the cuBLAS GEMM peak of fp32, the only dtype yet
+    fmt::print(stderr, "peaks: {:.1f} GB/s {}, {:.3f} TFLOP/s {} ({})\n", peaks.bandwidth_gbps,
+               plan.backend == "cuda" ? "copy" : "read", peaks.tflops,
+               plan.backend == "cuda" ? "cuBLAS GEMM" : "sgemm", peaks.source);
 
   ResultStore store(opts.db);
   RunInfo info = current_run_info();

@@ -1,25 +1,41 @@
 // Where `run` gets its MBU/MFU denominators: --peak-* flags, else the roofline cache written
 // by `llmbench roofline`, else a measurement made now (and cached). The cache is a JSON file,
-// $LLMBENCH_CACHE_DIR/roofline.json (default $XDG_CACHE_HOME/llmbench or ~/.cache/llmbench),
-// keyed by backend, CPU model and thread count, since bandwidth depends on all three.
+// $LLMBENCH_CACHE_DIR/roofline.json (default $XDG_CACHE_HOME/llmbench or ~/.cache/llmbench).
+// CPU entries are keyed by backend, CPU model and thread count, since bandwidth depends on all
+// three; CUDA entries by GPU name ("cuda|NVIDIA H100 80GB HBM3").
 #pragma once
 #include <optional>
 #include <string>
 
+#include "engine/dtype.h"
 #include "engine/metrics.h"
 #include "engine/roofline.h"
+#if defined(LLMBENCH_HAVE_CUDA)
+#include "engine/cuda_roofline.h"
+#endif
 
 namespace llmbench {
 
 std::string roofline_cache_path();
 std::string roofline_cache_key(const std::string& backend, int threads);
+// "cuda|<gpu name>".
+std::string cuda_roofline_cache_key(const std::string& gpu_name);
 
 // Measures the CPU roofline and stores it in the cache under `key`.
 RooflineResult measure_and_cache_roofline(const std::string& key);
 
+#if defined(LLMBENCH_HAVE_CUDA)
+// Measures CUDA device `device` (engine/cuda_roofline.h) and stores it in the cache under
+// cuda_roofline_cache_key(its name).
+CudaRooflineResult measure_and_cache_cuda_roofline(int device);
+#endif
+
 // The peaks for a run. Overrides win; missing values come from the cache, measured on first
-// use (a notice goes to stderr unless quiet).
+// use (a notice goes to stderr unless quiet). cpu: best read bandwidth and sgemm FLOP/s of
+// `threads` threads. cuda (device 0): best device-to-device copy bandwidth and the best cuBLAS
+// GEMM FLOP/s for inputs of `dtype`. With both overrides given nothing is measured or read, and
+// the cpu path never touches CUDA.
 Peaks resolve_peaks(const std::string& backend, int threads, std::optional<double> bw_gbps,
-                    std::optional<double> tflops, bool quiet);
+                    std::optional<double> tflops, bool quiet, DType dtype = DType::kFp32);
 
 }  // namespace llmbench
