@@ -1,6 +1,6 @@
 // The Backend interface: memory and the ops of a Llama forward pass. forward() in model.cpp is
-// written once against it; CpuBackend (cpu_backend.h) implements it with kernels/cpu, and the
-// CUDA backend will implement it with kernels/cuda and cuBLAS. Pointers passed to ops live in
+// written once against it; CpuBackend (cpu_backend.h) implements it with kernels/cpu, and
+// CudaBackend (cuda_backend.h) with kernels/cuda and cuBLAS. Pointers passed to ops live in
 // the backend's memory (buffers it allocated). Ops may run asynchronously; `to_host` and
 // `synchronize` are the only points where the host waits.
 #pragma once
