@@ -25,12 +25,7 @@ int list_models(const std::string& format) {
                     fmt::format("{:g}", c.rope_theta), c.tied_embeddings ? "yes" : "no",
                     fmt::format("{:.3f}", p * 4 / (1 << 30)), fmt::format("{:.3f}", p * 2 / (1 << 30))});
   }
-  if (format == "md")
-    print_markdown(std::cout, header, rows);
-  else if (format == "csv")
-    print_csv(std::cout, header, rows);
-  else
-    print_table(std::cout, header, rows);
+  print_rows(std::cout, format, header, rows);
   return 0;
 }
 

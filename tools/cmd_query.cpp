@@ -54,12 +54,7 @@ int list_queries(const std::string& format) {
       params += (params.empty() ? "" : " ") + p.name + "=" + p.default_sql;
     rows.push_back({q.name, params.empty() ? "-" : params, q.header.purpose});
   }
-  if (format == "md")
-    print_markdown(std::cout, header, rows);
-  else if (format == "csv")
-    print_csv(std::cout, header, rows);
-  else
-    print_table(std::cout, header, rows);
+  print_rows(std::cout, format, header, rows);
   return 0;
 }
 

@@ -68,6 +68,16 @@ void print_csv(std::ostream& out, const Row& header, const std::vector<Row>& row
   for (const auto& r : rows) line(r);
 }
 
+void print_rows(std::ostream& out, const std::string& format, const Row& header,
+                const std::vector<Row>& rows) {
+  if (format == "md")
+    print_markdown(out, header, rows);
+  else if (format == "csv")
+    print_csv(out, header, rows);
+  else
+    print_table(out, header, rows);
+}
+
 bool is_output_format(const std::string& f) {
   return f == "table" || f == "md" || f == "csv" || f == "json";
 }

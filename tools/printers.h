@@ -14,6 +14,10 @@ void print_table(std::ostream& out, const Row& header, const std::vector<Row>& r
 void print_markdown(std::ostream& out, const Row& header, const std::vector<Row>& rows);
 void print_csv(std::ostream& out, const Row& header, const std::vector<Row>& rows);
 
+// Dispatches on `format`: "md", "csv", anything else a table.
+void print_rows(std::ostream& out, const std::string& format, const Row& header,
+                const std::vector<Row>& rows);
+
 // True for the formats above plus "json".
 bool is_output_format(const std::string& f);
 

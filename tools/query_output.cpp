@@ -63,12 +63,7 @@ void print_query_result(std::ostream& out, const std::string& format, const Quer
                                                            : format_cell(v, exact));
     rows.push_back(std::move(cells));
   }
-  if (format == "md")
-    print_markdown(out, result.columns, rows);
-  else if (format == "csv")
-    print_csv(out, result.columns, rows);
-  else
-    print_table(out, result.columns, rows);
+  print_rows(out, format, result.columns, rows);
 }
 
 }  // namespace llmbench

@@ -112,12 +112,7 @@ void print_results(std::ostream& out, const std::string& format,
   }
   std::vector<Row> rows;
   for (const auto& r : results) rows.push_back(result_row(r, format == "csv" ? "" : "n/a"));
-  if (format == "md")
-    print_markdown(out, result_header(), rows);
-  else if (format == "csv")
-    print_csv(out, result_header(), rows);
-  else
-    print_table(out, result_header(), rows);
+  print_rows(out, format, result_header(), rows);
 }
 
 }  // namespace llmbench
