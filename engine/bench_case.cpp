@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "engine/error.h"
+#include "engine/interrupt.h"
 #include "engine/prompts.h"
 
 namespace llmbench {
@@ -37,6 +38,7 @@ RepSample run_once(Session& session, const CaseSpec& spec, const std::vector<std
   for (int step = 1; step <= spec.max_new_tokens; ++step) {
     for (int b = 0; b < spec.batch; ++b) generated[b].push_back(next[b]);
     if (step == spec.max_new_tokens) break;
+    throw_if_interrupted();  // Ctrl-C abandons the case between steps (engine/interrupt.h)
     t0 = Clock::now();
     next = session.decode_step(next);
     t1 = Clock::now();
@@ -71,9 +73,13 @@ CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks
   r.cost = case_cost(c, spec.batch, spec.prompt_len, spec.max_new_tokens, spec.dtype);
 
   std::vector<std::vector<std::int32_t>> generated;
-  for (int i = 0; i < spec.warmup; ++i) run_once(session, spec, r.prompt_ids, generated);
+  for (int i = 0; i < spec.warmup; ++i) {
+    throw_if_interrupted();
+    run_once(session, spec, r.prompt_ids, generated);
+  }
   if (spec.profile_range) model.backend().profiler_start();
   for (int i = 0; i < spec.repeat; ++i) {
+    throw_if_interrupted();
     r.samples.push_back(run_once(session, spec, r.prompt_ids, generated));
     if (i == 0) {
       r.generated = generated;

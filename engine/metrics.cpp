@@ -57,6 +57,7 @@ CaseMetrics compute_metrics(int batch, int prompt_len, int max_new_tokens,
   }
   m.ttft_ms_median = median(ttft_ms);
   m.ttft_ms_p90 = percentile(ttft_ms, 90);
+  m.ttft_ms_p99 = percentile(ttft_ms, 99);
   m.ttft_ms_mean = mean(ttft_ms);
   m.ttft_ms_stdev = stdev(ttft_ms);
   m.e2e_ms_median = median(e2e_ms);

@@ -47,7 +47,7 @@ CaseCost case_cost(const ModelConfig& c, int batch, int prompt_len, int max_new_
 // max_new_tokens == 1), never 0.
 struct CaseMetrics {
   int repetitions = 0;
-  double ttft_ms_median = 0, ttft_ms_p90 = 0, ttft_ms_mean = 0, ttft_ms_stdev = 0;
+  double ttft_ms_median = 0, ttft_ms_p90 = 0, ttft_ms_p99 = 0, ttft_ms_mean = 0, ttft_ms_stdev = 0;
   double e2e_ms_median = 0;
   std::optional<double> tpot_ms_mean, tpot_ms_p50, tpot_ms_p90, tpot_ms_p99;
   double prefill_tok_s = 0;                 // batch * prompt_len / median TTFT

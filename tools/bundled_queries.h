@@ -52,7 +52,7 @@ const BundledQuery* find_bundled_query(std::string_view name);
 // "case_summary, layer_breakdown, ..." for error messages.
 std::string bundled_query_names();
 
-// The embedded files, written by cmake/embed_queries.cmake into the build tree.
+// The embedded files, written by cmake/embed_files.cmake into the build tree.
 struct EmbeddedFile {
   std::string_view name;  // e.g. "top_ops.sql"
   std::string_view text;

@@ -15,6 +15,8 @@ struct CommandContext {
 };
 
 void add_run_command(CLI::App& root, CommandContext& ctx);
+void add_sweep_command(CLI::App& root, CommandContext& ctx);
+void add_merge_command(CLI::App& root, CommandContext& ctx);
 void add_models_command(CLI::App& root, CommandContext& ctx);
 void add_roofline_command(CLI::App& root, CommandContext& ctx);
 void add_export_weights_command(CLI::App& root, CommandContext& ctx);

@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
                                    kHaveNvtx ? "yes" : "no"));
   app.require_subcommand(1);
   add_run_command(app, ctx);
+  add_sweep_command(app, ctx);
+  add_merge_command(app, ctx);
   add_models_command(app, ctx);
   add_roofline_command(app, ctx);
   add_export_weights_command(app, ctx);

@@ -62,6 +62,7 @@ nlohmann::json case_json(const CaseResult& r) {
   }
   j["metrics"] = {{"ttft_ms", m.ttft_ms_median},
                   {"ttft_ms_p90", m.ttft_ms_p90},
+                  {"ttft_ms_p99", m.ttft_ms_p99},
                   {"ttft_ms_mean", m.ttft_ms_mean},
                   {"ttft_ms_stdev", m.ttft_ms_stdev},
                   {"tpot_ms_mean", opt(m.tpot_ms_mean)},
@@ -99,7 +100,8 @@ nlohmann::json case_json(const CaseResult& r) {
 }
 
 void print_results(std::ostream& out, const std::string& format,
-                   const std::vector<CaseResult>& results, const Peaks& peaks) {
+                   const std::vector<CaseResult>& results, const Peaks& peaks,
+                   const nlohmann::json& extra) {
   if (format == "json") {
     nlohmann::json cases = nlohmann::json::array();
     for (const auto& r : results) cases.push_back(case_json(r));
@@ -107,6 +109,7 @@ void print_results(std::ostream& out, const std::string& format,
                                      {"tflops", peaks.tflops},
                                      {"source", peaks.source}}},
                           {"cases", cases}};
+    if (extra.is_object()) doc.update(extra);
     out << doc.dump(2) << "\n";
     return;
   }

@@ -19,8 +19,10 @@ Row result_row(const CaseResult& r, const std::string& na);
 // A case in full: spec, status, metrics, raw per-repetition samples, prompt and generated ids.
 nlohmann::json case_json(const CaseResult& r);
 
-// Prints results in `format` (table|md|csv|json); json wraps the cases with the peaks used.
+// Prints results in `format` (table|md|csv|json); json wraps the cases with the peaks used,
+// plus `extra`'s keys (e.g. the SLO report) when it is an object.
 void print_results(std::ostream& out, const std::string& format,
-                   const std::vector<CaseResult>& results, const Peaks& peaks);
+                   const std::vector<CaseResult>& results, const Peaks& peaks,
+                   const nlohmann::json& extra = nullptr);
 
 }  // namespace llmbench

@@ -19,6 +19,11 @@ struct RunInfo {
   std::string driver;          // GPU driver version, "" on CPU
   int threads = 0;
   Peaks peaks;
+  // The plan the run executes (tools/case_key.h): what `--resume` matches on.
+  std::string plan_key;
+  int n_cases = 0;
+  std::string profile;  // the --config / sweep profile, "" if none
+  std::string shard;    // "K/N", "" when not sharded
 };
 
 // Fills everything but command_line, threads and peaks.

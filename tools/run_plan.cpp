@@ -81,8 +81,31 @@ std::vector<std::int32_t> read_prompt_ids(const std::string& value) {
 
 }  // namespace
 
+namespace {
+
+// "--shard K/N" -> {K, N}, 1 <= K <= N.
+std::pair<int, int> parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  if (slash == std::string::npos)
+    throw BadInput("--shard: expected K/N (e.g. 2/4), got '" + text + "'");
+  const int n = parse_int("--shard", text.substr(slash + 1), 1, 1 << 20);
+  const int k = parse_int("--shard", text.substr(0, slash), 1, n);
+  return {k, n};
+}
+
+}  // namespace
+
 RunPlan make_plan(const RunOptions& o) {
   RunPlan plan;
+  std::pair<int, int> shard{1, 1};
+  if (!o.shard.empty()) {
+    shard = parse_shard(o.shard);
+    plan.shard = o.shard;
+  }
+  if (o.slo_ttft_p99_ms && !(*o.slo_ttft_p99_ms > 0))
+    throw BadInput("--slo-ttft-p99-ms: expected a positive number of milliseconds");
+  if (o.slo_tpot_p99_ms && !(*o.slo_tpot_p99_ms > 0))
+    throw BadInput("--slo-tpot-p99-ms: expected a positive number of milliseconds");
   // ---- scalar flags ----
   const BackendChoice choice = choose_backend(o.backend);
   plan.backend = choice.name;
@@ -169,6 +192,14 @@ RunPlan make_plan(const RunOptions& o) {
             plan.cases.push_back(s);
           }
   }
+  // Sharding: a deterministic 1/N of the plan, by index, so N shards cover it exactly once.
+  std::vector<CaseSpec> mine;
+  for (std::size_t i = 0; i < plan.cases.size(); ++i)
+    if (int(i % std::size_t(shard.second)) == shard.first - 1) {
+      mine.push_back(plan.cases[i]);
+      plan.case_index.push_back(int(i));
+    }
+  plan.cases = std::move(mine);
   return plan;
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "engine/error.h"
+#include "tools/case_key.h"
 
 namespace llmbench {
 
@@ -169,6 +170,23 @@ CREATE VIEW IF NOT EXISTS trace_bounds AS
   SELECT COALESCE(MIN(ts), 0) AS start_ts, COALESCE(MAX(ts + dur), 0) AS end_ts FROM event;
 )sql";
 
+// Version 3: sweeps that survive interruption (docs/schema.md). A run records the plan it
+// executes (plan_key: a hash of its cases' keys and shard) and its state, so `--resume`
+// finds it again; each case records its place in the plan and its configuration key, so a
+// resumed run skips what is stored. ttft_ms_p99 serves the SLO report.
+constexpr const char* kSchemaV3 = R"sql(
+ALTER TABLE run ADD COLUMN status TEXT NOT NULL DEFAULT 'complete';  -- running | complete | interrupted
+ALTER TABLE run ADD COLUMN finished_at TEXT;            -- UTC ISO 8601; NULL while running
+ALTER TABLE run ADD COLUMN plan_key TEXT;               -- hash of the case keys and the shard
+ALTER TABLE run ADD COLUMN n_cases INTEGER;             -- cases in the plan (this shard)
+ALTER TABLE run ADD COLUMN profile TEXT;                -- --config / sweep profile, '' if none
+ALTER TABLE run ADD COLUMN shard TEXT;                  -- 'K/N', '' when not sharded
+ALTER TABLE bench_case ADD COLUMN case_index INTEGER;   -- 0-based place in the unsharded plan
+ALTER TABLE bench_case ADD COLUMN case_key TEXT;        -- the case's configuration (resume)
+ALTER TABLE bench_case ADD COLUMN ttft_ms_p99 REAL;
+CREATE INDEX IF NOT EXISTS bench_case_key ON bench_case(run_id, case_key);
+)sql";
+
 std::string rows_json(const std::vector<std::int32_t>& flat, int batch) {
   nlohmann::json j = nlohmann::json::array();
   const std::size_t per = batch > 0 ? flat.size() / std::size_t(batch) : 0;
@@ -200,6 +218,12 @@ ResultStore::ResultStore(const std::string& path) : db_(path, /*create=*/true) {
       db_.exec("PRAGMA user_version = 2");
     });
   }
+  if (version < 3) {
+    transaction(db_, [&] {
+      db_.exec(kSchemaV3);
+      db_.exec("PRAGMA user_version = 3");
+    });
+  }
 }
 
 std::int64_t ResultStore::begin_run(const RunInfo& r) {
@@ -207,12 +231,14 @@ std::int64_t ResultStore::begin_run(const RunInfo& r) {
   transaction(db_, [&] {
     db_.prepare(
            "INSERT INTO run (started_at, command_line, llmbench_version, git_commit, build_type,"
-           " host, cpu, gpu, driver, threads, peak_bandwidth_gbps, peak_tflops, peak_source)"
-           " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)")
+           " host, cpu, gpu, driver, threads, peak_bandwidth_gbps, peak_tflops, peak_source,"
+           " status, plan_key, n_cases, profile, shard)"
+           " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,'running',?,?,?,?)")
         .bind(1, r.started_at).bind(2, r.command_line).bind(3, r.version)
         .bind(4, r.git_commit).bind(5, r.build_type).bind(6, r.host).bind(7, r.cpu)
         .bind(8, r.gpu).bind(9, r.driver).bind(10, r.threads)
         .bind(11, r.peaks.bandwidth_gbps).bind(12, r.peaks.tflops).bind(13, r.peaks.source)
+        .bind(14, r.plan_key).bind(15, r.n_cases).bind(16, r.profile).bind(17, r.shard)
         .run();
     id = db_.last_insert_id();
     // The trace's process and (host) thread: Perfetto's model, one process per run.
@@ -226,7 +252,44 @@ std::int64_t ResultStore::begin_run(const RunInfo& r) {
   return id;
 }
 
-std::int64_t ResultStore::add_case(std::int64_t run_id, const CaseResult& c) {
+void ResultStore::finish_run(std::int64_t run_id, const std::string& status) {
+  db_.prepare("UPDATE run SET status = ?, finished_at = ? WHERE id = ?")
+      .bind(1, status).bind(2, utc_now_iso8601()).bind(3, run_id).run();
+}
+
+void ResultStore::set_run_status(std::int64_t run_id, const std::string& status) {
+  db_.prepare("UPDATE run SET status = ?, finished_at = NULL WHERE id = ?")
+      .bind(1, status).bind(2, run_id).run();
+}
+
+Peaks ResultStore::run_peaks(std::int64_t run_id) {
+  auto q = db_.prepare(
+      "SELECT peak_bandwidth_gbps, peak_tflops, peak_source FROM run WHERE id = ?");
+  q.bind(1, run_id);
+  if (!q.step()) throw Error("run " + std::to_string(run_id) + " is not in the database");
+  Peaks p;
+  p.bandwidth_gbps = q.column_double(0);
+  p.tflops = q.column_double(1);
+  p.source = q.column_text(2);
+  return p;
+}
+
+std::optional<std::int64_t> ResultStore::find_run(const std::string& plan_key) {
+  auto q = db_.prepare("SELECT id FROM run WHERE plan_key = ? ORDER BY id DESC LIMIT 1");
+  q.bind(1, plan_key);
+  if (!q.step()) return std::nullopt;
+  return q.column_int(0);
+}
+
+std::set<std::string> ResultStore::stored_case_keys(std::int64_t run_id) {
+  std::set<std::string> keys;
+  auto q = db_.prepare("SELECT case_key FROM bench_case WHERE run_id = ? AND case_key IS NOT NULL");
+  q.bind(1, run_id);
+  while (q.step()) keys.insert(q.column_text(0));
+  return keys;
+}
+
+std::int64_t ResultStore::add_case(std::int64_t run_id, const CaseResult& c, int case_index) {
   const CaseSpec& s = c.spec;
   const CaseMetrics& m = c.metrics;
   const bool ok = c.status == "ok";
@@ -238,8 +301,10 @@ std::int64_t ResultStore::add_case(std::int64_t run_id, const CaseResult& c) {
         " error, ttft_ms, ttft_ms_p90, tpot_ms_mean, tpot_ms_p50, tpot_ms_p90, tpot_ms_p99,"
         " e2e_ms, prefill_tok_s, decode_tok_s, throughput_tok_s, prefill_tflops, decode_gbps,"
         " mfu, mbu, prefill_flops, weight_bytes, kv_cache_bytes, prompt_ids, generated_ids,"
-        " finished_at, trace, trace_overhead_ttft, trace_overhead_tpot)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+        " finished_at, trace, trace_overhead_ttft, trace_overhead_tpot, case_index, case_key,"
+        " ttft_ms_p99)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+        "?)");
     ins.bind(1, run_id).bind(2, s.model).bind(3, std::string(dtype_name(s.dtype)))
         .bind(4, s.backend).bind(5, s.batch).bind(6, s.prompt_len).bind(7, s.max_new_tokens)
         .bind(8, s.warmup).bind(9, s.repeat).bind(10, s.threads)
@@ -260,6 +325,9 @@ std::int64_t ResultStore::add_case(std::int64_t run_id, const CaseResult& c) {
     }
     ins.bind(35, utc_now_iso8601()).bind(36, std::string(trace_level_name(s.trace)));
     if (ok) ins.bind(37, c.trace_overhead_ttft).bind(38, c.trace_overhead_tpot);
+    if (case_index >= 0) ins.bind(39, case_index); else ins.bind_null(39);
+    ins.bind(40, case_key(s));
+    if (ok) ins.bind(41, m.ttft_ms_p99);
     ins.run();
     case_id = db_.last_insert_id();
     if (!c.trace.empty()) write_trace(run_id, case_id, c);
