@@ -1,0 +1,78 @@
+// Sharding and merging at the library level: shards partition the plan, merge covers every
+// table of the store and renumbers ids without collisions.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "engine/error.h"
+#include "tools/case_key.h"
+#include "tools/merge.h"
+#include "tools/run_plan.h"
+#include "tools/store.h"
+
+namespace llmbench {
+namespace {
+
+RunOptions options(const std::string& shard) {
+  RunOptions o;
+  o.model = "tiny";
+  o.backend = "cpu";
+  o.batch = "1,2,3";
+  o.prompt_len = "8,16";
+  o.max_new_tokens = "1,4";
+  o.shard = shard;
+  return o;
+}
+
+TEST(Shard, ShardsPartitionThePlanDeterministically) {
+  const RunPlan all = make_plan(options(""));
+  ASSERT_EQ(all.cases.size(), 12u);
+  std::vector<int> seen(all.cases.size(), 0);
+  for (int k = 1; k <= 5; ++k) {
+    const RunPlan p = make_plan(options(std::to_string(k) + "/5"));
+    EXPECT_EQ(make_plan(options(std::to_string(k) + "/5")).case_index, p.case_index);
+    for (std::size_t i = 0; i < p.cases.size(); ++i) {
+      const int index = p.case_index[i];
+      ++seen[std::size_t(index)];
+      EXPECT_EQ(case_key(p.cases[i]), case_key(all.cases[std::size_t(index)]));
+    }
+  }
+  for (int n : seen) EXPECT_EQ(n, 1);
+}
+
+TEST(Shard, RejectsMalformedShards) {
+  for (const char* bad : {"0/2", "3/2", "1", "a/b", "1/0", "/2"})
+    EXPECT_THROW(make_plan(options(bad)), BadInput) << bad;
+}
+
+TEST(PlanKey, DependsOnCasesAndShard) {
+  const RunPlan p = make_plan(options(""));
+  std::vector<std::string> keys;
+  for (const auto& c : p.cases) keys.push_back(case_key(c));
+  EXPECT_EQ(plan_key(keys, ""), plan_key(keys, ""));
+  EXPECT_NE(plan_key(keys, ""), plan_key(keys, "1/2"));
+  auto fewer = keys;
+  fewer.pop_back();
+  EXPECT_NE(plan_key(keys, ""), plan_key(fewer, ""));
+}
+
+TEST(Merge, KnowsEveryTableOfTheStore) {
+  const std::string path = std::string(LLMBENCH_TEST_SCRATCH) + "/merge_tables.db";
+  std::filesystem::create_directories(LLMBENCH_TEST_SCRATCH);
+  std::filesystem::remove(path);
+  ResultStore store(path);
+  auto q = store.db().prepare(
+      "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'");
+  const auto known = mergeable_tables();
+  int tables = 0;
+  while (q.step()) {
+    ++tables;
+    const std::string t = q.column_text(0);
+    EXPECT_NE(std::find(known.begin(), known.end(), t), known.end())
+        << "merge does not copy table " << t << " (tools/merge.cpp)";
+  }
+  EXPECT_GT(tables, 5);
+}
+
+}  // namespace
+}  // namespace llmbench
