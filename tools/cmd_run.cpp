@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -48,6 +49,11 @@ std::unique_ptr<Model> build_model(const CaseSpec& spec, Backend& backend, bool 
 
 int run_benchmarks(const RunOptions& opts, const std::string& command_line) {
   const RunPlan plan = make_plan(opts);  // every input check happens here, before any row
+  // A diagnostic mode's warning is not progress: printed even with --quiet.
+  if (std::any_of(plan.cases.begin(), plan.cases.end(), [](const CaseSpec& s) {
+        return s.variants.timer == TimerMode::kHostNoSync;
+      }))
+    fmt::print(stderr, "warning: {}\n", kHostNoSyncWarning);
   const auto origin = std::chrono::steady_clock::now();  // trace timestamps count from here
   if (!plan.backend_notice.empty() && !opts.quiet) fmt::print(stderr, "{}\n", plan.backend_notice);
   const std::unique_ptr<Backend> backend_ptr =
@@ -142,6 +148,22 @@ void add_run_command(CLI::App& root, CommandContext& ctx) {
                 "CUDA: synchronise and check after every op (blames async faults on the op)");
   cmd->add_flag("--profile-range", opts->profile_range,
                 "Wrap measured repetitions in cudaProfilerStart/Stop (nsys --capture-range)");
+  cmd->add_option("--qkv", opts->qkv,
+                  "fused|permute (list): permute copies q, k, v into head-major layout")
+      ->capture_default_str();
+  cmd->add_option("--kv-cache", opts->kv_cache,
+                  "prealloc|concat|paged|paged-gather (list): how the KV cache is kept")
+      ->capture_default_str();
+  cmd->add_option("--kv-cache-block", opts->kv_cache_block,
+                  "Tokens per block of the paged KV caches")
+      ->capture_default_str();
+  cmd->add_option("--logits", opts->logits,
+                  "device|last|all (list): argmax on the device, or logits copied to the host")
+      ->capture_default_str();
+  cmd->add_option("--timer", opts->timer,
+                  "device|host-nosync (list): how traced ops are timed; host-nosync is the "
+                  "naive way, wrong on purpose (diagnostic)")
+      ->capture_default_str();
   cmd->callback([opts, prompt_len, &ctx] {
     opts->prompt_len_given = prompt_len->count() > 0;
     ctx.exit_code = run_benchmarks(*opts, ctx.command_line);

@@ -31,10 +31,18 @@ struct RunOptions {
   bool quiet = false;
   bool sync_check = false;     // CUDA: synchronise and check after every op
   bool profile_range = false;  // bracket measured repetitions with cudaProfilerStart/Stop
+  // Engine variants (engine/variants.h); lists, each joining the cartesian product.
+  std::string qkv = "fused";           // fused | permute
+  std::string kv_cache = "prealloc";   // prealloc | concat | paged | paged-gather
+  std::string kv_cache_block = "16";   // tokens per paged block (one value)
+  std::string logits = "device";       // device | last | all
+  std::string timer = "device";        // device | host-nosync
 };
 
 struct RunPlan {
-  std::vector<CaseSpec> cases;  // in run order: model, dtype, batch, prompt_len, new tokens
+  // In run order: model, dtype, variants (qkv, kv_cache, logits, timer), batch, prompt_len,
+  // new tokens.
+  std::vector<CaseSpec> cases;
   std::string backend;          // resolved: "cpu" or "cuda"
   std::string backend_notice;   // why auto chose what it chose, when worth saying
   int threads = 0;              // resolved

@@ -231,8 +231,8 @@ TEST_F(CudaForward, TracingNestsAndCountsLikeTheCpu) {
   const auto origin = std::chrono::steady_clock::now();
   CpuBackend cpu;
   CudaBackend gpu;
-  Tracer cpu_trace(TraceLevel::kOps, cpu.make_op_timer(), origin);
-  Tracer gpu_trace(TraceLevel::kOps, gpu.make_op_timer(), origin);
+  Tracer cpu_trace(TraceLevel::kOps, cpu.make_op_timer(TimerMode::kDevice), origin);
+  Tracer gpu_trace(TraceLevel::kOps, gpu.make_op_timer(TimerMode::kDevice), origin);
   generate(cpu, c, 6, prompts, 2, P, steps, &cpu_trace);
   generate(gpu, c, 6, prompts, 2, P, steps, &gpu_trace);
   const std::vector<OpRecord>& want = cpu_trace.records();
