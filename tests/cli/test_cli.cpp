@@ -286,7 +286,9 @@ TEST(Cli, HostNoSyncIsLabelledInEveryFormat) {
     // table and md repeat the warning under the table; csv stays header + rows.
     const bool has_note = r.out.find(kNoSyncWarning) != std::string::npos;
     EXPECT_EQ(has_note, format != "csv") << r.out;
-    if (format == "csv") EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3) << r.out;
+    if (format == "csv") {
+      EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3) << r.out;
+    }
   }
   // A run without host-nosync says nothing of it.
   const Result plain = llmbench("run --model tiny --prompt-len 8 --max-new-tokens 1 --repeat 1"
