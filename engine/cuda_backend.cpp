@@ -169,7 +169,8 @@ Buffer CudaBackend::alloc_async(std::size_t bytes) {
     throw Error("cuda backend: cannot allocate " + std::to_string(bytes) + " bytes in stream "
                 "order (" + cudaGetErrorString(rc) + ")");
   after_op("alloc_async");
-  return Buffer(p, bytes, [stream](void* q) { LLMBENCH_CUDA_CHECK_NOTHROW(cudaFreeAsync(q, stream)); });
+  return Buffer(p, bytes,
+                [stream](void* q) { LLMBENCH_CUDA_CHECK_NOTHROW(cudaFreeAsync(q, stream)); });
 }
 
 void CudaBackend::to_device(void* dst, const void* src, std::size_t bytes) {

@@ -27,7 +27,8 @@ std::int64_t KvCache::max_bytes(const ModelConfig& c, int batch, int max_len,
       return all_layers + max_len * per_position;
     case KvCacheKind::kPaged:
     case KvCacheKind::kPagedGather: {
-      const std::int64_t slots = std::int64_t(ceil_div(max_len, v.kv_cache_block)) * v.kv_cache_block;
+      const std::int64_t slots =
+          std::int64_t(ceil_div(max_len, v.kv_cache_block)) * v.kv_cache_block;
       const std::int64_t pools = 2 * std::int64_t(c.n_layers) * slots * per_position;
       return pools + (v.kv_cache == KvCacheKind::kPagedGather ? 2 * max_len * per_position : 0);
     }
@@ -124,8 +125,9 @@ void KvCache::append(Tracer* tr, int l, const float* k, const float* v, const He
           be_.copy_heads(cache + P * to.seq, to, from, src, B, T, G, D);
         }
       };
-      run_op(tr, "kv_write_k", C::kCopy, l, copy_work(new_elems), [&] { write(keys_[l].f32(), k); });
-      run_op(tr, "kv_write_v", C::kCopy, l, copy_work(new_elems), [&] { write(values_[l].f32(), v); });
+      const Work w = copy_work(new_elems);
+      run_op(tr, "kv_write_k", C::kCopy, l, w, [&] { write(keys_[l].f32(), k); });
+      run_op(tr, "kv_write_v", C::kCopy, l, w, [&] { write(values_[l].f32(), v); });
       return;
     }
     case KvCacheKind::kConcat: {

@@ -164,8 +164,10 @@ TEST_F(CudaVariantKernels, AttentionOverHeadMajorOperandsMatchesTheCpu) {
     const cpu::AttentionStrides st{head_major(a.n_heads, a.n_new, a.head_dim),
                                    head_major(a.n_kv_heads, len, a.head_dim),
                                    head_major(a.n_heads, a.n_new, a.head_dim)};
-    const std::size_t q_floats = static_cast<std::size_t>(a.batch) * a.n_heads * a.n_new * a.head_dim;
-    const std::size_t kv_floats = static_cast<std::size_t>(a.batch) * a.n_kv_heads * len * a.head_dim;
+    const std::size_t q_floats =
+        static_cast<std::size_t>(a.batch) * a.n_heads * a.n_new * a.head_dim;
+    const std::size_t kv_floats =
+        static_cast<std::size_t>(a.batch) * a.n_kv_heads * len * a.head_dim;
     const std::vector<float> q = random_floats(q_floats, 7), k = random_floats(kv_floats, 8),
                              v = random_floats(kv_floats, 9);
     std::vector<float> ref = random_floats(q_floats, 10);

@@ -91,7 +91,8 @@ void expect_same(const Generation& got, const Generation& ref, int vocab, const 
 
 class VariantsTest : public testing::Test {
  protected:
-  VariantsTest() : c_(*find_preset("tiny")), model_(c_, load_weights(c_, RandomWeights(21), be_), be_) {}
+  VariantsTest()
+      : c_(*find_preset("tiny")), model_(c_, load_weights(c_, RandomWeights(21), be_), be_) {}
   CpuBackend be_;
   ModelConfig c_;
   Model model_;

@@ -51,7 +51,8 @@ TEST(AttentionStrided, HeadMajorOperandsGiveTheSameBits) {
     attention_strided(out_hm.data(), q.data(), k.data(), v.data(), s,
                       {head_major(H, T, D), head_major(G, L, D), head_major(H, T, D)});
     std::vector<float> out(c.q.size());
-    copy_heads(out.data(), token_major(T, H * D, D), out_hm.data(), head_major(H, T, D), B, T, H, D);
+    copy_heads(out.data(), token_major(T, H * D, D), out_hm.data(), head_major(H, T, D), B, T, H,
+               D);
     EXPECT_EQ(out, row_major_attention(c));
   }
 }

@@ -51,8 +51,9 @@ CaseResult traced_case(int batch, int max_new_tokens, const Variants& v, double 
   const auto ns = [](double ms) { return std::int64_t(std::llround(ms * kMs)); };
   c.trace.push_back(record("prefill", OpCategory::kRange, Phase::kPrefill, 0, -1, ns(ttft_ms)));
   c.trace.push_back(record("layer", OpCategory::kRange, Phase::kPrefill, 1, 0, ns(ttft_ms) / 2));
-  c.trace.push_back(record("permute_q", OpCategory::kCopy, Phase::kPrefill, 2, 1, ns(0.4 * linear_ms)));
-  c.trace.push_back(record("permute_q", OpCategory::kCopy, Phase::kPrefill, 1, 0, ns(0.6 * linear_ms)));
+  const auto copy = OpCategory::kCopy;
+  c.trace.push_back(record("permute_q", copy, Phase::kPrefill, 2, 1, ns(0.4 * linear_ms)));
+  c.trace.push_back(record("permute_q", copy, Phase::kPrefill, 1, 0, ns(0.6 * linear_ms)));
   c.trace.push_back(record("noisy", OpCategory::kGemm, Phase::kPrefill, 1, 0, ns(noisy_ms)));
   if (max_new_tokens > 1) {  // a decode step whose ops must not count
     c.trace.push_back(record("decode_step", OpCategory::kRange, Phase::kDecode, 0, -1, 1000 * kMs));
