@@ -12,10 +12,15 @@
 #include "engine/buffer.h"
 #include "engine/trace.h"
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/head_layout.h"
+#include "kernels/cpu/paged_kv.h"
 
 namespace llmbench {
 
 using AttentionShape = cpu::AttentionShape;
+using AttentionStrides = cpu::AttentionStrides;
+using HeadStrides = cpu::HeadStrides;
+using PagedKv = cpu::PagedKv;
 
 class Backend {
  public:
@@ -30,12 +35,19 @@ class Backend {
 
   // ---- memory ----
   virtual Buffer alloc(std::size_t bytes) = 0;
+  // A short-lived buffer, allocated and freed in stream order the way a framework's caching
+  // allocator serves torch.cat (the --kv-cache concat caches): host memory from the C
+  // allocator on the CPU; cudaMallocAsync / cudaFreeAsync from the device's default memory
+  // pool on CUDA. Free it (drop the Buffer) before the backend goes away.
+  virtual Buffer alloc_async(std::size_t bytes) = 0;
   virtual void to_device(void* dst, const void* src, std::size_t bytes) = 0;
   // Copies to the host and waits until the bytes are there.
   virtual void to_host(void* dst, const void* src, std::size_t bytes) = 0;
   virtual void synchronize() = 0;
-  // A timer for traced ops: host clock here, CUDA events on the CUDA backend.
-  virtual std::unique_ptr<OpTimer> make_op_timer() = 0;
+  // A timer for traced ops. kDevice: the correct one (host clock on the synchronous CPU
+  // backend, CUDA events on CUDA). kHostNoSync: the host clock without synchronisation
+  // (HostOpTimer on both; wrong on purpose on CUDA).
+  virtual std::unique_ptr<OpTimer> make_op_timer(TimerMode mode) = 0;
   // Brackets the measured repetitions for a profiler (--profile-range): cudaProfilerStart/Stop
   // on CUDA, so `nsys profile --capture-range=cudaProfilerApi` captures only them.
   virtual void profiler_start() {}
@@ -54,8 +66,25 @@ class Backend {
                     const std::int32_t* positions, float theta) = 0;
   virtual void kv_cache_write(float* cache, const float* src, int src_stride, int batch,
                               int n_new, int past_len, int cache_seq, int kv_dim) = 0;
+  // kernels/cpu/attention.h, attention_strided: operands placed by `strides` (the shape's
+  // q_stride, out_stride and cache_seq are not used).
   virtual void attention(float* out, const float* q, const float* k_cache,
-                         const float* v_cache, const AttentionShape& shape) = 0;
+                         const float* v_cache, const AttentionShape& shape,
+                         const AttentionStrides& strides) = 0;
+  virtual void paged_attention(float* out, const float* q, const float* k_pool,
+                               const float* v_pool, const std::int32_t* block_table,
+                               const PagedKv& paged, const AttentionShape& shape,
+                               const HeadStrides& q_strides, const HeadStrides& out_strides) = 0;
+  virtual void copy_heads(float* out, const HeadStrides& out_strides, const float* in,
+                          const HeadStrides& in_strides, int batch, int seq, int heads,
+                          int head_dim) = 0;
+  virtual void kv_write_paged(float* pool, const std::int32_t* block_table,
+                              const PagedKv& paged, const float* src,
+                              const HeadStrides& src_strides, int batch, int n_new,
+                              int past_len, int n_kv_heads, int head_dim) = 0;
+  virtual void kv_gather_paged(float* out, const float* pool, const std::int32_t* block_table,
+                               const PagedKv& paged, int batch, int len, int kv_dim,
+                               int out_seq) = 0;
   virtual void swiglu(float* out, const float* gate_up, int n_rows, int ffn_dim) = 0;
   virtual void add_inplace(float* x, const float* y, std::size_t n) = 0;
   virtual void gather_rows(float* out, const float* x, const std::int32_t* rows, int n_rows,

@@ -12,9 +12,10 @@
 namespace llmbench {
 
 std::string CaseSpec::label() const {
+  const std::string v = variants.describe();
   return model + " " + std::string(dtype_name(dtype)) + " " + backend + " b" +
          std::to_string(batch) + " p" + std::to_string(prompt_len) + " n" +
-         std::to_string(max_new_tokens);
+         std::to_string(max_new_tokens) + (v.empty() ? "" : " " + v);
 }
 
 namespace {
@@ -55,13 +56,13 @@ CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks
   CaseResult r;
   r.spec = spec;
   const int max_len = spec.prompt_len + spec.max_new_tokens;
-  r.memory = estimate_memory(c, spec.dtype, spec.batch, spec.prompt_len, max_len);
+  r.memory = estimate_memory(c, spec.dtype, spec.batch, spec.prompt_len, max_len, spec.variants);
   // The weights are already resident; only the case's own buffers must still fit.
   MemoryEstimate extra = r.memory;
   extra.weight_bytes = 0;
   check_fits(extra, available_host_memory(), "host");
 
-  Session session(model, spec.batch, spec.prompt_len, max_len);
+  Session session(model, spec.batch, spec.prompt_len, max_len, spec.variants);
   if (spec.prompt.empty()) {
     r.prompt_ids = synthetic_prompts(spec.seed, spec.batch, spec.prompt_len, c.vocab_size,
                                      spec.distinct_prompts);
@@ -93,7 +94,7 @@ CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks
                               r.samples, peaks);
 
   if (spec.trace != TraceLevel::kOff) {
-    Tracer tracer(spec.trace, model.backend().make_op_timer(), origin);
+    Tracer tracer(spec.trace, model.backend().make_op_timer(spec.variants.timer), origin);
     session.set_tracer(&tracer);
     r.traced_sample = run_once(session, spec, r.prompt_ids, generated);
     session.set_tracer(nullptr);

@@ -12,6 +12,7 @@
 #include "engine/metrics.h"
 #include "engine/model.h"
 #include "engine/trace.h"
+#include "engine/variants.h"
 
 namespace llmbench {
 
@@ -34,8 +35,12 @@ struct CaseSpec {
   TraceLevel trace = TraceLevel::kOps;
   // Bracket the measured repetitions with Backend::profiler_start/stop (--profile-range).
   bool profile_range = false;
+  // Engine variants (--qkv, --kv-cache, --kv-cache-block, --logits) and the op timer of the
+  // traced repetition (--timer).
+  Variants variants;
 
-  // "small fp32 cpu b16 p128 n1": how progress lines and errors name the case.
+  // "small fp32 cpu b16 p128 n1", then the non-default variants ("... qkv=permute"): how
+  // progress lines, errors and trace tracks name the case.
   std::string label() const;
 };
 

@@ -1,17 +1,20 @@
 // Buffer: one allocation owned by a backend (host memory on the CPU backend, device memory on
-// CUDA). Move-only RAII; the backend supplies the deleter. Not a tensor: no shape, no dtype.
+// CUDA). Move-only RAII; the backend supplies the deleter (a std::function, so a stream-ordered
+// free can carry its stream). Not a tensor: no shape, no dtype.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <utility>
 
 namespace llmbench {
 
 class Buffer {
  public:
-  using Deleter = void (*)(void*);
+  using Deleter = std::function<void(void*)>;
 
   Buffer() = default;
-  Buffer(void* ptr, std::size_t bytes, Deleter deleter) : ptr_(ptr), bytes_(bytes), deleter_(deleter) {}
+  Buffer(void* ptr, std::size_t bytes, Deleter deleter)
+      : ptr_(ptr), bytes_(bytes), deleter_(std::move(deleter)) {}
   Buffer(Buffer&& o) noexcept { *this = std::move(o); }
   Buffer& operator=(Buffer&& o) noexcept {
     if (this != &o) {

@@ -11,10 +11,13 @@
 
 #include "engine/error.h"
 #include "kernels/cpu/argmax.h"
+#include "kernels/cpu/copy_heads.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/embedding.h"
 #include "kernels/cpu/kv_cache.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/cpu/paged_attention.h"
+#include "kernels/cpu/paged_kv.h"
 #include "kernels/cpu/rmsnorm.h"
 #include "kernels/cpu/rope.h"
 #include "kernels/cpu/swiglu.h"
@@ -82,8 +85,33 @@ void CpuBackend::kv_cache_write(float* cache, const float* src, int src_stride, 
   cpu::kv_cache_write(cache, src, src_stride, batch, n_new, past_len, cache_seq, kv_dim);
 }
 void CpuBackend::attention(float* out, const float* q, const float* k_cache,
-                           const float* v_cache, const AttentionShape& shape) {
-  cpu::attention(out, q, k_cache, v_cache, shape);
+                           const float* v_cache, const AttentionShape& shape,
+                           const AttentionStrides& strides) {
+  cpu::attention_strided(out, q, k_cache, v_cache, shape, strides);
+}
+void CpuBackend::paged_attention(float* out, const float* q, const float* k_pool,
+                                 const float* v_pool, const std::int32_t* block_table,
+                                 const PagedKv& paged, const AttentionShape& shape,
+                                 const HeadStrides& q_strides, const HeadStrides& out_strides) {
+  cpu::paged_attention(out, q, k_pool, v_pool, block_table, paged, shape, q_strides,
+                       out_strides);
+}
+void CpuBackend::copy_heads(float* out, const HeadStrides& out_strides, const float* in,
+                            const HeadStrides& in_strides, int batch, int seq, int heads,
+                            int head_dim) {
+  cpu::copy_heads(out, out_strides, in, in_strides, batch, seq, heads, head_dim);
+}
+void CpuBackend::kv_write_paged(float* pool, const std::int32_t* block_table,
+                                const PagedKv& paged, const float* src,
+                                const HeadStrides& src_strides, int batch, int n_new,
+                                int past_len, int n_kv_heads, int head_dim) {
+  cpu::kv_write_paged(pool, block_table, paged, src, src_strides, batch, n_new, past_len,
+                      n_kv_heads, head_dim);
+}
+void CpuBackend::kv_gather_paged(float* out, const float* pool, const std::int32_t* block_table,
+                                 const PagedKv& paged, int batch, int len, int kv_dim,
+                                 int out_seq) {
+  cpu::kv_gather_paged(out, pool, block_table, paged, batch, len, kv_dim, out_seq);
 }
 void CpuBackend::swiglu(float* out, const float* gate_up, int n_rows, int ffn_dim) {
   cpu::swiglu(out, gate_up, n_rows, ffn_dim);

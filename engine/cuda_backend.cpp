@@ -5,17 +5,21 @@
 #include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <vector>
 
 #include "engine/error.h"
 #include "kernels/cuda/argmax.cuh"
 #include "kernels/cuda/attention.cuh"
+#include "kernels/cuda/copy_heads.cuh"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/embedding.cuh"
 #include "kernels/cuda/gemm.cuh"
 #include "kernels/cuda/kv_cache.cuh"
+#include "kernels/cuda/paged_attention.cuh"
+#include "kernels/cuda/paged_kv.cuh"
 #include "kernels/cuda/rmsnorm.cuh"
 #include "kernels/cuda/rope.cuh"
 #include "kernels/cuda/swiglu.cuh"
@@ -130,6 +134,12 @@ CudaBackend::CudaBackend(int device, bool sync_check)
   LLMBENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking));
   LLMBENCH_CUBLAS_CHECK(cublasCreate(&impl_->cublas));
   LLMBENCH_CUBLAS_CHECK(cublasSetStream(impl_->cublas, impl_->stream));
+  // alloc_async: keep freed blocks in the default pool instead of returning them to the driver
+  // at every synchronisation, as a framework's caching allocator does.
+  cudaMemPool_t pool = nullptr;
+  LLMBENCH_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+  std::uint64_t threshold = UINT64_MAX;
+  LLMBENCH_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
 }
 
 CudaBackend::~CudaBackend() {
@@ -151,6 +161,18 @@ Buffer CudaBackend::alloc(std::size_t bytes) {
   return Buffer(p, bytes, [](void* q) { LLMBENCH_CUDA_CHECK_NOTHROW(cudaFree(q)); });
 }
 
+Buffer CudaBackend::alloc_async(std::size_t bytes) {
+  void* p = nullptr;
+  cudaStream_t stream = impl_->stream;
+  const cudaError_t rc = cudaMallocAsync(&p, bytes == 0 ? 256 : bytes, stream);
+  if (rc != cudaSuccess)
+    throw Error("cuda backend: cannot allocate " + std::to_string(bytes) + " bytes in stream "
+                "order (" + cudaGetErrorString(rc) + ")");
+  after_op("alloc_async");
+  return Buffer(p, bytes,
+                [stream](void* q) { LLMBENCH_CUDA_CHECK_NOTHROW(cudaFreeAsync(q, stream)); });
+}
+
 void CudaBackend::to_device(void* dst, const void* src, std::size_t bytes) {
   LLMBENCH_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, impl_->stream));
   after_op("to_device");
@@ -163,7 +185,8 @@ void CudaBackend::to_host(void* dst, const void* src, std::size_t bytes) {
 
 void CudaBackend::synchronize() { LLMBENCH_CUDA_CHECK(cudaStreamSynchronize(impl_->stream)); }
 
-std::unique_ptr<OpTimer> CudaBackend::make_op_timer() {
+std::unique_ptr<OpTimer> CudaBackend::make_op_timer(TimerMode mode) {
+  if (mode == TimerMode::kHostNoSync) return std::make_unique<HostOpTimer>();
   return std::make_unique<CudaEventTimer>(impl_->stream);
 }
 
@@ -215,9 +238,39 @@ void CudaBackend::kv_cache_write(float* cache, const float* src, int src_stride,
   after_op("kv_cache_write");
 }
 void CudaBackend::attention(float* out, const float* q, const float* k_cache,
-                            const float* v_cache, const AttentionShape& shape) {
-  cuda::attention(out, q, k_cache, v_cache, shape, impl_->stream);
+                            const float* v_cache, const AttentionShape& shape,
+                            const AttentionStrides& strides) {
+  cuda::attention_strided(out, q, k_cache, v_cache, shape, strides, impl_->stream);
   after_op("attention");
+}
+void CudaBackend::paged_attention(float* out, const float* q, const float* k_pool,
+                                  const float* v_pool, const std::int32_t* block_table,
+                                  const PagedKv& paged, const AttentionShape& shape,
+                                  const HeadStrides& q_strides, const HeadStrides& out_strides) {
+  cuda::paged_attention(out, q, k_pool, v_pool, block_table, paged, shape, q_strides,
+                        out_strides, impl_->stream);
+  after_op("paged_attention");
+}
+void CudaBackend::copy_heads(float* out, const HeadStrides& out_strides, const float* in,
+                             const HeadStrides& in_strides, int batch, int seq, int heads,
+                             int head_dim) {
+  cuda::copy_heads(out, out_strides, in, in_strides, batch, seq, heads, head_dim, impl_->stream);
+  after_op("copy_heads");
+}
+void CudaBackend::kv_write_paged(float* pool, const std::int32_t* block_table,
+                                 const PagedKv& paged, const float* src,
+                                 const HeadStrides& src_strides, int batch, int n_new,
+                                 int past_len, int n_kv_heads, int head_dim) {
+  cuda::kv_write_paged(pool, block_table, paged, src, src_strides, batch, n_new, past_len,
+                       n_kv_heads, head_dim, impl_->stream);
+  after_op("kv_write_paged");
+}
+void CudaBackend::kv_gather_paged(float* out, const float* pool,
+                                  const std::int32_t* block_table, const PagedKv& paged,
+                                  int batch, int len, int kv_dim, int out_seq) {
+  cuda::kv_gather_paged(out, pool, block_table, paged, batch, len, kv_dim, out_seq,
+                        impl_->stream);
+  after_op("kv_gather_paged");
 }
 void CudaBackend::swiglu(float* out, const float* gate_up, int n_rows, int ffn_dim) {
   cuda::swiglu(out, gate_up, n_rows, ffn_dim, impl_->stream);

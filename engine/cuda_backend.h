@@ -39,10 +39,16 @@ class CudaBackend final : public Backend {
   const CudaDeviceInfo& info() const { return info_; }
 
   Buffer alloc(std::size_t bytes) override;
+  // cudaMallocAsync on the backend's stream from the device's default memory pool (its release
+  // threshold raised so freed memory stays cached, like PyTorch's caching allocator);
+  // cudaFreeAsync on the same stream.
+  Buffer alloc_async(std::size_t bytes) override;
   void to_device(void* dst, const void* src, std::size_t bytes) override;
   void to_host(void* dst, const void* src, std::size_t bytes) override;
   void synchronize() override;
-  std::unique_ptr<OpTimer> make_op_timer() override;
+  // kDevice: CudaEventTimer (pooled CUDA events). kHostNoSync: HostOpTimer, which reads the
+  // host clock around each enqueue: wrong on purpose.
+  std::unique_ptr<OpTimer> make_op_timer(TimerMode mode) override;
   void profiler_start() override;
   void profiler_stop() override;
 
@@ -58,7 +64,20 @@ class CudaBackend final : public Backend {
   void kv_cache_write(float* cache, const float* src, int src_stride, int batch, int n_new,
                       int past_len, int cache_seq, int kv_dim) override;
   void attention(float* out, const float* q, const float* k_cache, const float* v_cache,
-                 const AttentionShape& shape) override;
+                 const AttentionShape& shape, const AttentionStrides& strides) override;
+  void paged_attention(float* out, const float* q, const float* k_pool, const float* v_pool,
+                       const std::int32_t* block_table, const PagedKv& paged,
+                       const AttentionShape& shape, const HeadStrides& q_strides,
+                       const HeadStrides& out_strides) override;
+  void copy_heads(float* out, const HeadStrides& out_strides, const float* in,
+                  const HeadStrides& in_strides, int batch, int seq, int heads,
+                  int head_dim) override;
+  void kv_write_paged(float* pool, const std::int32_t* block_table, const PagedKv& paged,
+                      const float* src, const HeadStrides& src_strides, int batch, int n_new,
+                      int past_len, int n_kv_heads, int head_dim) override;
+  void kv_gather_paged(float* out, const float* pool, const std::int32_t* block_table,
+                       const PagedKv& paged, int batch, int len, int kv_dim,
+                       int out_seq) override;
   void swiglu(float* out, const float* gate_up, int n_rows, int ffn_dim) override;
   void add_inplace(float* x, const float* y, std::size_t n) override;
   void gather_rows(float* out, const float* x, const std::int32_t* rows, int n_rows,

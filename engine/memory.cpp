@@ -6,19 +6,25 @@
 #include <string>
 
 #include "engine/error.h"
+#include "engine/kv_cache.h"
 
 namespace llmbench {
 
 MemoryEstimate estimate_memory(const ModelConfig& c, DType weight_dtype, int batch,
-                               int prompt_len, int max_len) {
+                               int prompt_len, int max_len, const Variants& variants) {
   MemoryEstimate e;
   const std::int64_t f = 4, rows = std::int64_t(batch) * prompt_len;
   e.weight_bytes = c.total_params() * std::int64_t(dtype_bytes(weight_dtype));
-  e.kv_cache_bytes = 2 * std::int64_t(c.n_layers) * batch * max_len * c.kv_dim() * f;
+  e.kv_cache_bytes = KvCache::max_bytes(c, batch, max_len, variants);
+  const std::int64_t logit_rows = variants.logits == LogitsMode::kAll ? rows : batch;
   e.activation_bytes =
       rows * (3 * std::int64_t(c.dim) + c.qkv_dim() + c.q_dim() + 3 * std::int64_t(c.ffn_dim)) * f +
       rows * 2 * 4 /* token ids, positions */ +
-      std::int64_t(batch) * (c.dim + c.vocab_size) * f + std::int64_t(batch) * 8;
+      std::int64_t(batch) * c.dim * f + logit_rows * c.vocab_size * f + std::int64_t(batch) * 8;
+  if (variants.qkv == QkvLayout::kPermute)  // head-major q, k, v and attention output
+    e.activation_bytes += rows * 2 * (std::int64_t(c.q_dim()) + c.kv_dim()) * f;
+  if (variants.logits != LogitsMode::kDevice)  // the host copy of the logits
+    e.activation_bytes += logit_rows * c.vocab_size * f;
   return e;
 }
 

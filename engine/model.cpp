@@ -1,28 +1,38 @@
 // The forward pass. Shapes: B sequences, T new tokens each (the prompt length in prefill, 1 in
 // decode), R = B * T rows, P = tokens already cached. Rows are sequence-major: row b * T + t.
+// With default Variants this is the fast path; each variant replaces a step by what a naive
+// engine does, traced under its own op name (docs/variants.md).
 #include "engine/model.h"
 
 #include <string>
 
 #include "engine/error.h"
+#include "engine/op_work.h"
+#include "kernels/cpu/argmax.h"
 
 namespace llmbench {
 
-Session::Session(const Model& model, int batch, int max_prefill, int max_len)
-    : model_(model), c_(model.config()), be_(model.backend()), batch_(batch),
-      max_prefill_(max_prefill), max_len_(max_len) {
+namespace {
+
+// The config, once the Session's sizes are checked against it (before anything is allocated).
+const ModelConfig& checked(const ModelConfig& c, int batch, int max_prefill, int max_len) {
   if (batch <= 0 || max_prefill <= 0 || max_len < max_prefill)
     throw BadInput("session: batch and lengths must be positive");
-  if (max_len > c_.max_seq_len)
+  if (max_len > c.max_seq_len)
     throw BadInput("prompt plus new tokens (" + std::to_string(max_len) +
-                   ") exceeds the context length of model '" + c_.name + "' (" +
-                   std::to_string(c_.max_seq_len) + ")");
+                   ") exceeds the context length of model '" + c.name + "' (" +
+                   std::to_string(c.max_seq_len) + ")");
+  return c;
+}
+
+}  // namespace
+
+Session::Session(const Model& model, int batch, int max_prefill, int max_len,
+                 const Variants& variants)
+    : model_(model), c_(checked(model.config(), batch, max_prefill, max_len)),
+      be_(model.backend()), batch_(batch), max_prefill_(max_prefill), max_len_(max_len),
+      variants_(variants), kv_(be_, c_, batch, max_len, variants) {
   const std::size_t f = sizeof(float), rows = std::size_t(batch) * max_prefill;
-  const std::size_t cache_bytes = std::size_t(batch) * max_len * c_.kv_dim() * f;
-  for (int l = 0; l < c_.n_layers; ++l) {
-    k_cache_.push_back(be_.alloc(cache_bytes));
-    v_cache_.push_back(be_.alloc(cache_bytes));
-  }
   x_ = be_.alloc(rows * c_.dim * f);
   h_ = be_.alloc(rows * c_.dim * f);
   qkv_ = be_.alloc(rows * c_.qkv_dim() * f);
@@ -30,8 +40,15 @@ Session::Session(const Model& model, int batch, int max_prefill, int max_len)
   proj_ = be_.alloc(rows * c_.dim * f);
   gate_up_ = be_.alloc(rows * 2 * c_.ffn_dim * f);
   act_ = be_.alloc(rows * c_.ffn_dim * f);
+  if (variants.qkv == QkvLayout::kPermute) {
+    q_hm_ = be_.alloc(rows * c_.q_dim() * f);
+    att_hm_ = be_.alloc(rows * c_.q_dim() * f);
+    k_hm_ = be_.alloc(rows * c_.kv_dim() * f);
+    v_hm_ = be_.alloc(rows * c_.kv_dim() * f);
+  }
   last_ = be_.alloc(std::size_t(batch) * c_.dim * f);
-  logits_ = be_.alloc(std::size_t(batch) * c_.vocab_size * f);
+  const std::size_t logit_rows = variants.logits == LogitsMode::kAll ? rows : std::size_t(batch);
+  logits_ = be_.alloc(logit_rows * c_.vocab_size * f);
   tokens_ = be_.alloc(rows * sizeof(std::int32_t));
   positions_ = be_.alloc(rows * sizeof(std::int32_t));
   last_rows_ = be_.alloc(std::size_t(batch) * sizeof(std::int32_t));
@@ -71,148 +88,178 @@ const std::vector<std::int32_t>& Session::decode_step(const std::vector<std::int
 }
 
 std::vector<float> Session::last_logits() const {
-  std::vector<float> out(std::size_t(batch_) * c_.vocab_size);
-  be_.to_host(out.data(), logits_.data(), out.size() * sizeof(float));
+  const std::size_t V = std::size_t(c_.vocab_size);
+  std::vector<float> out(std::size_t(batch_) * V);
+  if (variants_.logits != LogitsMode::kAll) {
+    be_.to_host(out.data(), logits_.data(), out.size() * sizeof(float));
+    return out;
+  }
+  // --logits all: [B * T, V]; sequence b's last position is row b * T + T - 1.
+  const std::size_t T = std::size_t(last_pass_tokens_);
+  for (std::size_t b = 0; b < std::size_t(batch_); ++b)
+    be_.to_host(out.data() + b * V, logits_.f32() + (b * T + T - 1) * V, V * sizeof(float));
   return out;
 }
 
-namespace {
-
-// Analytic work of one op: FLOPs (a multiply-add is 2) and bytes read + written (fp32).
-struct Work {
-  std::int64_t flops = 0, bytes = 0;
-};
-
-// out[m, n] = x[m, k] . w[n, k]
-Work gemm_work(std::int64_t m, std::int64_t n, std::int64_t k) {
-  return {2 * m * n * k, 4 * (m * k + n * k + m * n)};
-}
-
-// An op over `elems` values that reads `reads` and writes `writes` arrays of that size.
-Work elementwise_work(std::int64_t elems, std::int64_t flops_per_elem, int reads, int writes) {
-  return {flops_per_elem * elems, 4 * elems * (reads + writes)};
-}
-
-// Causal attention of B x T queries after P cached positions: q.k and p.v over t + 1 keys;
-// reads q, the cached k and v of each sequence once, writes the output.
-Work attention_work(const ModelConfig& c, std::int64_t B, std::int64_t T, std::int64_t P) {
-  const std::int64_t keys = T * P + T * (T + 1) / 2;  // sum over queries of visible keys
-  return {4 * B * c.n_heads * c.head_dim() * keys,
-          4 * (2 * B * T * c.q_dim() + 2 * B * (P + T) * c.kv_dim())};
-}
-
-}  // namespace
-
 void Session::forward(int T, Phase phase) {
   const Weights& w = model_.weights();
-  const int B = batch_, R = B * T, P = length_;
-  const int D = c_.dim, Q = c_.q_dim(), KV = c_.kv_dim(), QKV = c_.qkv_dim(), F = c_.ffn_dim;
-  const int V = c_.vocab_size;
+  const int B = batch_, R = B * T, P = length_, D = c_.dim, F = c_.ffn_dim;
   Tracer* tr = tracer_;
   if (tr) tr->set_phase(phase, decode_step_);
-  // Runs one op inside its scope (NVTX range + timer pair when traced).
-  auto op = [tr](const char* name, OpCategory category, int layer, Work work, auto&& run) {
-    OpScope scope(tr, name, category, layer, work.flops, work.bytes);
-    run();
-  };
   using C = OpCategory;
   OpScope step(tr, phase == Phase::kPrefill ? "prefill" : "decode_step", C::kRange, -1, 0, 0,
                /*step_range=*/true);
 
   // Token ids, positions and each sequence's last row: host-computed, small uploads.
-  op("tokens_to_device", C::kTransfer, -1, {0, 4 * R}, [&] {
+  run_op(tr, "tokens_to_device", C::kTransfer, -1, {0, 4 * R}, [&] {
     be_.to_device(tokens_.data(), host_tokens_.data(), std::size_t(R) * sizeof(std::int32_t));
   });
-  op("positions_to_device", C::kTransfer, -1, {0, 4 * (R + B)}, [&] {
+  run_op(tr, "positions_to_device", C::kTransfer, -1, {0, 4 * (R + B)}, [&] {
     host_rows_.resize(std::size_t(R));
     for (int r = 0; r < R; ++r) host_rows_[r] = P + r % T;
     be_.to_device(positions_.data(), host_rows_.data(), std::size_t(R) * sizeof(std::int32_t));
     for (int b = 0; b < B; ++b) host_rows_[b] = b * T + (T - 1);
     be_.to_device(last_rows_.data(), host_rows_.data(), std::size_t(B) * sizeof(std::int32_t));
   });
+  kv_.begin_pass(tr, P, T);  // paged caches map blocks here (block_table_to_device)
 
-  const auto* tokens = tokens_.as<std::int32_t>();
-  const auto* positions = positions_.as<std::int32_t>();
-  float *x = x_.f32(), *h = h_.f32(), *qkv = qkv_.f32(), *att = att_.f32();
+  float *x = x_.f32(), *h = h_.f32(), *att = att_.f32();
   float *proj = proj_.f32(), *gate_up = gate_up_.f32(), *act = act_.f32();
   const std::int64_t RD = std::int64_t(R) * D;
 
-  op("embedding", C::kCopy, -1, {0, 2 * 4 * RD}, [&] {
-    be_.embedding(x, w.embed.f32(), tokens, R, D);                        // x: [R, D]
+  run_op(tr, "embedding", C::kCopy, -1, {0, 2 * 4 * RD}, [&] {
+    be_.embedding(x, w.embed.f32(), tokens_.as<std::int32_t>(), R, D);  // x: [R, D]
   });
   for (int l = 0; l < c_.n_layers; ++l) {
     const LayerWeights& lw = w.layers[l];
     OpScope layer(tr, "layer", C::kRange, l);
     // ---- attention block ----
-    op("attn_norm", C::kNorm, l, elementwise_work(RD, 4, 1, 1), [&] {
-      be_.rmsnorm(h, x, lw.attn_norm.f32(), R, D, c_.norm_eps);          // h:   [R, D]
+    run_op(tr, "attn_norm", C::kNorm, l, elementwise_work(RD, 4, 1, 1), [&] {
+      be_.rmsnorm(h, x, lw.attn_norm.f32(), R, D, c_.norm_eps);          // h:    [R, D]
     });
-    op("qkv_proj", C::kGemm, l, gemm_work(R, QKV, D), [&] {
-      be_.matmul(qkv, h, lw.wqkv.f32(), R, QKV, D, D);                    // qkv: [R, Q | KV | KV]
+    attention_block(l, T);                                                // att:  [R, Q]
+    run_op(tr, "o_proj", C::kGemm, l, gemm_work(R, D, c_.q_dim()), [&] {
+      be_.matmul(proj, att, lw.wo.f32(), R, D, c_.q_dim(), c_.q_dim());  // proj: [R, D]
     });
-    if (c_.qkv_bias)
-      op("qkv_bias", C::kElementwise, l, elementwise_work(std::int64_t(R) * QKV, 1, 1, 1), [&] {
-        be_.add_bias_rows(qkv, R, QKV, lw.bqkv.f32(), QKV);
-      });
-    op("rope_q", C::kElementwise, l, elementwise_work(std::int64_t(R) * Q, 3, 1, 1), [&] {
-      be_.rope(qkv, R, QKV, c_.n_heads, c_.head_dim(), positions, c_.rope_theta);
-    });
-    op("rope_k", C::kElementwise, l, elementwise_work(std::int64_t(R) * KV, 3, 1, 1), [&] {
-      be_.rope(qkv + Q, R, QKV, c_.n_kv_heads, c_.head_dim(), positions, c_.rope_theta);
-    });
-    op("kv_write_k", C::kCopy, l, elementwise_work(std::int64_t(R) * KV, 0, 1, 1), [&] {
-      be_.kv_cache_write(k_cache_[l].f32(), qkv + Q, QKV, B, T, P, max_len_, KV);  // [B, L, KV]
-    });
-    op("kv_write_v", C::kCopy, l, elementwise_work(std::int64_t(R) * KV, 0, 1, 1), [&] {
-      be_.kv_cache_write(v_cache_[l].f32(), qkv + Q + KV, QKV, B, T, P, max_len_, KV);
-    });
-    op("attention", C::kAttention, l, attention_work(c_, B, T, P), [&] {
-      const AttentionShape shape{B, T, P, c_.n_heads, c_.n_kv_heads, c_.head_dim(), QKV, Q,
-                                 max_len_};
-      be_.attention(att, qkv, k_cache_[l].f32(), v_cache_[l].f32(), shape);  // att: [R, Q]
-    });
-    op("o_proj", C::kGemm, l, gemm_work(R, D, Q), [&] {
-      be_.matmul(proj, att, lw.wo.f32(), R, D, Q, Q);                     // proj: [R, D]
-    });
-    op("attn_residual", C::kElementwise, l, elementwise_work(RD, 1, 2, 1), [&] {
+    run_op(tr, "attn_residual", C::kElementwise, l, elementwise_work(RD, 1, 2, 1), [&] {
       be_.add_inplace(x, proj, std::size_t(RD));                          // x += proj
     });
     // ---- MLP block ----
-    op("ffn_norm", C::kNorm, l, elementwise_work(RD, 4, 1, 1), [&] {
+    run_op(tr, "ffn_norm", C::kNorm, l, elementwise_work(RD, 4, 1, 1), [&] {
       be_.rmsnorm(h, x, lw.ffn_norm.f32(), R, D, c_.norm_eps);           // h:   [R, D]
     });
-    op("gate_up_proj", C::kGemm, l, gemm_work(R, 2 * F, D), [&] {
+    run_op(tr, "gate_up_proj", C::kGemm, l, gemm_work(R, 2 * F, D), [&] {
       be_.matmul(gate_up, h, lw.w_gate_up.f32(), R, 2 * F, D, D);         // gate_up: [R, F | F]
     });
-    op("swiglu", C::kElementwise, l, {5 * std::int64_t(R) * F, 4 * 3 * std::int64_t(R) * F}, [&] {
+    const std::int64_t RF = std::int64_t(R) * F;
+    run_op(tr, "swiglu", C::kElementwise, l, {5 * RF, 4 * 3 * RF}, [&] {
       be_.swiglu(act, gate_up, R, F);                                     // act: [R, F]
     });
-    op("down_proj", C::kGemm, l, gemm_work(R, D, F), [&] {
+    run_op(tr, "down_proj", C::kGemm, l, gemm_work(R, D, F), [&] {
       be_.matmul(proj, act, lw.w_down.f32(), R, D, F, F);                 // proj: [R, D]
     });
-    op("ffn_residual", C::kElementwise, l, elementwise_work(RD, 1, 2, 1), [&] {
+    run_op(tr, "ffn_residual", C::kElementwise, l, elementwise_work(RD, 1, 2, 1), [&] {
       be_.add_inplace(x, proj, std::size_t(RD));                          // x += proj
     });
   }
-  // Only each sequence's last position produces a token: gather those rows before the head.
-  float* last = last_.f32();
-  const std::int64_t BD = std::int64_t(B) * D;
-  op("gather_last", C::kCopy, -1, {0, 2 * 4 * BD}, [&] {
-    be_.gather_rows(last, x, last_rows_.as<std::int32_t>(), B, D);        // last: [B, D]
-  });
-  op("final_norm", C::kNorm, -1, elementwise_work(BD, 4, 1, 1), [&] {
-    be_.rmsnorm(last, last, w.final_norm.f32(), B, D, c_.norm_eps);
-  });
-  op("lm_head", C::kGemm, -1, gemm_work(B, V, D), [&] {
-    be_.matmul(logits_.f32(), last, w.head(), B, V, D, D);                // logits: [B, V]
-  });
-  op("argmax", C::kSample, -1, {std::int64_t(B) * V, 4 * std::int64_t(B) * V}, [&] {
-    be_.argmax_rows(next_.as<std::int32_t>(), logits_.f32(), B, V);
-  });
-  op("tokens_to_host", C::kTransfer, -1, {0, 4 * B}, [&] {
-    be_.to_host(next_host_.data(), next_.data(), std::size_t(B) * sizeof(std::int32_t));
-  });
+  head(T);
   length_ = P + T;
+  last_pass_tokens_ = T;
+}
+
+void Session::attention_block(int l, int T) {
+  const LayerWeights& lw = model_.weights().layers[l];
+  const int B = batch_, R = B * T, P = length_, D = c_.dim, HD = c_.head_dim();
+  const int Q = c_.q_dim(), KV = c_.kv_dim(), QKV = c_.qkv_dim();
+  Tracer* tr = tracer_;
+  using C = OpCategory;
+  float* qkv = qkv_.f32();
+  const auto* positions = positions_.as<std::int32_t>();
+
+  run_op(tr, "qkv_proj", C::kGemm, l, gemm_work(R, QKV, D), [&] {
+    be_.matmul(qkv, h_.f32(), lw.wqkv.f32(), R, QKV, D, D);              // qkv: [R, Q | KV | KV]
+  });
+  if (c_.qkv_bias)
+    run_op(tr, "qkv_bias", C::kElementwise, l, elementwise_work(std::int64_t(R) * QKV, 1, 1, 1),
+           [&] { be_.add_bias_rows(qkv, R, QKV, lw.bqkv.f32(), QKV); });
+  run_op(tr, "rope_q", C::kElementwise, l, elementwise_work(std::int64_t(R) * Q, 3, 1, 1), [&] {
+    be_.rope(qkv, R, QKV, c_.n_heads, HD, positions, c_.rope_theta);
+  });
+  run_op(tr, "rope_k", C::kElementwise, l, elementwise_work(std::int64_t(R) * KV, 3, 1, 1), [&] {
+    be_.rope(qkv + Q, R, QKV, c_.n_kv_heads, HD, positions, c_.rope_theta);
+  });
+
+  // Where q, k, v and the attention output live: the fused rows (fast path), or head-major
+  // copies (--qkv permute).
+  const HeadStrides rows = cpu::token_major(T, QKV, HD);
+  if (variants_.qkv == QkvLayout::kFused) {
+    kv_.append(tr, l, qkv + Q, qkv + Q + KV, rows, P, T);
+    kv_.attend(tr, l, att_.f32(), cpu::token_major(T, Q, HD), qkv, rows, P, T);  // att: [R, Q]
+    return;
+  }
+  const HeadStrides q_hm = cpu::head_major(c_.n_heads, T, HD);
+  const HeadStrides kv_hm = cpu::head_major(c_.n_kv_heads, T, HD);
+  run_op(tr, "permute_q", C::kCopy, l, copy_work(std::int64_t(R) * Q), [&] {
+    be_.copy_heads(q_hm_.f32(), q_hm, qkv, rows, B, T, c_.n_heads, HD);   // [B, H, T, HD]
+  });
+  run_op(tr, "permute_k", C::kCopy, l, copy_work(std::int64_t(R) * KV), [&] {
+    be_.copy_heads(k_hm_.f32(), kv_hm, qkv + Q, rows, B, T, c_.n_kv_heads, HD);
+  });
+  run_op(tr, "permute_v", C::kCopy, l, copy_work(std::int64_t(R) * KV), [&] {
+    be_.copy_heads(v_hm_.f32(), kv_hm, qkv + Q + KV, rows, B, T, c_.n_kv_heads, HD);
+  });
+  kv_.append(tr, l, k_hm_.f32(), v_hm_.f32(), kv_hm, P, T);
+  kv_.attend(tr, l, att_hm_.f32(), q_hm, q_hm_.f32(), q_hm, P, T);      // [B, H, T, HD]
+  // attn_output.transpose(1, 2).contiguous(): back to rows for o_proj.
+  run_op(tr, "permute_out", C::kCopy, l, copy_work(std::int64_t(R) * Q), [&] {
+    be_.copy_heads(att_.f32(), cpu::token_major(T, Q, HD), att_hm_.f32(), q_hm, B, T,
+                   c_.n_heads, HD);                                       // att: [R, Q]
+  });
+}
+
+void Session::head(int T) {
+  const Weights& w = model_.weights();
+  const int B = batch_, R = B * T, D = c_.dim, V = c_.vocab_size;
+  Tracer* tr = tracer_;
+  using C = OpCategory;
+  float* logits = logits_.f32();
+  // --logits all runs the head on every row, as a Hugging Face-style forward does; the others
+  // only on each sequence's last position, gathered first.
+  const bool all = variants_.logits == LogitsMode::kAll;
+  const int rows = all ? R : B;
+  float* hidden = all ? h_.f32() : last_.f32();
+  const std::int64_t RD = std::int64_t(rows) * D, RV = std::int64_t(rows) * V;
+  if (!all)
+    run_op(tr, "gather_last", C::kCopy, -1, {0, 2 * 4 * RD}, [&] {
+      be_.gather_rows(hidden, x_.f32(), last_rows_.as<std::int32_t>(), B, D);  // last: [B, D]
+    });
+  run_op(tr, "final_norm", C::kNorm, -1, elementwise_work(RD, 4, 1, 1), [&] {
+    be_.rmsnorm(hidden, all ? x_.f32() : hidden, w.final_norm.f32(), rows, D, c_.norm_eps);
+  });
+  run_op(tr, "lm_head", C::kGemm, -1, gemm_work(rows, V, D), [&] {
+    be_.matmul(logits, hidden, w.head(), rows, V, D, D);                  // logits: [rows, V]
+  });
+  if (variants_.logits == LogitsMode::kDevice) {
+    run_op(tr, "argmax", C::kSample, -1, {RV, 4 * RV}, [&] {
+      be_.argmax_rows(next_.as<std::int32_t>(), logits, B, V);
+    });
+    run_op(tr, "tokens_to_host", C::kTransfer, -1, {0, 4 * B}, [&] {
+      be_.to_host(next_host_.data(), next_.data(), std::size_t(B) * sizeof(std::int32_t));
+    });
+    return;
+  }
+  // --logits last|all: every computed logit to the host, argmax there (logits.cpu().argmax()).
+  logits_host_.resize(std::size_t(RV));
+  run_op(tr, "logits_to_host", C::kTransfer, -1, {0, 4 * RV}, [&] {
+    be_.to_host(logits_host_.data(), logits, std::size_t(RV) * sizeof(float));
+  });
+  const std::int64_t BV = std::int64_t(B) * V;
+  run_op(tr, "argmax_host", C::kSample, -1, {BV, 4 * BV}, [&] {
+    const int per_seq = rows / B;  // 1, or T with --logits all: the last of them
+    for (int b = 0; b < B; ++b)
+      cpu::argmax_rows(&next_host_[std::size_t(b)],
+                       logits_host_.data() + (std::size_t(b) * per_seq + per_seq - 1) * V, 1, V);
+  });
 }
 
 }  // namespace llmbench

@@ -41,6 +41,16 @@ std::string_view category_name(OpCategory c) {
 
 std::string_view phase_name(Phase p) { return p == Phase::kPrefill ? "prefill" : "decode"; }
 
+std::string_view timer_mode_name(TimerMode m) {
+  return m == TimerMode::kDevice ? "device" : "host-nosync";
+}
+
+std::optional<TimerMode> parse_timer_mode(std::string_view s) {
+  if (s == "device") return TimerMode::kDevice;
+  if (s == "host-nosync") return TimerMode::kHostNoSync;
+  return std::nullopt;
+}
+
 // ---- HostOpTimer ----
 
 void HostOpTimer::start(int slot) {

@@ -17,11 +17,24 @@ namespace llmbench {
 enum class TraceLevel { kOff, kSteps, kOps };  // --trace off|steps|ops
 enum class OpCategory { kRange, kGemm, kAttention, kNorm, kElementwise, kCopy, kTransfer, kSample };
 enum class Phase { kPrefill, kDecode };
+// --timer: how traced ops are timed. device (the correct default): the host clock on the CPU
+// backend, whose ops are synchronous, and CUDA events on the CUDA backend. host_nosync: the host
+// clock at op start and stop with no synchronisation, the naive way; on CUDA that measures how
+// long an op took to enqueue and blames queued work on the next op that waits for the device
+// (a to_host copy). Diagnostic only, wrong on purpose (docs/variants.md).
+enum class TimerMode { kDevice, kHostNoSync };
 
 std::string_view trace_level_name(TraceLevel level);
 std::optional<TraceLevel> parse_trace_level(std::string_view s);
 std::string_view category_name(OpCategory c);
 std::string_view phase_name(Phase p);
+std::string_view timer_mode_name(TimerMode m);  // "device" | "host-nosync"
+std::optional<TimerMode> parse_timer_mode(std::string_view s);
+
+// The warning every output of a host-nosync run carries (stderr, and beside its figures).
+inline constexpr std::string_view kHostNoSyncWarning =
+    "timer host-nosync: op times are host enqueue times without synchronisation "
+    "\u2014 wrong on purpose (diagnostic)";
 
 // One interval of a traced repetition. Times are ns since the tracer's origin (the run's).
 struct OpRecord {
@@ -51,7 +64,9 @@ class OpTimer {
                        std::int64_t& start_ns, std::int64_t& dur_ns) = 0;
 };
 
-// The CPU backend's timer: ops run synchronously, so steady_clock at start and stop is exact.
+// steady_clock at start and stop, nothing else. On the CPU backend ops run synchronously, so
+// this is exact (--timer device and host-nosync alike). On the CUDA backend it is --timer
+// host-nosync: ops return once enqueued, so it measures enqueue time (wrong on purpose).
 class HostOpTimer final : public OpTimer {
  public:
   void start(int slot) override;

@@ -3,6 +3,8 @@
 
 #include <fmt/core.h>
 
+#include "tools/variants_json.h"
+
 namespace llmbench {
 
 std::uint64_t fnv1a64(std::string_view text, std::uint64_t h) {
@@ -22,10 +24,10 @@ std::string case_key(const CaseSpec& s) {
   }
   return fmt::format(
       "model={};dtype={};backend={};batch={};prompt={};gen={};warmup={};repeat={};threads={};"
-      "seed={};distinct={};prompt_ids={};trace={};profile_range={}",
+      "seed={};distinct={};prompt_ids={};trace={};profile_range={};variants={}",
       s.model, dtype_name(s.dtype), s.backend, s.batch, s.prompt_len, s.max_new_tokens, s.warmup,
       s.repeat, s.threads, s.seed, int(s.distinct_prompts), ids, trace_level_name(s.trace),
-      int(s.profile_range));
+      int(s.profile_range), variants_json(s.variants).dump());
 }
 
 std::string plan_key(const std::vector<std::string>& case_keys, const std::string& shard) {

@@ -3,13 +3,36 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
+#include "tools/variants_json.h"
+
 namespace llmbench {
+
+namespace {
+
+bool host_nosync(const CaseSpec& s) { return s.variants.timer == TimerMode::kHostNoSync; }
+
+// The engine variants of a case, without the timer (which has its own column).
+std::string engine_variants(const CaseSpec& s) {
+  Variants v = s.variants;
+  v.timer = TimerMode::kDevice;
+  const std::string d = v.describe();
+  return d.empty() ? "default" : d;
+}
+
+// The op timer, labelled where its figures are wrong on purpose.
+std::string op_timer(const CaseSpec& s) {
+  return host_nosync(s) ? "host-nosync (wrong on purpose)" : "device";
+}
+
+}  // namespace
 
 Row result_header() {
   return {"model",   "dtype",       "backend",      "batch",         "prompt",
-          "gen",     "ttft_ms",     "tpot_ms",      "tpot_p99_ms",   "e2e_ms",
-          "prefill_tok_s", "decode_tok_s", "throughput_tok_s", "mfu", "mbu",
-          "trace_ttft_x", "trace_tpot_x", "status"};
+          "gen",     "variants",    "ttft_ms",      "tpot_ms",       "tpot_p99_ms",
+          "e2e_ms",  "prefill_tok_s", "decode_tok_s", "throughput_tok_s", "mfu", "mbu",
+          "trace_ttft_x", "trace_tpot_x", "op_timer", "status"};
 }
 
 Row result_row(const CaseResult& r, const std::string& na) {
@@ -25,6 +48,7 @@ Row result_row(const CaseResult& r, const std::string& na) {
           std::to_string(s.batch),
           std::to_string(s.prompt_len),
           std::to_string(s.max_new_tokens),
+          engine_variants(s),
           when_ok(num(m.ttft_ms_median, 2)),
           when_ok(opt(m.tpot_ms_mean, 2)),
           when_ok(opt(m.tpot_ms_p99, 2)),
@@ -36,6 +60,7 @@ Row result_row(const CaseResult& r, const std::string& na) {
           when_ok(opt(m.mbu, 3)),
           when_ok(r.spec.trace == TraceLevel::kOff ? "off" : opt(r.trace_overhead_ttft, 3)),
           when_ok(r.spec.trace == TraceLevel::kOff ? "off" : opt(r.trace_overhead_tpot, 3)),
+          op_timer(s),
           ok ? r.status : "error: " + r.error};
 }
 
@@ -55,7 +80,9 @@ nlohmann::json case_json(const CaseResult& r) {
             {"threads", s.threads},
             {"seed", s.seed},
             {"distinct_prompts", s.distinct_prompts},
+            {"variants", variants_json(s.variants)},
             {"status", r.status}};
+  if (host_nosync(s)) j["timer_warning"] = std::string(kHostNoSyncWarning);
   if (r.status != "ok") {
     j["error"] = r.error;
     return j;
@@ -102,6 +129,8 @@ nlohmann::json case_json(const CaseResult& r) {
 void print_results(std::ostream& out, const std::string& format,
                    const std::vector<CaseResult>& results, const Peaks& peaks,
                    const nlohmann::json& extra) {
+  const bool any_nosync = std::any_of(results.begin(), results.end(),
+                                      [](const CaseResult& r) { return host_nosync(r.spec); });
   if (format == "json") {
     nlohmann::json cases = nlohmann::json::array();
     for (const auto& r : results) cases.push_back(case_json(r));
@@ -109,6 +138,7 @@ void print_results(std::ostream& out, const std::string& format,
                                      {"tflops", peaks.tflops},
                                      {"source", peaks.source}}},
                           {"cases", cases}};
+    if (any_nosync) doc["warnings"] = {std::string(kHostNoSyncWarning)};
     if (extra.is_object()) doc.update(extra);
     out << doc.dump(2) << "\n";
     return;
@@ -116,6 +146,10 @@ void print_results(std::ostream& out, const std::string& format,
   std::vector<Row> rows;
   for (const auto& r : results) rows.push_back(result_row(r, format == "csv" ? "" : "n/a"));
   print_rows(out, format, result_header(), rows);
+  // csv stays one header and its rows (the op_timer cell carries the label there).
+  if (any_nosync && format == "md") out << "\n> **warning:** " << kHostNoSyncWarning << "\n";
+  if (any_nosync && format != "md" && format != "csv")
+    out << "warning: " << kHostNoSyncWarning << "\n";
 }
 
 }  // namespace llmbench

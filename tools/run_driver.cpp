@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -63,6 +64,10 @@ void notice(const RunOptions& opts, const std::string& line) {
 int run_benchmarks(const RunOptions& opts, const AppliedProfile* profile,
                    const std::string& command_line) {
   const RunPlan plan = make_plan_attributed(opts, profile);  // every input check happens here
+  // A diagnostic mode's warning is not progress: printed even with --quiet.
+  if (std::any_of(plan.cases.begin(), plan.cases.end(),
+                  [](const CaseSpec& s) { return s.variants.timer == TimerMode::kHostNoSync; }))
+    fmt::print(stderr, "warning: {}\n", kHostNoSyncWarning);
   const auto origin = std::chrono::steady_clock::now();  // trace timestamps count from here
   if (!plan.backend_notice.empty()) notice(opts, plan.backend_notice);
   if (plan.cases.empty()) {  // a shard of a plan smaller than the shard count

@@ -39,6 +39,21 @@ void add_run_flags(CLI::App* cmd, RunOptions& o) {
                 "CUDA: synchronise and check after every op (blames async faults on the op)");
   cmd->add_flag("--profile-range", o.profile_range,
                 "Wrap measured repetitions in cudaProfilerStart/Stop (nsys --capture-range)");
+  cmd->add_option("--qkv", o.qkv,
+                  "fused|permute (list): permute copies q, k, v into head-major layout")
+      ->capture_default_str();
+  cmd->add_option("--kv-cache", o.kv_cache,
+                  "prealloc|concat|paged|paged-gather (list): how the KV cache is kept")
+      ->capture_default_str();
+  cmd->add_option("--kv-cache-block", o.kv_cache_block, "Tokens per block of the paged KV caches")
+      ->capture_default_str();
+  cmd->add_option("--logits", o.logits,
+                  "device|last|all (list): argmax on the device, or logits copied to the host")
+      ->capture_default_str();
+  cmd->add_option("--timer", o.timer,
+                  "device|host-nosync (list): how traced ops are timed; host-nosync is the "
+                  "naive way, wrong on purpose (diagnostic)")
+      ->capture_default_str();
   cmd->add_flag("--resume", o.resume,
                 "Continue the latest run of the same cases in --db, skipping stored cases");
   cmd->add_option("--shard", o.shard, "Run shard K of N (K/N, 1-based): every case i with i % N = K-1");

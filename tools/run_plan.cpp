@@ -79,6 +79,47 @@ std::vector<std::int32_t> read_prompt_ids(const std::string& value) {
   return ids;
 }
 
+// Parses a list flag of names: each item through `parse`, else one error naming the flag and
+// the accepted values.
+template <class T, class Parse>
+std::vector<T> parse_choice_list(const std::string& flag, const std::string& text,
+                                 const char* accepted, Parse parse) {
+  std::vector<T> out;
+  for (const auto& item : parse_word_list(flag, text)) {
+    const std::optional<T> v = parse(item);
+    if (!v) throw BadInput(flag + ": expected " + accepted + ", got '" + item + "'");
+    out.push_back(*v);
+  }
+  return out;
+}
+
+// --qkv x --kv-cache x --logits x --timer, in that nesting order.
+std::vector<Variants> parse_variants(const RunOptions& o) {
+  const auto qkvs = parse_choice_list<QkvLayout>("--qkv", o.qkv, "fused or permute",
+                                                 parse_qkv_layout);
+  const auto kvs = parse_choice_list<KvCacheKind>(
+      "--kv-cache", o.kv_cache, "prealloc, concat, paged or paged-gather", parse_kv_cache_kind);
+  const auto logits = parse_choice_list<LogitsMode>("--logits", o.logits, "device, last or all",
+                                                    parse_logits_mode);
+  const auto timers = parse_choice_list<TimerMode>("--timer", o.timer, "device or host-nosync",
+                                                   parse_timer_mode);
+  const int block = parse_int("--kv-cache-block", o.kv_cache_block, 1, 1 << 16);
+  std::vector<Variants> out;
+  for (QkvLayout q : qkvs)
+    for (KvCacheKind kv : kvs)
+      for (LogitsMode lg : logits)
+        for (TimerMode t : timers) {
+          Variants v;
+          v.qkv = q;
+          v.kv_cache = kv;
+          v.kv_cache_block = block;
+          v.logits = lg;
+          v.timer = t;
+          out.push_back(v);
+        }
+  return out;
+}
+
 }  // namespace
 
 namespace {
@@ -148,6 +189,7 @@ RunPlan make_plan(const RunOptions& o) {
     prompts = {int(prompt_ids.size())};
   }
   const auto gens = parse_int_list("--max-new-tokens", o.max_new_tokens, 1, 1 << 24);
+  const std::vector<Variants> variants = parse_variants(o);
 
   for (const auto& name : models) {
     const ModelConfig c = resolve_model(name);
@@ -171,26 +213,28 @@ RunPlan make_plan(const RunOptions& o) {
                          std::to_string(g) + " new tokens exceeds the context length of '" +
                          name + "' (" + std::to_string(c.max_seq_len) + ")");
     for (DType dt : dts)
-      for (int b : batches)
-        for (int p : prompts)
-          for (int g : gens) {
-            CaseSpec s;
-            s.model = name;
-            s.backend = plan.backend;
-            s.dtype = dt;
-            s.batch = b;
-            s.prompt_len = p;
-            s.max_new_tokens = g;
-            s.warmup = warmup;
-            s.repeat = repeat;
-            s.threads = plan.threads;
-            s.seed = seed;
-            s.distinct_prompts = o.distinct_prompts;
-            s.trace = *trace;
-            s.prompt = prompt_ids;
-            s.profile_range = o.profile_range;
-            plan.cases.push_back(s);
-          }
+      for (const Variants& v : variants)
+        for (int b : batches)
+          for (int p : prompts)
+            for (int g : gens) {
+              CaseSpec s;
+              s.model = name;
+              s.backend = plan.backend;
+              s.dtype = dt;
+              s.batch = b;
+              s.prompt_len = p;
+              s.max_new_tokens = g;
+              s.warmup = warmup;
+              s.repeat = repeat;
+              s.threads = plan.threads;
+              s.seed = seed;
+              s.distinct_prompts = o.distinct_prompts;
+              s.trace = *trace;
+              s.prompt = prompt_ids;
+              s.profile_range = o.profile_range;
+              s.variants = v;
+              plan.cases.push_back(s);
+            }
   }
   // Sharding: a deterministic 1/N of the plan, by index, so N shards cover it exactly once.
   std::vector<CaseSpec> mine;

@@ -36,10 +36,18 @@ struct RunOptions {
   bool resume = false;         // continue the latest run of the same plan in --db
   std::string shard;           // "K/N": run the cases whose plan index i has i % N == K - 1
   std::optional<double> slo_ttft_p99_ms, slo_tpot_p99_ms;
+  // Engine variants (engine/variants.h); lists, each joining the cartesian product.
+  std::string qkv = "fused";           // fused | permute
+  std::string kv_cache = "prealloc";   // prealloc | concat | paged | paged-gather
+  std::string kv_cache_block = "16";   // tokens per paged block (one value)
+  std::string logits = "device";       // device | last | all
+  std::string timer = "device";        // device | host-nosync
 };
 
 struct RunPlan {
-  std::vector<CaseSpec> cases;  // in run order: model, dtype, batch, prompt_len, new tokens
+  // In run order: model, dtype, variants (qkv, kv_cache, logits, timer), batch, prompt_len,
+  // new tokens.
+  std::vector<CaseSpec> cases;
   std::vector<int> case_index;  // each case's place in the unsharded plan
   std::string shard;            // "K/N" as given, "" when not sharded
   std::string backend;          // resolved: "cpu" or "cuda"

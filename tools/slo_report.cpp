@@ -3,6 +3,8 @@
 
 #include <fmt/core.h>
 
+#include "tools/variants_json.h"
+
 namespace llmbench {
 
 bool meets_slo(const CaseResult& r, const SloLimits& limits) {
@@ -17,8 +19,9 @@ namespace {
 
 // Everything that identifies a case's configuration except its batch size.
 std::string group_key(const CaseSpec& s) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}", s.model, dtype_name(s.dtype), s.backend,
-                     s.prompt_len, s.max_new_tokens, s.threads, int(s.distinct_prompts));
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", s.model, dtype_name(s.dtype), s.backend,
+                     s.prompt_len, s.max_new_tokens, s.threads, int(s.distinct_prompts),
+                     s.variants.describe());
 }
 
 }  // namespace
@@ -42,7 +45,8 @@ std::vector<SloGroup> slo_groups(const std::vector<CaseResult>& results, const S
 }
 
 Row slo_header() {
-  return {"model", "dtype", "backend", "prompt", "gen", "slo_ttft_p99_ms", "slo_tpot_p99_ms",
+  return {"model", "dtype", "backend", "prompt", "gen", "variants", "slo_ttft_p99_ms",
+          "slo_tpot_p99_ms",
           "max_batch", "ttft_p99_ms", "tpot_p99_ms", "throughput_tok_s"};
 }
 
@@ -53,7 +57,9 @@ std::vector<Row> slo_rows(const std::vector<SloGroup>& groups, const SloLimits& 
   for (const SloGroup& g : groups) {
     const CaseSpec& s = g.first->spec;
     Row row{s.model, std::string(dtype_name(s.dtype)), s.backend, std::to_string(s.prompt_len),
-            std::to_string(s.max_new_tokens), limit(limits.ttft_p99_ms), limit(limits.tpot_p99_ms)};
+            std::to_string(s.max_new_tokens),
+            s.variants.describe().empty() ? "default" : s.variants.describe(),
+            limit(limits.ttft_p99_ms), limit(limits.tpot_p99_ms)};
     if (!g.best) {
       row.insert(row.end(), {"none", na, na, na});
     } else {
@@ -76,6 +82,7 @@ nlohmann::json slo_json(const std::vector<SloGroup>& groups, const SloLimits& li
     const CaseSpec& s = g.first->spec;
     json j = {{"model", s.model}, {"dtype", dtype_name(s.dtype)}, {"backend", s.backend},
               {"prompt_len", s.prompt_len}, {"max_new_tokens", s.max_new_tokens},
+              {"variants", variants_json(s.variants)},
               {"slo_ttft_p99_ms", opt(limits.ttft_p99_ms)},
               {"slo_tpot_p99_ms", opt(limits.tpot_p99_ms)},
               {"batches_tested", g.batches_tested}};

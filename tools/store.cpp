@@ -7,6 +7,7 @@
 
 #include "engine/error.h"
 #include "tools/case_key.h"
+#include "tools/variants_json.h"
 
 namespace llmbench {
 
@@ -309,7 +310,7 @@ std::int64_t ResultStore::add_case(std::int64_t run_id, const CaseResult& c, int
         .bind(4, s.backend).bind(5, s.batch).bind(6, s.prompt_len).bind(7, s.max_new_tokens)
         .bind(8, s.warmup).bind(9, s.repeat).bind(10, s.threads)
         .bind(11, std::int64_t(s.seed)).bind(12, int(s.distinct_prompts))
-        .bind(13, std::string("{}")).bind(14, c.status);
+        .bind(13, variants_json(s.variants).dump()).bind(14, c.status);
     if (ok) {
       ins.bind_null(15).bind(16, m.ttft_ms_median).bind(17, m.ttft_ms_p90)
           .bind(18, m.tpot_ms_mean).bind(19, m.tpot_ms_p50).bind(20, m.tpot_ms_p90)

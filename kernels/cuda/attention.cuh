@@ -9,6 +9,7 @@
 namespace llmbench::cuda {
 
 using cpu::AttentionShape;
+using cpu::AttentionStrides;
 
 // Largest head_dim the kernel supports (every Llama-family model uses 64, 128 or 256).
 inline constexpr int kAttentionMaxHeadDim = 256;
@@ -19,5 +20,10 @@ inline constexpr int kAttentionMaxHeadDim = 256;
 // processed in tiles). Throws llmbench::Error if head_dim > kAttentionMaxHeadDim.
 void attention(float* out, const float* q, const float* k_cache, const float* v_cache,
                const AttentionShape& s, cudaStream_t stream);
+
+// attention() with every operand placed by `strides` (cpu::attention_strided).
+void attention_strided(float* out, const float* q, const float* k_cache, const float* v_cache,
+                       const AttentionShape& s, const AttentionStrides& strides,
+                       cudaStream_t stream);
 
 }  // namespace llmbench::cuda

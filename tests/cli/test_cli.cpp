@@ -10,8 +10,10 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -64,7 +66,24 @@ std::int64_t count_rows(const fs::path& db, const std::string& table) {
   return n;
 }
 
+// The first column of every row of `sql` on `db`, as text.
+std::vector<std::string> column_text(const fs::path& db, const std::string& sql) {
+  std::vector<std::string> out;
+  sqlite3* h = nullptr;
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK &&
+      sqlite3_prepare_v2(h, sql.c_str(), -1, &st, nullptr) == SQLITE_OK)
+    while (sqlite3_step(st) == SQLITE_ROW)
+      out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  return out;
+}
+
 const char* kPeaks = " --peak-bw-gbps 20 --peak-tflops 0.2 ";
+const char* kNoSyncWarning =
+    "timer host-nosync: op times are host enqueue times without synchronisation "
+    "\u2014 wrong on purpose (diagnostic)";
 
 }  // namespace
 
@@ -188,6 +207,97 @@ TEST(Cli, ModelsListsEveryPreset) {
     EXPECT_NE(r.out.find(name), std::string::npos) << name;
 }
 
+TEST(Cli, VariantsRunStoreTheirJsonAndTraceTheirOps) {
+  const fs::path db = scratch_dir() / "variants.db";
+  fs::remove(db);
+  const std::string common = "run --model tiny --batch 2 --prompt-len 10 --max-new-tokens 3"
+                             " --repeat 1 --distinct-prompts --format json --quiet" +
+                             std::string(kPeaks) + "--db " + db.string();
+  const Result fast = llmbench(common);
+  ASSERT_EQ(fast.exit_code, 0) << fast.err;
+  const Result r = llmbench(common + " --qkv permute --kv-cache concat,paged --kv-cache-block 4"
+                            " --logits all");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["cases"].size(), 2u);
+  const auto expected_tokens = nlohmann::json::parse(fast.out)["cases"][0]["generated_ids"];
+  for (const auto& c : j["cases"]) {
+    EXPECT_EQ(c["generated_ids"], expected_tokens) << c["variants"];
+    EXPECT_EQ(c["variants"]["qkv"], "permute");
+    EXPECT_EQ(c["variants"]["logits"], "all");
+    EXPECT_EQ(c["variants"]["timer"], "device");
+    EXPECT_FALSE(c.contains("timer_warning"));
+  }
+  EXPECT_EQ(j["cases"][0]["variants"]["kv_cache"], "concat");
+  EXPECT_EQ(j["cases"][1]["variants"]["kv_cache"], "paged");
+  EXPECT_EQ(j["cases"][1]["variants"]["kv_cache_block"], 4);
+
+  // bench_case.variants: a JSON object with sorted keys, per case, in run order.
+  EXPECT_EQ(column_text(db, "SELECT variants FROM bench_case ORDER BY id"),
+            (std::vector<std::string>{
+                R"({"kv_cache":"prealloc","logits":"device","qkv":"fused","timer":"device"})",
+                R"({"kv_cache":"concat","logits":"all","qkv":"permute","timer":"device"})",
+                R"({"kv_cache":"paged","kv_cache_block":4,"logits":"all","qkv":"permute",)"
+                R"("timer":"device"})"}));
+  // The variant ops are traced under their own names, in the cases that run them.
+  auto ops_of = [&](int case_index) {
+    const auto names = column_text(
+        db, "SELECT DISTINCT name FROM event WHERE case_id = (SELECT id FROM bench_case"
+            " ORDER BY id LIMIT 1 OFFSET " + std::to_string(case_index) + ")");
+    return std::set<std::string>(names.begin(), names.end());
+  };
+  const auto fast_ops = ops_of(0), concat_ops = ops_of(1), paged_ops = ops_of(2);
+  for (const char* op : {"permute_q", "permute_k", "permute_v", "permute_out", "logits_to_host",
+                         "argmax_host"}) {
+    EXPECT_TRUE(concat_ops.count(op)) << op;
+    EXPECT_TRUE(paged_ops.count(op)) << op;
+    EXPECT_FALSE(fast_ops.count(op)) << op;
+  }
+  for (const char* op : {"kv_concat_k", "kv_concat_v"}) EXPECT_TRUE(concat_ops.count(op)) << op;
+  for (const char* op : {"kv_write_paged_k", "kv_write_paged_v", "paged_attention",
+                         "block_table_to_device"})
+    EXPECT_TRUE(paged_ops.count(op)) << op;
+  EXPECT_FALSE(paged_ops.count("kv_concat_k"));
+  EXPECT_FALSE(concat_ops.count("kv_write_k"));
+}
+
+TEST(Cli, HostNoSyncIsLabelledInEveryFormat) {
+  const fs::path db = scratch_dir() / "nosync.db";
+  const std::string base = "run --model tiny --prompt-len 8 --max-new-tokens 2 --repeat 1"
+                           " --timer device,host-nosync --quiet --db " + db.string() + kPeaks +
+                           " --format ";
+  for (const std::string format : {"table", "md", "csv", "json"}) {
+    SCOPED_TRACE(format);
+    const Result r = llmbench(base + format);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    // stderr: the warning, even with --quiet, and nothing else.
+    EXPECT_EQ(r.err, std::string("warning: ") + kNoSyncWarning + "\n");
+    if (format == "json") {
+      const auto j = nlohmann::json::parse(r.out);
+      EXPECT_EQ(j["warnings"], nlohmann::json::array({kNoSyncWarning}));
+      EXPECT_EQ(j["cases"][0]["variants"]["timer"], "device");
+      EXPECT_FALSE(j["cases"][0].contains("timer_warning"));
+      EXPECT_EQ(j["cases"][1]["variants"]["timer"], "host-nosync");
+      EXPECT_EQ(j["cases"][1]["timer_warning"], kNoSyncWarning);
+      continue;
+    }
+    EXPECT_NE(r.out.find("op_timer"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("host-nosync (wrong on purpose)"), std::string::npos) << r.out;
+    // table and md repeat the warning under the table; csv stays header + rows.
+    const bool has_note = r.out.find(kNoSyncWarning) != std::string::npos;
+    EXPECT_EQ(has_note, format != "csv") << r.out;
+    if (format == "csv") {
+      EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3) << r.out;
+    }
+  }
+  // A run without host-nosync says nothing of it.
+  const Result plain = llmbench("run --model tiny --prompt-len 8 --max-new-tokens 1 --repeat 1"
+                                " --quiet --db " + db.string() + kPeaks);
+  ASSERT_EQ(plain.exit_code, 0);
+  EXPECT_TRUE(plain.err.empty()) << plain.err;
+  EXPECT_EQ(plain.out.find("wrong on purpose"), std::string::npos);
+}
+
 struct BadInputCase {
   const char* args;
   const char* must_mention;
@@ -231,7 +341,15 @@ INSTANTIATE_TEST_SUITE_P(
                     BadInputCase{"--prompt-ids 1,256", "--prompt-ids"},
                     BadInputCase{"--prompt-ids @/nonexistent/ids.txt", "--prompt-ids"},
                     BadInputCase{"--prompt-ids 1,2 --prompt-len 5", "--prompt-len"},
-                    BadInputCase{"--trace everything", "--trace"}),
+                    BadInputCase{"--trace everything", "--trace"},
+                    BadInputCase{"--qkv transpose", "--qkv"},
+                    BadInputCase{"--qkv fused,,permute", "--qkv"},
+                    BadInputCase{"--kv-cache ring", "--kv-cache"},
+                    BadInputCase{"--kv-cache paged --kv-cache-block 0", "--kv-cache-block"},
+                    BadInputCase{"--kv-cache-block x", "--kv-cache-block"},
+                    BadInputCase{"--logits none", "--logits"},
+                    BadInputCase{"--logits device,everything", "--logits"},
+                    BadInputCase{"--timer cuda-events", "--timer"}),
     [](const testing::TestParamInfo<BadInputCase>& info) {
       std::string name;
       for (const char* p = info.param.args; *p; ++p)

@@ -2,7 +2,9 @@
 // and seeded random weights on both, prefill then greedy decode steps, fp32 logits within a
 // stated tolerance and identical greedy tokens at every stage. Also on CUDA: bit-identical runs,
 // bit-identical rows for identical prompts, CUDA-event tracing that nests and counts like the
-// CPU's, and --sync-check changing nothing. Every test skips (GTEST_SKIP) without a device.
+// CPU's, and --sync-check changing nothing. The engine variants (--qkv, --kv-cache, --logits)
+// on CUDA against the CPU's fast path, and the host-nosync timer. Every test skips
+// (GTEST_SKIP) without a device.
 // Not here: single ops (test_cuda_kernels.cpp) or timings (benchmarks and `llmbench` do those).
 #include <gtest/gtest.h>
 
@@ -76,12 +78,12 @@ std::string stage_name(std::size_t stage) {
 
 // Loads `seed`'s random weights on `be`, prefills `prompts` ([batch, prompt_len]) and runs
 // `steps` greedy decode steps, each fed the tokens of the stage before. With a tracer, every
-// op of every stage is recorded into it.
+// op of every stage is recorded into it. The Session runs with `variants`.
 Generation generate(Backend& be, const ModelConfig& c, std::uint64_t seed,
                     const std::vector<std::int32_t>& prompts, int batch, int prompt_len,
-                    int steps, Tracer* tracer = nullptr) {
+                    int steps, Tracer* tracer = nullptr, const Variants& variants = {}) {
   const Model model(c, load_weights(c, RandomWeights(seed), be), be);
-  Session s(model, batch, prompt_len, prompt_len + steps);
+  Session s(model, batch, prompt_len, prompt_len + steps, variants);
   s.set_tracer(tracer);
   Generation g;
   std::vector<std::int32_t> next = s.prefill(prompts, prompt_len);
@@ -231,8 +233,8 @@ TEST_F(CudaForward, TracingNestsAndCountsLikeTheCpu) {
   const auto origin = std::chrono::steady_clock::now();
   CpuBackend cpu;
   CudaBackend gpu;
-  Tracer cpu_trace(TraceLevel::kOps, cpu.make_op_timer(), origin);
-  Tracer gpu_trace(TraceLevel::kOps, gpu.make_op_timer(), origin);
+  Tracer cpu_trace(TraceLevel::kOps, cpu.make_op_timer(TimerMode::kDevice), origin);
+  Tracer gpu_trace(TraceLevel::kOps, gpu.make_op_timer(TimerMode::kDevice), origin);
   generate(cpu, c, 6, prompts, 2, P, steps, &cpu_trace);
   generate(gpu, c, 6, prompts, 2, P, steps, &gpu_trace);
   const std::vector<OpRecord>& want = cpu_trace.records();
@@ -308,6 +310,62 @@ TEST_F(CudaForward, SyncCheckGivesIdenticalLogits) {
   const Generation a = generate(plain, c, 6, prompts, 2, 19, kDecodeSteps);
   const Generation b = generate(checked, c, 6, prompts, 2, 19, kDecodeSteps);
   expect_bit_identical(a, b, "sync-check vs default");
+}
+
+TEST_F(CudaForward, EveryVariantCombinationMatchesTheCpuFastPath) {
+  // Every --qkv x --kv-cache x --logits combination on CUDA against the CPU's defaults: the
+  // same tolerance and tokens as the default path. Paged blocks of 5 tokens: the prompt (19)
+  // and every later length but 20 leave the last block partly filled.
+  const ModelConfig c = wide();
+  const int batch = 2, P = 19;
+  const auto prompts = synthetic_prompts(6, batch, P, c.vocab_size, true);
+  CpuBackend cpu;
+  CudaBackend gpu;
+  const Generation ref = generate(cpu, c, 6, prompts, batch, P, kDecodeSteps);
+  for (QkvLayout q : {QkvLayout::kFused, QkvLayout::kPermute})
+    for (KvCacheKind kv : {KvCacheKind::kPrealloc, KvCacheKind::kConcat, KvCacheKind::kPaged,
+                           KvCacheKind::kPagedGather})
+      for (LogitsMode lg : {LogitsMode::kDevice, LogitsMode::kLast, LogitsMode::kAll}) {
+        Variants v;
+        v.qkv = q;
+        v.kv_cache = kv;
+        v.kv_cache_block = 5;
+        v.logits = lg;
+        const Generation got = generate(gpu, c, 6, prompts, batch, P, kDecodeSteps, nullptr, v);
+        expect_same_generation(got, ref, c.vocab_size, "cuda [" + v.describe() + "]");
+      }
+}
+
+TEST_F(CudaForward, HostNoSyncTimerIsTheHostClockAndChangesNoToken) {
+  // --timer host-nosync: the host clock around each enqueue (HostOpTimer), no CUDA events; the
+  // same records as the event timer, the same tokens, and every op inside its step (the step
+  // ends with a synchronising copy, so the ranges themselves stay right).
+  CudaBackend gpu;
+  EXPECT_NE(dynamic_cast<HostOpTimer*>(gpu.make_op_timer(TimerMode::kHostNoSync).get()), nullptr);
+  EXPECT_EQ(dynamic_cast<HostOpTimer*>(gpu.make_op_timer(TimerMode::kDevice).get()), nullptr);
+  const ModelConfig c = wide();
+  const auto prompts = synthetic_prompts(6, 2, 19, c.vocab_size, true);
+  const auto origin = std::chrono::steady_clock::now();
+  Tracer events(TraceLevel::kOps, gpu.make_op_timer(TimerMode::kDevice), origin);
+  Tracer host(TraceLevel::kOps, gpu.make_op_timer(TimerMode::kHostNoSync), origin);
+  Variants naive;
+  naive.qkv = QkvLayout::kPermute;
+  naive.kv_cache = KvCacheKind::kConcat;
+  naive.logits = LogitsMode::kAll;
+  naive.timer = TimerMode::kHostNoSync;
+  const Generation a = generate(gpu, c, 6, prompts, 2, 19, kDecodeSteps, &events, naive);
+  const Generation b = generate(gpu, c, 6, prompts, 2, 19, kDecodeSteps, &host, naive);
+  expect_bit_identical(a, b, "host-nosync vs event timer");
+  ASSERT_EQ(host.records().size(), events.records().size());
+  for (std::size_t i = 0; i < host.records().size(); ++i) {
+    const OpRecord& r = host.records()[i];
+    ASSERT_STREQ(r.name, events.records()[i].name);
+    EXPECT_GE(r.dur_ns, 0) << r.name;
+    if (r.parent < 0) continue;
+    const OpRecord& p = host.records()[std::size_t(r.parent)];
+    EXPECT_GE(r.start_ns, p.start_ns) << r.name;
+    EXPECT_LE(r.start_ns + r.dur_ns, p.start_ns + p.dur_ns) << r.name;
+  }
 }
 
 }  // namespace llmbench

@@ -29,7 +29,7 @@ Traced run_traced(TraceLevel level, int decode_steps) {
   c.ffn_dim = 512;
   static Model m(c, load_weights(c, RandomWeights(2), be), be);
   Session s(m, 2, 32, 32 + decode_steps + 1);
-  Tracer tracer(level, be.make_op_timer(), std::chrono::steady_clock::now());
+  Tracer tracer(level, be.make_op_timer(TimerMode::kDevice), std::chrono::steady_clock::now());
   s.set_tracer(&tracer);
   Traced t;
   auto next = s.prefill(synthetic_prompts(2, 2, 32, c.vocab_size, true), 32);

@@ -1,0 +1,40 @@
+// Paged attention on the GPU: attention_kernel.cuh with each key's place read from the block
+// table (once per key and tile, into shared memory), so no gather copy is made.
+#include "kernels/cuda/paged_attention.cuh"
+
+#include "kernels/common/op_math.h"
+#include "kernels/cuda/attention_kernel.cuh"
+
+namespace llmbench::cuda {
+
+namespace {
+
+// Key/value j of sequence b, kv head g: the pool row of position j (cpu::paged_row).
+struct PagedKvAt {
+  const std::int32_t* table;
+  cpu::PagedKv paged;
+  int kv_dim;
+  int head_dim;
+  __device__ std::int64_t operator()(int b, int g, int j) const {
+    const std::int64_t block =
+        table[static_cast<std::int64_t>(b) * paged.max_blocks + j / paged.block_size];
+    return (block * paged.block_size + j % paged.block_size) * kv_dim +
+           static_cast<std::int64_t>(g) * head_dim;
+  }
+};
+
+}  // namespace
+
+void paged_attention(float* out, const float* q, const float* k_pool, const float* v_pool,
+                     const std::int32_t* block_table, const cpu::PagedKv& paged,
+                     const cpu::AttentionShape& s, const cpu::HeadStrides& q_strides,
+                     const cpu::HeadStrides& out_strides, cudaStream_t stream) {
+  const unsigned blocks = detail::attention_blocks(s, "cuda::paged_attention");
+  if (blocks == 0) return;
+  const PagedKvAt kv_at{block_table, paged, s.n_kv_heads * s.head_dim, s.head_dim};
+  detail::attention_kernel<<<blocks, detail::kAttentionThreads, 0, stream>>>(
+      out, out_strides, q, q_strides, k_pool, v_pool, s, kv_at, attention_scale(s.head_dim));
+  LLMBENCH_CUDA_LAUNCH_CHECK();
+}
+
+}  // namespace llmbench::cuda

@@ -1,0 +1,20 @@
+// Causal GQA attention reading a paged KV cache through its block table, on the GPU.
+// The spec is kernels/cpu/paged_attention.h.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "kernels/cpu/paged_attention.h"
+
+namespace llmbench::cuda {
+
+// Device pointers, as in cpu::paged_attention. Throws llmbench::Error for a head_dim over
+// kAttentionMaxHeadDim (attention.cuh).
+void paged_attention(float* out, const float* q, const float* k_pool, const float* v_pool,
+                     const std::int32_t* block_table, const cpu::PagedKv& paged,
+                     const cpu::AttentionShape& s, const cpu::HeadStrides& q_strides,
+                     const cpu::HeadStrides& out_strides, cudaStream_t stream);
+
+}  // namespace llmbench::cuda
