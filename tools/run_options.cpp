@@ -50,6 +50,9 @@ void add_run_flags(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--logits", o.logits,
                   "device|last|all (list): argmax on the device, or logits copied to the host")
       ->capture_default_str();
+  cmd->add_option("--variants", o.variant_sets,
+                  "fast|naive (list): named sets of --qkv/--kv-cache/--logits; naive = permute, "
+                  "concat, all");
   cmd->add_option("--timer", o.timer,
                   "device|host-nosync (list): how traced ops are timed; host-nosync is the "
                   "naive way, wrong on purpose (diagnostic)")

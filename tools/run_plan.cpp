@@ -105,6 +105,28 @@ std::vector<Variants> parse_variants(const RunOptions& o) {
                                                    parse_timer_mode);
   const int block = parse_int("--kv-cache-block", o.kv_cache_block, 1, 1 << 16);
   std::vector<Variants> out;
+  if (!o.variant_sets.empty()) {
+    // Named bundles: the fast paths, or every naive variant at once (the case study's pair).
+    if (o.qkv != "fused" || o.kv_cache != "prealloc" || o.logits != "device")
+      throw BadInput("--variants: cannot be combined with --qkv, --kv-cache or --logits (it "
+                     "sets all three)");
+    for (const auto& name : parse_word_list("--variants", o.variant_sets)) {
+      Variants v;
+      if (name == "naive") {
+        v.qkv = QkvLayout::kPermute;
+        v.kv_cache = KvCacheKind::kConcat;
+        v.logits = LogitsMode::kAll;
+      } else if (name != "fast") {
+        throw BadInput("--variants: expected fast or naive, got '" + name + "'");
+      }
+      v.kv_cache_block = block;
+      for (TimerMode t : timers) {
+        v.timer = t;
+        out.push_back(v);
+      }
+    }
+    return out;
+  }
   for (QkvLayout q : qkvs)
     for (KvCacheKind kv : kvs)
       for (LogitsMode lg : logits)

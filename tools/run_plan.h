@@ -42,6 +42,9 @@ struct RunOptions {
   std::string kv_cache_block = "16";   // tokens per paged block (one value)
   std::string logits = "device";       // device | last | all
   std::string timer = "device";        // device | host-nosync
+  // Named bundles instead of the three lists: fast (the defaults) and/or naive (permute,
+  // concat, all). "" when not used.
+  std::string variant_sets;
 };
 
 struct RunPlan {

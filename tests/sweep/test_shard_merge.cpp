@@ -45,6 +45,26 @@ TEST(Shard, RejectsMalformedShards) {
     EXPECT_THROW(make_plan(options(bad)), BadInput) << bad;
 }
 
+TEST(VariantSets, NaiveAndFastExpandToTheirBundles) {
+  RunOptions o = options("");
+  o.batch = "1";
+  o.prompt_len = "8";
+  o.max_new_tokens = "1";
+  o.variant_sets = "naive,fast";
+  const RunPlan p = make_plan(o);
+  ASSERT_EQ(p.cases.size(), 2u);
+  EXPECT_EQ(p.cases[0].variants.qkv, QkvLayout::kPermute);
+  EXPECT_EQ(p.cases[0].variants.kv_cache, KvCacheKind::kConcat);
+  EXPECT_EQ(p.cases[0].variants.logits, LogitsMode::kAll);
+  EXPECT_TRUE(p.cases[1].variants.is_default());
+  EXPECT_NE(case_key(p.cases[0]), case_key(p.cases[1]));
+  o.qkv = "permute";
+  EXPECT_THROW(make_plan(o), BadInput);
+  o.qkv = "fused";
+  o.variant_sets = "slow";
+  EXPECT_THROW(make_plan(o), BadInput);
+}
+
 TEST(PlanKey, DependsOnCasesAndShard) {
   const RunPlan p = make_plan(options(""));
   std::vector<std::string> keys;
