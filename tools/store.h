@@ -14,7 +14,7 @@
 
 namespace llmbench {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 4;
 
 class ResultStore {
  public:
