@@ -26,23 +26,22 @@ ops AS (
                        IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'memcpy', 'memset'))
      OR (t.own AND s.category IS NOT 'range')
 ),
--- Ancestors of each launch, innermost first, up to and including the first range.
-walk(op_id, node) AS (
-  SELECT o.id, e.parent_id FROM ops AS o JOIN event AS e ON e.id = o.launch
+-- Ancestors of each launch, innermost first, carrying the op along; a walk ends at the first
+-- range or at the root (node NULL), so every op has exactly one last row.
+walk(op_id, name, category, dur, node) AS (
+  SELECT o.id, o.name, o.category, o.dur, e.parent_id
+  FROM ops AS o LEFT JOIN event AS e ON e.id = o.launch
   UNION ALL
-  SELECT w.op_id, p.parent_id FROM walk AS w JOIN event AS p ON p.id = w.node
+  SELECT w.op_id, w.name, w.category, w.dur, p.parent_id
+  FROM walk AS w JOIN event AS p ON p.id = w.node
   WHERE COALESCE(p.category, '') NOT IN ('nvtx', 'user_annotation', 'range')
 ),
-innermost AS (
-  SELECT w.op_id, r.name AS range_name
-  FROM walk AS w JOIN event AS r ON r.id = w.node
-  WHERE COALESCE(r.category, '') IN ('nvtx', 'user_annotation', 'range')
-),
 grouped AS (
-  SELECT COALESCE(i.range_name, '(no range)') AS range_name, o.name, o.category,
-         COUNT(*) AS n, SUM(o.dur) AS total, AVG(o.dur) AS avg_dur
-  FROM ops AS o LEFT JOIN innermost AS i ON i.op_id = o.id
-  GROUP BY 1, o.name, o.category
+  SELECT COALESCE(r.name, '(no range)') AS range_name, w.name, w.category, COUNT(*) AS n,
+         SUM(w.dur) AS total, AVG(w.dur) AS avg_dur
+  FROM walk AS w LEFT JOIN event AS r ON r.id = w.node
+  WHERE w.node IS NULL OR COALESCE(r.category, '') IN ('nvtx', 'user_annotation', 'range')
+  GROUP BY 1, w.name, w.category
 )
 SELECT range_name, name, category, n, total / 1e3 AS total_us, avg_dur / 1e3 AS avg_us,
        total * 1.0 / SUM(total) OVER (PARTITION BY range_name) AS share_of_range

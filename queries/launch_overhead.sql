@@ -25,16 +25,16 @@ ops AS (
                        IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'memcpy', 'memset'))
      OR (t.own AND s.category IS NOT 'range')
 ),
-walk(op_id, node) AS (
-  SELECT o.id, e.parent_id FROM ops AS o JOIN event AS e ON e.id = o.launch
+-- Every ancestor of every launch, carrying the op's duration along.
+walk(op_dur, node) AS (
+  SELECT o.dur, e.parent_id FROM ops AS o JOIN event AS e ON e.id = o.launch
   UNION ALL
-  SELECT w.op_id, p.parent_id FROM walk AS w JOIN event AS p ON p.id = w.node
+  SELECT w.op_dur, p.parent_id FROM walk AS w JOIN event AS p ON p.id = w.node
 ),
 per_range AS (
-  SELECT r.id, r.name, r.category, r.dur, COUNT(*) AS ops, SUM(o.dur) AS op_ns
+  SELECT r.id, r.name, r.category, r.dur, COUNT(*) AS ops, SUM(w.op_dur) AS op_ns
   FROM walk AS w
   JOIN event AS r ON r.id = w.node
-  JOIN ops AS o ON o.id = w.op_id
   WHERE COALESCE(r.category, '') IN ('nvtx', 'user_annotation', 'range')
   GROUP BY r.id
 )

@@ -25,18 +25,17 @@ ops AS (
                        IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'memcpy', 'memset'))
      OR (t.own AND s.category IS NOT 'range')
 ),
--- Every ancestor of every launch.
-walk(op_id, node) AS (
-  SELECT o.id, e.parent_id FROM ops AS o JOIN event AS e ON e.id = o.launch
+-- Every ancestor of every launch, carrying the op's times along.
+walk(op_ts, op_dur, node) AS (
+  SELECT o.ts, o.dur, e.parent_id FROM ops AS o JOIN event AS e ON e.id = o.launch
   UNION ALL
-  SELECT w.op_id, p.parent_id FROM walk AS w JOIN event AS p ON p.id = w.node
+  SELECT w.op_ts, w.op_dur, p.parent_id FROM walk AS w JOIN event AS p ON p.id = w.node
 ),
 projection AS (
-  SELECT r.id, r.name, r.depth, r.ts, r.dur, COUNT(*) AS ops, MIN(o.ts) AS gpu_start,
-         MAX(o.ts + o.dur) AS gpu_end, SUM(o.dur) AS op_ns
+  SELECT r.id, r.name, r.depth, r.ts, r.dur, COUNT(*) AS ops, MIN(w.op_ts) AS gpu_start,
+         MAX(w.op_ts + w.op_dur) AS gpu_end, SUM(w.op_dur) AS op_ns
   FROM walk AS w
   JOIN event AS r ON r.id = w.node
-  JOIN ops AS o ON o.id = w.op_id
   WHERE COALESCE(r.category, '') IN ('nvtx', 'user_annotation', 'range')
     AND (:range_name IS NULL OR r.name = :range_name)
   GROUP BY r.id

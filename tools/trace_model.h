@@ -20,7 +20,7 @@ namespace llmbench {
 class StringPool {
  public:
   std::uint32_t intern(std::string_view s) {
-    auto it = index_.find(std::string(s));
+    auto it = index_.find(s);
     if (it != index_.end()) return it->second;
     const auto id = std::uint32_t(values_.size());
     values_.emplace_back(s);
@@ -30,15 +30,20 @@ class StringPool {
   const std::string& operator[](std::uint32_t id) const { return values_[id]; }
 
  private:
+  struct Hash {  // lets find() take a string_view without building a std::string
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
   std::vector<std::string> values_;
-  std::unordered_map<std::string, std::uint32_t> index_;
+  std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> index_;
 };
 
 using ArgValue = std::variant<std::int64_t, double, std::string>;
 
-// One row of the `arg` table: Perfetto's flat_key ("args.grid") and key ("args.grid[0]").
+// One row of the `arg` table: Perfetto's flat_key ("args.grid") and key ("args.grid[0]"),
+// both StringPool ids (keys repeat on every event).
 struct TraceArg {
-  std::string flat_key, key;
+  std::uint32_t flat_key, key;
   ArgValue value;
 };
 
@@ -117,11 +122,11 @@ struct ImportedTrace {
     return s;
   }
   // Adds an arg to the slice added last.
-  void add_arg(std::string flat_key, std::string key, ArgValue value) {
-    args.push_back({std::move(flat_key), std::move(key), std::move(value)});
+  void add_arg(std::string_view flat_key, std::string_view key, ArgValue value) {
+    args.push_back({strings.intern(flat_key), strings.intern(key), std::move(value)});
     ++slices.back().arg_count;
   }
-  void add_arg(const std::string& key, ArgValue value) { add_arg(key, key, std::move(value)); }
+  void add_arg(std::string_view key, ArgValue value) { add_arg(key, key, std::move(value)); }
 };
 
 }  // namespace llmbench
