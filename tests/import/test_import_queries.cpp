@@ -44,6 +44,7 @@ class ImportQueriesNsys : public testing::Test {
     import_ = run_llmbench("import nsys " + (dir_ / "report.sqlite").string() + " --db " +
                            db_.string(), dir_ / "import");
   }
+  static void TearDownTestSuite() { fs::remove_all(dir_); }
   void SetUp() override { ASSERT_EQ(import_.exit_code, 0) << import_.err; }
   static inline fs::path dir_, db_;
   static inline Result import_;
