@@ -40,11 +40,8 @@ class TrackIndex {
   std::vector<std::size_t> write_order_;
 };
 
-}  // namespace llmbench
-
-namespace llmbench {
-
-// A reader's result: the trace and its nesting, ready for write_import().
+// A reader's result (import_nsys.h, import_chrome.h): the trace and its nesting, ready for
+// write_import().
 struct ReadTrace {
   ImportedTrace trace;
   TrackIndex index;
