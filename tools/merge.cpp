@@ -19,21 +19,25 @@ struct TableRemap {
   std::map<std::string, std::string> shifted;
 };
 
-// Id spaces: "run", "case", "sample", "process", "thread", "track", "event", "arg_set", "flow".
+// Id spaces: "run", "import", "case", "sample", "process", "thread", "track", "event",
+// "arg_set", "flow", "counter".
 const std::vector<TableRemap>& remaps() {
   static const std::vector<TableRemap> kRemaps = {
       {"run", {{"id", "run"}}},
-      {"process", {{"upid", "process"}, {"run_id", "run"}}},
+      {"import", {{"id", "import"}}},
+      {"process", {{"upid", "process"}, {"run_id", "run"}, {"import_id", "import"}}},
       {"thread", {{"utid", "thread"}, {"upid", "process"}}},
       {"bench_case", {{"id", "case"}, {"run_id", "run"}}},
       {"bench_sample", {{"id", "sample"}, {"case_id", "case"}}},
       {"bench_step", {{"sample_id", "sample"}}},
-      {"track", {{"id", "track"}, {"utid", "thread"}, {"upid", "process"}, {"case_id", "case"}}},
+      {"track", {{"id", "track"}, {"utid", "thread"}, {"upid", "process"}, {"case_id", "case"},
+                 {"import_id", "import"}}},
       {"arg", {{"arg_set_id", "arg_set"}}},
       {"event", {{"id", "event"}, {"track_id", "track"}, {"parent_id", "event"},
                  {"arg_set_id", "arg_set"}, {"case_id", "case"}}},
       {"flow", {{"id", "flow"}, {"slice_out", "event"}, {"slice_in", "event"},
                 {"arg_set_id", "arg_set"}}},
+      {"counter", {{"id", "counter"}, {"track_id", "track"}, {"arg_set_id", "arg_set"}}},
   };
   return kRemaps;
 }
@@ -45,7 +49,8 @@ const std::map<std::string, std::string>& id_space_max() {
       {"sample", "SELECT MAX(id) FROM bench_sample"}, {"process", "SELECT MAX(upid) FROM process"},
       {"thread", "SELECT MAX(utid) FROM thread"},   {"track", "SELECT MAX(id) FROM track"},
       {"event", "SELECT MAX(id) FROM event"},       {"arg_set", "SELECT MAX(arg_set_id) FROM arg"},
-      {"flow", "SELECT MAX(id) FROM flow"},
+      {"flow", "SELECT MAX(id) FROM flow"},         {"import", "SELECT MAX(id) FROM import"},
+      {"counter", "SELECT MAX(id) FROM counter"},
   };
   return kMax;
 }

@@ -188,6 +188,59 @@ ALTER TABLE bench_case ADD COLUMN ttft_ms_p99 REAL;
 CREATE INDEX IF NOT EXISTS bench_case_key ON bench_case(run_id, case_key);
 )sql";
 
+// Version 4: imported traces (docs/import.md). An `import` row per imported file; processes and
+// tracks of an import point at it; GPU stream tracks say their device and stream; counter
+// events (Chrome "C") get Perfetto's `counter` table. thread_track now lists every track that
+// belongs to a thread (Chrome imports put GPU streams on threads, as trace processor does).
+// Assumes only the version-2 schema.
+constexpr const char* kSchemaV4 = R"sql(
+CREATE TABLE IF NOT EXISTS import (
+  id                    INTEGER PRIMARY KEY,
+  format                TEXT NOT NULL,      -- 'nsys' | 'chrome'
+  source_path           TEXT NOT NULL,      -- absolute path of the imported file
+  source_bytes          INTEGER NOT NULL,
+  source_version        TEXT,               -- nsys EXPORT_SCHEMA_VERSION; chrome schemaVersion or 'array'
+  imported_at           TEXT NOT NULL,      -- UTC ISO 8601
+  command_line          TEXT NOT NULL,
+  processes             INTEGER NOT NULL,
+  threads               INTEGER NOT NULL,
+  tracks                INTEGER NOT NULL,
+  events                INTEGER NOT NULL,
+  flows                 INTEGER NOT NULL,
+  counters              INTEGER NOT NULL,
+  skipped               TEXT NOT NULL,      -- JSON object: reason -> input records left out
+  notes                 TEXT NOT NULL,      -- JSON object: what was adjusted without loss -> count
+  metadata              TEXT NOT NULL       -- JSON object: the source's own metadata
+);
+ALTER TABLE process ADD COLUMN import_id INTEGER REFERENCES import(id);
+ALTER TABLE track ADD COLUMN import_id INTEGER REFERENCES import(id);
+ALTER TABLE track ADD COLUMN device_id INTEGER;   -- GPU tracks: CUDA device
+ALTER TABLE track ADD COLUMN stream_id INTEGER;   -- GPU tracks: CUDA stream
+CREATE TABLE IF NOT EXISTS counter (
+  id                    INTEGER PRIMARY KEY,
+  ts                    INTEGER NOT NULL,   -- ns
+  track_id              INTEGER NOT NULL REFERENCES track(id),
+  value                 REAL NOT NULL,
+  arg_set_id            INTEGER
+);
+CREATE INDEX IF NOT EXISTS counter_track_ts ON counter(track_id, ts);
+CREATE INDEX IF NOT EXISTS track_import ON track(import_id);
+CREATE INDEX IF NOT EXISTS event_correlation ON event(correlation_id)
+  WHERE correlation_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS flow_in ON flow(slice_in);
+CREATE INDEX IF NOT EXISTS flow_out ON flow(slice_out);
+DROP VIEW IF EXISTS thread_track;
+CREATE VIEW thread_track AS
+  SELECT id, name, type, utid FROM track WHERE utid IS NOT NULL;
+CREATE VIEW IF NOT EXISTS gpu_track AS
+  SELECT id, name, type, upid, utid, device_id, stream_id FROM track WHERE type = 'gpu';
+CREATE VIEW IF NOT EXISTS counter_track AS
+  SELECT id, name, type, upid FROM track WHERE type = 'counter';
+CREATE VIEW IF NOT EXISTS process_counter_track AS
+  SELECT id, name, type, upid FROM track WHERE type = 'counter' AND upid IS NOT NULL;
+CREATE VIEW IF NOT EXISTS counters AS SELECT * FROM counter;
+)sql";
+
 std::string rows_json(const std::vector<std::int32_t>& flat, int batch) {
   nlohmann::json j = nlohmann::json::array();
   const std::size_t per = batch > 0 ? flat.size() / std::size_t(batch) : 0;
@@ -223,6 +276,12 @@ ResultStore::ResultStore(const std::string& path) : db_(path, /*create=*/true) {
     transaction(db_, [&] {
       db_.exec(kSchemaV3);
       db_.exec("PRAGMA user_version = 3");
+    });
+  }
+  if (version < 4) {
+    transaction(db_, [&] {
+      db_.exec(kSchemaV4);
+      db_.exec("PRAGMA user_version = 4");
     });
   }
 }

@@ -16,7 +16,7 @@
 
 namespace llmbench {
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 class ResultStore {
  public:
