@@ -28,6 +28,8 @@ int main(int argc, char** argv) {
   add_roofline_command(app, ctx);
   add_export_weights_command(app, ctx);
   add_query_command(app, ctx);
+  add_compare_command(app, ctx);
+  add_export_command(app, ctx);
 
   try {
     app.parse(argc, argv);
