@@ -64,7 +64,7 @@ nlohmann::ordered_json metric_json(const MetricComparison& m) {
 }  // namespace
 
 Row compare_header() {
-  return {"case", "metric", "unit", "n_base", "n_cand", "base_median", "cand_median",
+  return {"case", "metric", "n_base", "n_cand", "base_median", "cand_median",
           "ratio", "ci_low", "ci_high", "p_value", "verdict"};
 }
 
@@ -72,14 +72,14 @@ std::vector<Row> compare_rows(const CompareReport& r, const std::string& na) {
   std::vector<Row> rows;
   for (const auto& c : r.cases) {
     if (c.status != CaseStatus::kCompared) {
-      rows.push_back({c.label, "-", na, na, na, na, na, na, na, na, na, case_status_name(c.status)});
+      rows.push_back({c.label, "-", na, na, na, na, na, na, na, na, case_status_name(c.status)});
       continue;
     }
     for (const auto& m : c.metrics) {
       const MetricInfo& info = metric_info(m.metric);
       auto val = [&](const std::optional<double>& v) { return v ? fmt_value(*v, info) : na; };
       const bool have = m.ratio.has_value();
-      rows.push_back({c.label, info.name, info.unit,
+      rows.push_back({c.label, info.column,
                       m.n_base ? std::to_string(m.n_base) : na,
                       m.n_cand ? std::to_string(m.n_cand) : na,
                       val(m.median_base), val(m.median_cand),

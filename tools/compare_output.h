@@ -14,7 +14,7 @@
 namespace llmbench {
 
 Row compare_header();
-// One row per compared metric; one row (metric "-") per case that was not compared, with its
+// One row per compared metric (named by its `run` column, e.g. ttft_ms); one row (metric "-") per case that was not compared, with its
 // status as the verdict. `na` is the text of an empty cell.
 std::vector<Row> compare_rows(const CompareReport& r, const std::string& na);
 

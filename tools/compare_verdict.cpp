@@ -11,10 +11,10 @@ namespace llmbench {
 
 const std::vector<MetricInfo>& all_metrics() {
   static const std::vector<MetricInfo> kMetrics = {
-      {Metric::kTtft, "ttft", "ms", false},
-      {Metric::kTpot, "tpot", "ms", false},
-      {Metric::kE2e, "e2e", "ms", false},
-      {Metric::kThroughput, "throughput", "tok/s", true},
+      {Metric::kTtft, "ttft", "ttft_ms", "ms", false},
+      {Metric::kTpot, "tpot", "tpot_ms", "ms", false},
+      {Metric::kE2e, "e2e", "e2e_ms", "ms", false},
+      {Metric::kThroughput, "throughput", "throughput_tok_s", "tok/s", true},
   };
   return kMetrics;
 }

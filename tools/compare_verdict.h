@@ -27,7 +27,8 @@ enum class Metric { kTtft, kTpot, kE2e, kThroughput };
 
 struct MetricInfo {
   Metric metric;
-  const char* name;     // "ttft": the --metric word and the output's metric column
+  const char* name;     // "ttft": the --metric word and the json key
+  const char* column;   // "ttft_ms": the metric column of table, md and csv (as in `run`)
   const char* unit;     // "ms" or "tok/s"
   bool higher_is_better;
 };

