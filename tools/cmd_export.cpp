@@ -1,6 +1,7 @@
 // `llmbench export FORMAT ...`: writes what a result database holds in another tool's format,
 // one sub-subcommand per format, each registered by one add_export_* line below.
 //   llmbench export chrome DB [--run N] -o trace.json[.gz]   (Perfetto UI, chrome://tracing)
+//   llmbench export gbench DB [--run N] -o results.json      (Google Benchmark's compare.py)
 // Output is written to a temporary file and renamed, so a failure leaves no partial file.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -11,6 +12,7 @@
 #include "engine/error.h"
 #include "tools/commands.h"
 #include "tools/export_chrome.h"
+#include "tools/export_gbench.h"
 #include "tools/file_io.h"
 #include "tools/query_runner.h"
 
@@ -54,6 +56,7 @@ void add_export_command(CLI::App& root, CommandContext& ctx) {
       root.add_subcommand("export", "Write a database's traces or results in another format");
   export_cmd->require_subcommand(1);
   add_export_chrome(*export_cmd, ctx);
+  add_export_gbench(export_cmd, ctx);
 }
 
 }  // namespace llmbench

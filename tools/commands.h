@@ -22,6 +22,7 @@ void add_roofline_command(CLI::App& root, CommandContext& ctx);
 void add_export_weights_command(CLI::App& root, CommandContext& ctx);
 void add_query_command(CLI::App& root, CommandContext& ctx);
 void add_import_command(CLI::App& root, CommandContext& ctx);
+void add_compare_command(CLI::App& root, CommandContext& ctx);
 void add_export_command(CLI::App& root, CommandContext& ctx);
 
 }  // namespace llmbench

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   add_export_weights_command(app, ctx);
   add_query_command(app, ctx);
   add_import_command(app, ctx);
+  add_compare_command(app, ctx);
   add_export_command(app, ctx);
 
   try {

@@ -1,0 +1,222 @@
+// `llmbench compare` and `llmbench export gbench` end to end on hand-built databases
+// (tests/compare/compare_db.h): exit codes (0 same, 1 a regression, 2 bad input with one
+// `error:` line), formats, environment lines on stderr, unmatched cases, the Google Benchmark
+// JSON fields. Real runs are in test_compare_real_runs.cpp.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/llmbench_process.h"
+#include "tests/compare/compare_db.h"
+
+using namespace llmbench_test;
+
+namespace {
+
+// Two databases in the test's scratch directory: base (10 ms TTFT) and a candidate whose
+// TTFT is `ttft_ms`, 8 repetitions each; the candidate's run row gets `cand_info`.
+std::pair<fs::path, fs::path> two_dbs(double ttft_ms, llmbench::RunInfo cand_info = fake_run_info()) {
+  const fs::path d = scratch_dir();
+  const fs::path b = d / "base.db", c = d / "cand.db";
+  fs::remove(b);
+  fs::remove(c);
+  add_fake_run(b, fake_run_info(), {timed_case(10, 2)});
+  add_fake_run(c, cand_info, {timed_case(ttft_ms, 2)});
+  return {b, c};
+}
+
+int count_lines(const std::string& s) { return int(std::count(s.begin(), s.end(), '\n')); }
+
+}  // namespace
+
+TEST(CompareCli, SameSamplesExitZeroWithSummaryFirst) {
+  const auto [b, c] = two_dbs(10);
+  const Result r = run_llmbench("compare " + b.string() + " " + c.string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("llmbench compare: 0 regressions, 0 improvements, 3 same (", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("tiny fp32 cpu b2 p16 n3 t2  ttft_ms"), std::string::npos) << r.out;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
+TEST(CompareCli, RegressionExitsOneAndMarkdownIsAPullRequestComment) {
+  const auto [b, c] = two_dbs(11);
+  const Result r = run_llmbench("compare " + b.string() + " " + c.string() + " --format md");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out.rfind("**llmbench compare: 2 regressions, 0 improvements, 1 same**\n", 0), 0u)
+      << r.out;
+  EXPECT_NE(r.out.find("| ttft_ms | 8 | 8 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| slower |"), std::string::npos) << r.out;
+  // A higher threshold absorbs the 10%: exit 0.
+  EXPECT_EQ(run_llmbench("compare " + b.string() + " " + c.string() + " --threshold 12").exit_code, 0);
+  // Only TPOT (unchanged): exit 0.
+  EXPECT_EQ(run_llmbench("compare " + b.string() + " " + c.string() + " --metric tpot").exit_code, 0);
+  // The candidate as base: an improvement, exit 0.
+  const Result back = run_llmbench("compare " + c.string() + " " + b.string());
+  EXPECT_EQ(back.exit_code, 0);
+  EXPECT_EQ(back.out.rfind("llmbench compare: 0 regressions, 2 improvements, 1 same", 0), 0u) << back.out;
+}
+
+TEST(CompareCli, JsonAndCsv) {
+  const auto [b, c] = two_dbs(11);
+  const Result j = run_llmbench("compare " + b.string() + ":1 " + c.string() +
+                                " --format json --metric all");
+  EXPECT_EQ(j.exit_code, 1) << j.err;
+  const auto doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["summary"]["regressions"], 3);  // ttft, e2e, throughput
+  EXPECT_EQ(doc["cases"][0]["metrics"]["throughput"]["verdict"], "slower");
+  EXPECT_EQ(doc["cases"][0]["metrics"]["throughput"]["unit"], "tok/s");
+  EXPECT_EQ(doc["base"]["db"], b.string());
+  const Result csv = run_llmbench("compare " + b.string() + " " + c.string() + " --format csv");
+  EXPECT_EQ(csv.exit_code, 1);
+  EXPECT_EQ(count_lines(csv.out), 4) << csv.out;  // header + ttft, tpot, e2e
+  EXPECT_EQ(csv.out.rfind("case,metric,n_base,", 0), 0u) << csv.out;
+}
+
+TEST(CompareCli, EnvironmentDifferencesGoToStderrOneLineEach) {
+  auto info = fake_run_info();
+  info.build_type = "Debug";
+  info.git_commit = "fff000";
+  const auto [b, c] = two_dbs(10, info);
+  const Result r = run_llmbench("compare " + b.string() + " " + c.string());
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.err,
+            "warning: build_type differs: base 'Release', candidate 'Debug'\n"
+            "info: git_commit differs: base 'abc123', candidate 'fff000'\n");
+}
+
+TEST(CompareCli, UnmatchedCasesAreListed) {
+  const fs::path d = scratch_dir();
+  const fs::path b = d / "b.db", c = d / "c.db";
+  fs::remove(b);
+  fs::remove(c);
+  FakeCase other;
+  other.batch = 8;
+  add_fake_run(b, fake_run_info(), {timed_case(10, 2), timed_case(10, 2, 8, other)});
+  add_fake_run(c, fake_run_info(), {timed_case(10, 2)});
+  const Result r = run_llmbench("compare " + b.string() + " " + c.string());
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("1 only in base"), std::string::npos) << r.out;
+  const auto row = r.out.find("tiny fp32 cpu b8 p16 n3 t2");
+  ASSERT_NE(row, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("only in base", row), std::string::npos) << r.out;
+}
+
+struct CompareBadInput {
+  const char* args;  // $B and $C stand for a good base and candidate database
+  const char* must_mention;
+};
+
+void PrintTo(const CompareBadInput& c, std::ostream* os) { *os << c.args; }
+
+class CompareCliBadInput : public testing::TestWithParam<CompareBadInput> {};
+
+TEST_P(CompareCliBadInput, ExitsTwoWithOneLine) {
+  const auto [b, c] = two_dbs(10);
+  const fs::path d = scratch_dir();
+  fs::remove(d / "other.db");
+  {
+    llmbench::Db other((d / "other.db").string(), llmbench::Db::Mode::kCreate);
+    other.exec("CREATE TABLE t (x)");
+  }
+  write_file(d / "notes.txt", "not a database at all, only text that is long enough to check\n");
+  std::string args = GetParam().args;
+  for (auto [key, value] : {std::pair<std::string, std::string>{"$B", b.string()},
+                            {"$C", c.string()},
+                            {"$D", d.string()}})
+    for (std::size_t at; (at = args.find(key)) != std::string::npos;) args.replace(at, 2, value);
+  const std::string before = slurp(b);
+  const Result r = run_llmbench(args);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find(GetParam().must_mention), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_EQ(slurp(b), before);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Compare, CompareCliBadInput,
+    testing::Values(
+        CompareBadInput{"compare $D/missing.db $C", "missing.db' does not exist"},
+        CompareBadInput{"compare $B $D/missing.db", "CAND"},
+        CompareBadInput{"compare $B $D/other.db", "not an llmbench result database"},
+        CompareBadInput{"compare $D/notes.txt $C", "notes.txt"},
+        CompareBadInput{"compare $B:99 $C", "has no run 99"},
+        CompareBadInput{"compare $B $C --metric latency", "--metric"},
+        CompareBadInput{"compare $B $C --metric ttft,,e2e", "--metric"},
+        CompareBadInput{"compare $B $C --alpha 0", "--alpha"},
+        CompareBadInput{"compare $B $C --alpha 1", "--alpha"},
+        CompareBadInput{"compare $B $C --alpha 1.5", "--alpha"},
+        CompareBadInput{"compare $B $C --alpha abc", "--alpha"},
+        CompareBadInput{"compare $B $C --threshold -1", "--threshold"},
+        CompareBadInput{"compare $B $C --format xml", "--format"},
+        CompareBadInput{"compare $B", "cand"},
+        CompareBadInput{"export gbench $B", "--output"},
+        CompareBadInput{"export gbench $B --run 99 -o $D/x.json", "has no run 99"},
+        CompareBadInput{"export gbench $B --metric throughput -o $D/x.json", "--metric"},
+        CompareBadInput{"export gbench $B --metric foo -o $D/x.json", "--metric"},
+        CompareBadInput{"export gbench $D/missing.db -o $D/x.json", "does not exist"},
+        CompareBadInput{"export gbench $B -o $D/no/such/dir/x.json", "-o"},
+        CompareBadInput{"export", "subcommand"}),
+    [](const testing::TestParamInfo<CompareBadInput>& info) {
+      std::string name;
+      for (const char* p = info.param.args; *p; ++p)
+        name += std::isalnum(static_cast<unsigned char>(*p)) ? *p : '_';
+      return name + "_" + std::to_string(info.index);
+    });
+
+TEST(ExportGbenchCli, WritesOneIterationRowPerRepetitionWithGoogleBenchmarksFields) {
+  const fs::path d = scratch_dir();
+  const fs::path db = d / "g.db", out = d / "g.json";
+  fs::remove(db);
+  fs::remove(out);
+  FakeCase n1, failed;
+  n1.max_new_tokens = 1;
+  failed.status = "error";
+  failed.batch = 64;
+  add_fake_run(db, fake_run_info(), {timed_case(10, 2, 5), timed_case(7, 0, 4, n1), failed});
+  const std::string before = slurp(db);
+  const Result r = run_llmbench("export gbench " + db.string() + " -o " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(slurp(db), before);
+  const auto j = nlohmann::json::parse(slurp(out));
+  for (const char* key : {"date", "host_name", "executable", "num_cpus", "mhz_per_cpu",
+                          "cpu_scaling_enabled", "caches", "library_build_type"})
+    EXPECT_TRUE(j["context"].contains(key)) << key;
+  EXPECT_EQ(j["context"]["library_build_type"], "release");
+  // 5 reps x (ttft, tpot, e2e) + 4 reps x (ttft, e2e): TPOT of the n1 case and the failed
+  // case have no rows.
+  const auto& rows = j["benchmarks"];
+  ASSERT_EQ(rows.size(), 5u * 3 + 4u * 2);
+  std::set<std::string> names;
+  for (const auto& row : rows) {
+    for (const char* key : {"name", "family_index", "per_family_instance_index", "run_name",
+                            "run_type", "repetitions", "repetition_index", "threads",
+                            "iterations", "real_time", "cpu_time", "time_unit"})
+      EXPECT_TRUE(row.contains(key)) << key;
+    EXPECT_EQ(row["run_type"], "iteration");
+    EXPECT_EQ(row["time_unit"], "ms");
+    EXPECT_EQ(row["iterations"], 1);
+    EXPECT_EQ(row["real_time"], row["cpu_time"]);
+    EXPECT_EQ(row["name"], row["run_name"]);
+    names.insert(row["name"]);
+  }
+  EXPECT_EQ(names.size(), 5u);
+  EXPECT_EQ(rows[0]["name"], "tiny/fp32/cpu/b2/p16/n3/t2/ttft");
+  EXPECT_EQ(rows[0]["repetitions"], 5);
+  EXPECT_EQ(rows[4]["repetition_index"], 4);
+  EXPECT_NEAR(rows[0]["real_time"].get<double>(), 10.0, 1e-9);
+  EXPECT_EQ(rows[5]["name"], "tiny/fp32/cpu/b2/p16/n3/t2/tpot");
+  EXPECT_NEAR(rows[5]["real_time"].get<double>(), 2.0, 1e-9);
+  EXPECT_EQ(rows[5]["family_index"], 1);
+  EXPECT_EQ(rows[15]["name"], "tiny/fp32/cpu/b2/p16/n1/t2/ttft");
+
+  // --metric e2e only, to stdout.
+  const Result e2e = run_llmbench("export gbench " + db.string() + " --run 1 --metric e2e -o -");
+  ASSERT_EQ(e2e.exit_code, 0) << e2e.err;
+  EXPECT_EQ(nlohmann::json::parse(e2e.out)["benchmarks"].size(), 9u);
+}
