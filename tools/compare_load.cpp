@@ -29,8 +29,15 @@ std::string CaseSamples::label(bool with_threads) const {
   if (with_threads) s += " t" + std::to_string(threads);
   const auto j = nlohmann::json::parse(variants, nullptr, /*allow_exceptions=*/false);
   if (j.is_object()) {
-    for (const auto& [key, value] : j.items())
-      s += " " + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+    // Only what differs from the engine's defaults, as run's labels do ("qkv=permute").
+    static const std::map<std::string, std::string> kDefaults = {
+        {"qkv", "fused"}, {"kv_cache", "prealloc"}, {"logits", "device"}, {"timer", "device"}};
+    for (const auto& [key, value] : j.items()) {
+      const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+      const auto d = kDefaults.find(key);
+      if (d != kDefaults.end() && d->second == text) continue;
+      s += " " + key + "=" + text;
+    }
   } else if (variants != "{}") {
     s += " variants=" + variants;
   }
