@@ -23,7 +23,9 @@
 #include "engine/model.h"
 #include "engine/prompts.h"
 #include "engine/trace.h"
+#include "kernels/cpu/matmul_half.h"
 #include "tests/cuda/device_buffer.h"
+#include "tests/kernels/check.h"
 
 namespace llmbench {
 namespace {
@@ -279,6 +281,50 @@ void expect_half_cuda_matches_cpu(const ModelConfig& c, std::uint64_t seed, int 
     if (got.tokens[stage] != ref.tokens[stage]) break;
   }
   EXPECT_GT(compared, 0) << what << ": every stage was a near-tie; pick another seed";
+}
+
+TEST_F(CudaForward, MatmulHalfAndEmbeddingHalfMatchTheCpuReference) {
+  // The two ops the half path adds, through CudaBackend: matmul_half against
+  // matmul_half_reference (the same rounding of x on both sides, so only the summation order
+  // differs: fp32 tensor-core accumulation vs double), embedding_half bit for bit.
+  CudaBackend gpu;
+  struct Shape { int m, n, k; };
+  for (DType t : {DType::kBf16, DType::kFp16}) {
+    for (Shape sh : {Shape{1, 733, 19}, Shape{3, 19, 733}, Shape{17, 300, 64}, Shape{1, 1, 1},
+                     Shape{9, 7, 0}}) {
+      const int lda = sh.k + 3;
+      const auto x = test::random_floats(std::size_t(sh.m) * lda, 31u + sh.n);
+      const auto wf = test::random_floats(std::size_t(sh.n) * sh.k, 37u + sh.m);
+      std::vector<std::uint16_t> w(wf.size());
+      cpu::narrow_to_half(w.data(), wf.data(), std::int64_t(w.size()), t);
+      std::vector<float> ref(std::size_t(sh.m) * sh.n), got(ref.size());
+      cpu::matmul_half_reference(ref.data(), x.data(), w.data(), t, sh.m, sh.n, sh.k, lda);
+      Buffer dx = gpu.alloc(x.size() * 4), dw = gpu.alloc(w.size() * 2 + 2);
+      Buffer dout = gpu.alloc(got.size() * 4);
+      gpu.to_device(dx.data(), x.data(), x.size() * 4);
+      gpu.to_device(dw.data(), w.data(), w.size() * 2);
+      gpu.matmul_half(dout.f32(), dx.f32(), dw.as<std::uint16_t>(), t, sh.m, sh.n, sh.k, lda);
+      gpu.to_host(got.data(), dout.data(), got.size() * 4);
+      EXPECT_TRUE(test::all_close(got, ref, 1e-4, 1e-4))
+          << dtype_name(t) << " m=" << sh.m << " n=" << sh.n << " k=" << sh.k;
+    }
+    const int vocab = 37, dim = 19;
+    const auto tf = test::random_floats(std::size_t(vocab) * dim, 41);
+    std::vector<std::uint16_t> table(tf.size());
+    cpu::narrow_to_half(table.data(), tf.data(), std::int64_t(table.size()), t);
+    const std::vector<std::int32_t> tokens = {36, 0, 5, 5, 17};
+    std::vector<float> ref(tokens.size() * dim), got(ref.size());
+    for (std::size_t i = 0; i < tokens.size(); ++i)
+      cpu::widen_half(ref.data() + i * dim, table.data() + std::size_t(tokens[i]) * dim, dim, t);
+    Buffer dt = gpu.alloc(table.size() * 2), dtok = gpu.alloc(tokens.size() * 4);
+    Buffer dout = gpu.alloc(got.size() * 4);
+    gpu.to_device(dt.data(), table.data(), table.size() * 2);
+    gpu.to_device(dtok.data(), tokens.data(), tokens.size() * 4);
+    gpu.embedding_half(dout.f32(), dt.as<std::uint16_t>(), t, dtok.as<std::int32_t>(),
+                       int(tokens.size()), dim);
+    gpu.to_host(got.data(), dout.data(), got.size() * 4);
+    EXPECT_EQ(got, ref) << dtype_name(t);
+  }
 }
 
 TEST_F(CudaForward, TinyBf16MatchesCpuBf16) {
