@@ -22,7 +22,8 @@ void matmul_half_reference(float* out, const float* x, const std::uint16_t* w, D
                            int n, int k, int lda);
 
 // What the engine runs. m <= kFewRowsMax (decode): weight rows are widened four at a time into
-// a per-thread tile and multiplied by every x row while in L1 (weights stream once, in 2-byte
+// a per-thread tile (bf16 with m <= 2: widened in registers, read in place) and multiplied by
+// every x row while in L1 (weights stream once, in 2-byte
 // elements; each output is one fixed-order fp32 dot product, so row i does not depend on m).
 // Larger m (prefill): kHalfTileRows weight rows at a time are widened and multiplied by
 // OpenBLAS sgemm.
