@@ -10,6 +10,7 @@
 #include <string>
 
 #include "engine/buffer.h"
+#include "engine/dtype.h"
 #include "engine/trace.h"
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/head_layout.h"
@@ -21,6 +22,13 @@ using AttentionShape = cpu::AttentionShape;
 using AttentionStrides = cpu::AttentionStrides;
 using HeadStrides = cpu::HeadStrides;
 using PagedKv = cpu::PagedKv;
+
+// A weight matrix in backend memory, [rows, cols] row-major, with its element type: fp32
+// values, or the bits of bf16/fp16 values (--dtype; docs/metrics.md, "Weight dtypes").
+struct WeightRef {
+  const void* data = nullptr;
+  DType dtype = DType::kFp32;
+};
 
 class Backend {
  public:
@@ -61,6 +69,29 @@ class Backend {
   // out[m, n] = x[m, k] . w[n, k]  (x rows lda apart).
   virtual void matmul(float* out, const float* x, const float* w, int m, int n, int k,
                       int lda) = 0;
+  // out[m, n] = x[m, k] . w[n, k] with w's elements bf16 or fp16 bits (`dtype`): x rounded to
+  // `dtype` (nearest even), products accumulated in fp32, out fp32
+  // (kernels/cpu/matmul_half.h).
+  virtual void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype,
+                           int m, int n, int k, int lda) = 0;
+  // matmul or matmul_half, as w's dtype says: what forward() calls for every weight GEMM.
+  void matmul_weights(float* out, const float* x, WeightRef w, int m, int n, int k, int lda) {
+    if (w.dtype == DType::kFp32)
+      matmul(out, x, static_cast<const float*>(w.data), m, n, k, lda);
+    else
+      matmul_half(out, x, static_cast<const std::uint16_t*>(w.data), w.dtype, m, n, k, lda);
+  }
+  // embedding from a table of bf16/fp16 bits, each row widened to fp32 (exact).
+  virtual void embedding_half(float* out, const std::uint16_t* table, DType dtype,
+                              const std::int32_t* tokens, int n_tokens, int dim) = 0;
+  void embedding_weights(float* out, WeightRef table, const std::int32_t* tokens, int n_tokens,
+                         int dim) {
+    if (table.dtype == DType::kFp32)
+      embedding(out, static_cast<const float*>(table.data), tokens, n_tokens, dim);
+    else
+      embedding_half(out, static_cast<const std::uint16_t*>(table.data), table.dtype, tokens,
+                     n_tokens, dim);
+  }
   virtual void add_bias_rows(float* x, int n_rows, int stride, const float* bias, int n) = 0;
   virtual void rope(float* x, int n_rows, int row_stride, int n_heads, int head_dim,
                     const std::int32_t* positions, float theta) = 0;

@@ -43,12 +43,22 @@ std::int64_t ModelConfig::total_params() const {
   return embedding_params() + n_layers * layer_params() + dim + lm_head_params();
 }
 
+std::int64_t ModelConfig::vector_params() const {
+  const std::int64_t per_layer = 2 * std::int64_t(dim) + (qkv_bias ? qkv_dim() : 0);
+  return n_layers * per_layer + dim;  // + the final norm
+}
+
+std::int64_t ModelConfig::weight_bytes(DType dtype) const {
+  const std::int64_t vectors = vector_params();
+  return (total_params() - vectors) * std::int64_t(dtype_bytes(dtype)) + vectors * 4;
+}
+
 std::int64_t ModelConfig::decode_weight_bytes(int batch, DType dtype) const {
   // The LM head is read whole. Untied models also gather `batch` rows of the embedding table;
   // tied ones gather them from the matrix the head reads anyway, so they are not counted twice.
-  std::int64_t params = n_layers * layer_params() + dim + embedding_params();
-  if (!tied_embeddings) params += std::int64_t(batch) * dim;
-  return params * std::int64_t(dtype_bytes(dtype));
+  std::int64_t matrix = n_layers * layer_matmul_params() + embedding_params();
+  if (!tied_embeddings) matrix += std::int64_t(batch) * dim;
+  return matrix * std::int64_t(dtype_bytes(dtype)) + vector_params() * 4;
 }
 
 void ModelConfig::validate() const {

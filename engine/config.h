@@ -38,8 +38,14 @@ struct ModelConfig {
   std::int64_t lm_head_params() const { return tied_embeddings ? 0 : embedding_params(); }
   // Every stored parameter (the number `llmbench models` reports).
   std::int64_t total_params() const;
+  // Parameters in norm weights and biases: the only ones not in a weight matrix.
+  std::int64_t vector_params() const;
+  // Bytes of the stored weights with the weight matrices (embedding, projections, LM head) in
+  // `dtype` and the norm weights and biases in fp32 (engine/weights.h).
+  std::int64_t weight_bytes(DType dtype) const;
   // Bytes of the weights one decode step reads: every layer, the final norm, the LM head
-  // (the embedding matrix when tied), and only `batch` rows of the embedding table.
+  // (the embedding matrix when tied), and only `batch` rows of the embedding table; matrices
+  // at `dtype`, norm weights and biases at 4 bytes.
   std::int64_t decode_weight_bytes(int batch, DType dtype) const;
 
   // Throws BadInput when a dimension is inconsistent (heads not dividing dim, and so on).

@@ -16,6 +16,7 @@
 #include "kernels/cpu/embedding.h"
 #include "kernels/cpu/kv_cache.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/cpu/matmul_half.h"
 #include "kernels/cpu/paged_attention.h"
 #include "kernels/cpu/paged_kv.h"
 #include "kernels/cpu/rmsnorm.h"
@@ -72,6 +73,15 @@ void CpuBackend::rmsnorm(float* out, const float* x, const float* weight, int n_
 void CpuBackend::matmul(float* out, const float* x, const float* w, int m, int n, int k,
                         int lda) {
   cpu::matmul(out, x, w, m, n, k, lda);
+}
+void CpuBackend::matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype,
+                             int m, int n, int k, int lda) {
+  cpu::matmul_half(out, x, w, dtype, m, n, k, lda);
+}
+void CpuBackend::embedding_half(float* out, const std::uint16_t* table, DType dtype,
+                                const std::int32_t* tokens, int n_tokens, int dim) {
+  for (int i = 0; i < n_tokens; ++i)
+    cpu::widen_half(out + std::size_t(i) * dim, table + std::size_t(tokens[i]) * dim, dim, dtype);
 }
 void CpuBackend::add_bias_rows(float* x, int n_rows, int stride, const float* bias, int n) {
   cpu::add_bias_rows(x, n_rows, stride, bias, n);

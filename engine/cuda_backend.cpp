@@ -12,6 +12,7 @@
 #include "engine/error.h"
 #include "kernels/cuda/argmax.cuh"
 #include "kernels/cuda/attention.cuh"
+#include "kernels/cuda/convert.cuh"
 #include "kernels/cuda/copy_heads.cuh"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/elementwise.cuh"
@@ -88,6 +89,10 @@ struct CudaBackend::Impl {
   int device = 0;
   cudaStream_t stream = nullptr;
   cublasHandle_t cublas = nullptr;
+  // matmul_half's activations converted to the weight dtype. Grow-only: it reaches its size in
+  // the first (warm-up) pass, so no measured pass allocates.
+  void* half_x = nullptr;
+  std::size_t half_x_bytes = 0;
 };
 
 int cuda_device_count() {
@@ -143,6 +148,7 @@ CudaBackend::CudaBackend(int device, bool sync_check)
 }
 
 CudaBackend::~CudaBackend() {
+  if (impl_->half_x) LLMBENCH_CUDA_CHECK_NOTHROW(cudaFree(impl_->half_x));
   if (impl_->cublas) LLMBENCH_CUBLAS_CHECK_NOTHROW(cublasDestroy(impl_->cublas));
   if (impl_->stream) LLMBENCH_CUDA_CHECK_NOTHROW(cudaStreamDestroy(impl_->stream));
 }
@@ -221,6 +227,46 @@ void CudaBackend::matmul(float* out, const float* x, const float* w, int m, int 
                          int lda) {
   cuda::gemm_f32(impl_->cublas, out, x, w, m, n, k, lda);
   after_op("matmul");
+}
+void CudaBackend::matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype,
+                              int m, int n, int k, int lda) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {  // the empty sum; gemm_ex writes the zeros
+    cuda::gemm_bf16(impl_->cublas, out, nullptr, nullptr, m, n, k, lda);
+    after_op("matmul_half");
+    return;
+  }
+  // x's rows keep their stride lda: the (m - 1) * lda + k values from x's first to its last
+  // used one are converted (the gaps are converted too and never read).
+  const std::size_t n_x = std::size_t(m - 1) * lda + k, bytes = n_x * sizeof(std::uint16_t);
+  if (bytes > impl_->half_x_bytes) {
+    if (impl_->half_x) LLMBENCH_CUDA_CHECK(cudaFree(impl_->half_x));  // waits for its readers
+    impl_->half_x = nullptr;
+    impl_->half_x_bytes = 0;
+    LLMBENCH_CUDA_CHECK(cudaMalloc(&impl_->half_x, bytes));
+    impl_->half_x_bytes = bytes;
+  }
+  if (dtype == DType::kBf16) {
+    auto* xh = static_cast<__nv_bfloat16*>(impl_->half_x);
+    cuda::convert_f32_to_bf16(xh, x, n_x, impl_->stream);
+    cuda::gemm_bf16(impl_->cublas, out, xh, reinterpret_cast<const __nv_bfloat16*>(w), m, n, k,
+                    lda);
+  } else {
+    auto* xh = static_cast<__half*>(impl_->half_x);
+    cuda::convert_f32_to_f16(xh, x, n_x, impl_->stream);
+    cuda::gemm_f16(impl_->cublas, out, xh, reinterpret_cast<const __half*>(w), m, n, k, lda);
+  }
+  after_op("matmul_half");
+}
+void CudaBackend::embedding_half(float* out, const std::uint16_t* table, DType dtype,
+                                 const std::int32_t* tokens, int n_tokens, int dim) {
+  if (dtype == DType::kBf16)
+    cuda::embedding_bf16(out, reinterpret_cast<const __nv_bfloat16*>(table), tokens, n_tokens,
+                         dim, impl_->stream);
+  else
+    cuda::embedding_f16(out, reinterpret_cast<const __half*>(table), tokens, n_tokens, dim,
+                        impl_->stream);
+  after_op("embedding_half");
 }
 void CudaBackend::add_bias_rows(float* x, int n_rows, int stride, const float* bias, int n) {
   cuda::add_bias_rows(x, n_rows, stride, bias, n, impl_->stream);

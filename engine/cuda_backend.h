@@ -58,6 +58,10 @@ class CudaBackend final : public Backend {
                float eps) override;
   void matmul(float* out, const float* x, const float* w, int m, int n, int k,
               int lda) override;
+  void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype, int m, int n,
+                   int k, int lda) override;
+  void embedding_half(float* out, const std::uint16_t* table, DType dtype,
+                      const std::int32_t* tokens, int n_tokens, int dim) override;
   void add_bias_rows(float* x, int n_rows, int stride, const float* bias, int n) override;
   void rope(float* x, int n_rows, int row_stride, int n_heads, int head_dim,
             const std::int32_t* positions, float theta) override;

@@ -14,7 +14,7 @@ MemoryEstimate estimate_memory(const ModelConfig& c, DType weight_dtype, int bat
                                int prompt_len, int max_len, const Variants& variants) {
   MemoryEstimate e;
   const std::int64_t f = 4, rows = std::int64_t(batch) * prompt_len;
-  e.weight_bytes = c.total_params() * std::int64_t(dtype_bytes(weight_dtype));
+  e.weight_bytes = c.weight_bytes(weight_dtype);
   e.kv_cache_bytes = KvCache::max_bytes(c, batch, max_len, variants);
   const std::int64_t logit_rows = variants.logits == LogitsMode::kAll ? rows : batch;
   e.activation_bytes =

@@ -8,7 +8,8 @@
 namespace llmbench {
 
 struct MemoryEstimate {
-  std::int64_t weight_bytes = 0;      // every parameter at the weights' dtype
+  std::int64_t weight_bytes = 0;      // ModelConfig::weight_bytes: matrices at the weights'
+                                      // dtype, norm weights and biases at 4 bytes
   std::int64_t kv_cache_bytes = 0;    // 2 * n_layers * batch * max_len * kv_dim * 4 (prealloc;
                                       // KvCache::max_bytes for the other variants)
   std::int64_t activation_bytes = 0;  // the Session's activation buffers

@@ -21,8 +21,8 @@ std::int64_t prefill_flops(const ModelConfig& c, int batch, int prompt_len) {
 }
 
 std::int64_t decode_step_bytes(const ModelConfig& c, int batch, int past, DType dtype) {
-  const std::int64_t kv = 2 * std::int64_t(c.n_layers) * batch * c.kv_dim() * (past + 1) *
-                          std::int64_t(dtype_bytes(dtype));
+  // The KV cache is fp32 whatever the weights' dtype.
+  const std::int64_t kv = 2 * std::int64_t(c.n_layers) * batch * c.kv_dim() * (past + 1) * 4;
   return c.decode_weight_bytes(batch, dtype) + kv;
 }
 

@@ -38,7 +38,8 @@ struct CaseCost {
 //                                        -- causal attention: q.k and p.v over t+1 keys
 std::int64_t prefill_flops(const ModelConfig& c, int batch, int prompt_len);
 // Weight bytes one decode step reads (ModelConfig::decode_weight_bytes) plus the KV cache it
-// reads: 2 (k and v) * n_layers * B * kv_dim * (past + 1) * dtype bytes.
+// reads: 2 (k and v) * n_layers * B * kv_dim * (past + 1) * 4 (the cache is fp32 for every
+// weight dtype).
 std::int64_t decode_step_bytes(const ModelConfig& c, int batch, int past, DType dtype);
 CaseCost case_cost(const ModelConfig& c, int batch, int prompt_len, int max_new_tokens,
                    DType dtype);

@@ -126,9 +126,10 @@ void Session::forward(int T, Phase phase) {
   float *x = x_.f32(), *h = h_.f32(), *att = att_.f32();
   float *proj = proj_.f32(), *gate_up = gate_up_.f32(), *act = act_.f32();
   const std::int64_t RD = std::int64_t(R) * D;
+  const std::int64_t wb = std::int64_t(dtype_bytes(w.embed.dtype));  // bytes per weight element
 
-  run_op(tr, "embedding", C::kCopy, -1, {0, 2 * 4 * RD}, [&] {
-    be_.embedding(x, w.embed.f32(), tokens_.as<std::int32_t>(), R, D);  // x: [R, D]
+  run_op(tr, "embedding", C::kCopy, -1, {0, (wb + 4) * RD}, [&] {
+    be_.embedding_weights(x, w.embed.ref(), tokens_.as<std::int32_t>(), R, D);  // x: [R, D]
   });
   for (int l = 0; l < c_.n_layers; ++l) {
     const LayerWeights& lw = w.layers[l];
@@ -138,8 +139,8 @@ void Session::forward(int T, Phase phase) {
       be_.rmsnorm(h, x, lw.attn_norm.f32(), R, D, c_.norm_eps);          // h:    [R, D]
     });
     attention_block(l, T);                                                // att:  [R, Q]
-    run_op(tr, "o_proj", C::kGemm, l, gemm_work(R, D, c_.q_dim()), [&] {
-      be_.matmul(proj, att, lw.wo.f32(), R, D, c_.q_dim(), c_.q_dim());  // proj: [R, D]
+    run_op(tr, "o_proj", C::kGemm, l, gemm_work(R, D, c_.q_dim(), wb), [&] {
+      be_.matmul_weights(proj, att, lw.wo.ref(), R, D, c_.q_dim(), c_.q_dim());   // proj: [R, D]
     });
     run_op(tr, "attn_residual", C::kElementwise, l, elementwise_work(RD, 1, 2, 1), [&] {
       be_.add_inplace(x, proj, std::size_t(RD));                          // x += proj
@@ -148,15 +149,15 @@ void Session::forward(int T, Phase phase) {
     run_op(tr, "ffn_norm", C::kNorm, l, elementwise_work(RD, 4, 1, 1), [&] {
       be_.rmsnorm(h, x, lw.ffn_norm.f32(), R, D, c_.norm_eps);           // h:   [R, D]
     });
-    run_op(tr, "gate_up_proj", C::kGemm, l, gemm_work(R, 2 * F, D), [&] {
-      be_.matmul(gate_up, h, lw.w_gate_up.f32(), R, 2 * F, D, D);         // gate_up: [R, F | F]
+    run_op(tr, "gate_up_proj", C::kGemm, l, gemm_work(R, 2 * F, D, wb), [&] {
+      be_.matmul_weights(gate_up, h, lw.w_gate_up.ref(), R, 2 * F, D, D);  // gate_up: [R, F | F]
     });
     const std::int64_t RF = std::int64_t(R) * F;
     run_op(tr, "swiglu", C::kElementwise, l, {5 * RF, 4 * 3 * RF}, [&] {
       be_.swiglu(act, gate_up, R, F);                                     // act: [R, F]
     });
-    run_op(tr, "down_proj", C::kGemm, l, gemm_work(R, D, F), [&] {
-      be_.matmul(proj, act, lw.w_down.f32(), R, D, F, F);                 // proj: [R, D]
+    run_op(tr, "down_proj", C::kGemm, l, gemm_work(R, D, F, wb), [&] {
+      be_.matmul_weights(proj, act, lw.w_down.ref(), R, D, F, F);         // proj: [R, D]
     });
     run_op(tr, "ffn_residual", C::kElementwise, l, elementwise_work(RD, 1, 2, 1), [&] {
       be_.add_inplace(x, proj, std::size_t(RD));                          // x += proj
@@ -176,8 +177,9 @@ void Session::attention_block(int l, int T) {
   float* qkv = qkv_.f32();
   const auto* positions = positions_.as<std::int32_t>();
 
-  run_op(tr, "qkv_proj", C::kGemm, l, gemm_work(R, QKV, D), [&] {
-    be_.matmul(qkv, h_.f32(), lw.wqkv.f32(), R, QKV, D, D);              // qkv: [R, Q | KV | KV]
+  const std::int64_t wb = std::int64_t(dtype_bytes(lw.wqkv.dtype));
+  run_op(tr, "qkv_proj", C::kGemm, l, gemm_work(R, QKV, D, wb), [&] {
+    be_.matmul_weights(qkv, h_.f32(), lw.wqkv.ref(), R, QKV, D, D);  // qkv: [R, Q | KV | KV]
   });
   if (c_.qkv_bias)
     run_op(tr, "qkv_bias", C::kElementwise, l, elementwise_work(std::int64_t(R) * QKV, 1, 1, 1),
@@ -236,8 +238,9 @@ void Session::head(int T) {
   run_op(tr, "final_norm", C::kNorm, -1, elementwise_work(RD, 4, 1, 1), [&] {
     be_.rmsnorm(hidden, all ? x_.f32() : hidden, w.final_norm.f32(), rows, D, c_.norm_eps);
   });
-  run_op(tr, "lm_head", C::kGemm, -1, gemm_work(rows, V, D), [&] {
-    be_.matmul(logits, hidden, w.head(), rows, V, D, D);                  // logits: [rows, V]
+  const std::int64_t wb = std::int64_t(dtype_bytes(w.head().dtype));
+  run_op(tr, "lm_head", C::kGemm, -1, gemm_work(rows, V, D, wb), [&] {
+    be_.matmul_weights(logits, hidden, w.head(), rows, V, D, D);          // logits: [rows, V]
   });
   if (variants_.logits == LogitsMode::kDevice) {
     run_op(tr, "argmax", C::kSample, -1, {RV, 4 * RV}, [&] {

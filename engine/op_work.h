@@ -1,6 +1,7 @@
 // The analytic work of an op (FLOPs and bytes, recorded with its trace) and run_op, which runs
 // one op of the forward pass inside its OpScope. Shared by model.cpp and kv_cache.cpp.
-// Counts are for fp32 activations: 4 bytes per value.
+// Counts are for fp32 activations (4 bytes per value); weight matrices count their dtype's
+// bytes.
 #pragma once
 #include <cstdint>
 #include <utility>
@@ -15,9 +16,11 @@ struct Work {
   std::int64_t flops = 0, bytes = 0;
 };
 
-// out[m, n] = x[m, k] . w[n, k]
-inline Work gemm_work(std::int64_t m, std::int64_t n, std::int64_t k) {
-  return {2 * m * n * k, 4 * (m * k + n * k + m * n)};
+// out[m, n] = x[m, k] . w[n, k], with w's elements `w_bytes` each (2 for bf16/fp16 weights;
+// x and out are fp32).
+inline Work gemm_work(std::int64_t m, std::int64_t n, std::int64_t k,
+                      std::int64_t w_bytes = 4) {
+  return {2 * m * n * k, 4 * (m * k + m * n) + w_bytes * n * k};
 }
 
 // An op over `elems` values that reads `reads` and writes `writes` arrays of that size.

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "engine/error.h"
+#include "engine/half.h"
 #include "engine/rng.h"
 
 namespace llmbench {
@@ -82,9 +83,46 @@ Buffer load_stacked(const std::vector<TensorSpec>& parts, const WeightSource& so
   return buf;
 }
 
+// The same for a weight matrix stored as `dtype`: filled in fp32 on the host, then narrowed.
+WeightMatrix load_matrix(const std::vector<TensorSpec>& parts, const WeightSource& source,
+                         Backend& backend, DType dtype) {
+  if (dtype == DType::kFp32) return {load_stacked(parts, source, backend), dtype};
+  std::int64_t total = 0;
+  for (const auto& p : parts) total += p.numel();
+  std::vector<float> values(static_cast<std::size_t>(total));
+  std::int64_t offset = 0;
+  for (const auto& p : parts) {
+    source.fill(p, values.data() + offset);
+    offset += p.numel();
+  }
+  WeightMatrix m{backend.alloc(std::size_t(total) * sizeof(std::uint16_t)), dtype};
+  std::vector<std::uint16_t> staging;
+  auto* dst = m.buf.as<std::uint16_t>();
+  if (!backend.host_visible()) {
+    staging.resize(std::size_t(total));
+    dst = staging.data();
+  }
+  const bool bf16 = dtype == DType::kBf16;
+#pragma omp parallel for schedule(static) if (total > 65536)
+  for (std::int64_t i = 0; i < total; ++i)
+    dst[i] = bf16 ? fp32_to_bf16(values[std::size_t(i)]) : fp32_to_fp16(values[std::size_t(i)]);
+  if (!backend.host_visible()) backend.to_device(m.buf.data(), staging.data(), m.buf.bytes());
+  return m;
+}
+
 }  // namespace
 
-Weights load_weights(const ModelConfig& c, const WeightSource& source, Backend& backend) {
+std::int64_t Weights::bytes() const {
+  std::int64_t b = std::int64_t(embed.buf.bytes() + final_norm.bytes() + lm_head.buf.bytes());
+  for (const auto& l : layers)
+    b += std::int64_t(l.attn_norm.bytes() + l.wqkv.buf.bytes() + l.bqkv.bytes() +
+                      l.wo.buf.bytes() + l.ffn_norm.bytes() + l.w_gate_up.buf.bytes() +
+                      l.w_down.buf.bytes());
+  return b;
+}
+
+Weights load_weights(const ModelConfig& c, const WeightSource& source, Backend& backend,
+                     DType dtype) {
   c.validate();
   // Index the specs by name so the fused layout below reads as a list of names.
   const auto specs = hf_tensor_specs(c);
@@ -94,29 +132,32 @@ Weights load_weights(const ModelConfig& c, const WeightSource& source, Backend& 
     throw Error("no tensor named " + name);
   };
   auto one = [&](const std::string& name) { return load_stacked({spec(name)}, source, backend); };
+  auto matrix = [&](const std::vector<std::string>& names) {
+    std::vector<TensorSpec> parts;
+    for (const auto& n : names) parts.push_back(spec(n));
+    return load_matrix(parts, source, backend, dtype);
+  };
 
   Weights w;
-  w.embed = one("model.embed_tokens.weight");
+  w.embed = matrix({"model.embed_tokens.weight"});
   for (int l = 0; l < c.n_layers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
     LayerWeights lw;
     lw.attn_norm = one(p + "input_layernorm.weight");
-    lw.wqkv = load_stacked({spec(p + "self_attn.q_proj.weight"), spec(p + "self_attn.k_proj.weight"),
-                            spec(p + "self_attn.v_proj.weight")},
-                           source, backend);
+    lw.wqkv = matrix({p + "self_attn.q_proj.weight", p + "self_attn.k_proj.weight",
+                      p + "self_attn.v_proj.weight"});
     if (c.qkv_bias)
       lw.bqkv = load_stacked({spec(p + "self_attn.q_proj.bias"), spec(p + "self_attn.k_proj.bias"),
                               spec(p + "self_attn.v_proj.bias")},
                              source, backend);
-    lw.wo = one(p + "self_attn.o_proj.weight");
+    lw.wo = matrix({p + "self_attn.o_proj.weight"});
     lw.ffn_norm = one(p + "post_attention_layernorm.weight");
-    lw.w_gate_up = load_stacked({spec(p + "mlp.gate_proj.weight"), spec(p + "mlp.up_proj.weight")},
-                                source, backend);
-    lw.w_down = one(p + "mlp.down_proj.weight");
+    lw.w_gate_up = matrix({p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight"});
+    lw.w_down = matrix({p + "mlp.down_proj.weight"});
     w.layers.push_back(std::move(lw));
   }
   w.final_norm = one("model.norm.weight");
-  if (!c.tied_embeddings) w.lm_head = one("lm_head.weight");
+  if (!c.tied_embeddings) w.lm_head = matrix({"lm_head.weight"});
   return w;
 }
 

@@ -44,26 +44,43 @@ class RandomWeights final : public WeightSource {
   std::uint64_t seed_;
 };
 
+// A 2-D weight matrix stored in the run's weight dtype: fp32 values, or bf16/fp16 bits.
+struct WeightMatrix {
+  Buffer buf;
+  DType dtype = DType::kFp32;
+
+  WeightRef ref() const { return {buf.data(), dtype}; }
+  bool empty() const { return buf.empty(); }
+};
+
+// Weight matrices are stored in the load's dtype; norm weights and biases are always fp32
+// (they are a few thousand values per layer, and they are not GEMM inputs).
 struct LayerWeights {
-  Buffer attn_norm;  // [dim]
-  Buffer wqkv;       // [q_dim + 2 kv_dim, dim]: q_proj rows, then k_proj, then v_proj
-  Buffer bqkv;       // [q_dim + 2 kv_dim] (Qwen2 only; empty otherwise)
-  Buffer wo;         // [dim, q_dim]
-  Buffer ffn_norm;   // [dim]
-  Buffer w_gate_up;  // [2 ffn_dim, dim]: gate_proj rows, then up_proj
-  Buffer w_down;     // [dim, ffn_dim]
+  Buffer attn_norm;        // [dim] fp32
+  WeightMatrix wqkv;       // [q_dim + 2 kv_dim, dim]: q_proj rows, then k_proj, then v_proj
+  Buffer bqkv;             // [q_dim + 2 kv_dim] fp32 (Qwen2 only; empty otherwise)
+  WeightMatrix wo;         // [dim, q_dim]
+  Buffer ffn_norm;         // [dim] fp32
+  WeightMatrix w_gate_up;  // [2 ffn_dim, dim]: gate_proj rows, then up_proj
+  WeightMatrix w_down;     // [dim, ffn_dim]
 };
 
 struct Weights {
-  Buffer embed;       // [vocab, dim]
+  WeightMatrix embed;       // [vocab, dim]
   std::vector<LayerWeights> layers;
-  Buffer final_norm;  // [dim]
-  Buffer lm_head;     // [vocab, dim]; empty when tied to `embed`
+  Buffer final_norm;        // [dim] fp32
+  WeightMatrix lm_head;     // [vocab, dim]; empty when tied to `embed`
 
-  const float* head() const { return lm_head.empty() ? embed.f32() : lm_head.f32(); }
+  WeightRef head() const { return lm_head.empty() ? embed.ref() : lm_head.ref(); }
+  // Bytes of every weight buffer (what ModelConfig::weight_bytes predicts).
+  std::int64_t bytes() const;
 };
 
-// Allocates the weights in `backend` memory and fills them from `source`.
-Weights load_weights(const ModelConfig& config, const WeightSource& source, Backend& backend);
+// Allocates the weights in `backend` memory and fills them from `source`, storing the weight
+// matrices as `dtype` (converted once here, rounding to nearest even; a checkpoint's bf16/fp16
+// values are widened by the source first, which is exact, so a checkpoint loaded in its own
+// dtype keeps its bits).
+Weights load_weights(const ModelConfig& config, const WeightSource& source, Backend& backend,
+                     DType dtype = DType::kFp32);
 
 }  // namespace llmbench

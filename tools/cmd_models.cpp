@@ -23,7 +23,8 @@ int list_models(const std::string& format) {
                     std::to_string(c.n_kv_heads), std::to_string(c.ffn_dim),
                     std::to_string(c.vocab_size), std::to_string(c.max_seq_len),
                     fmt::format("{:g}", c.rope_theta), c.tied_embeddings ? "yes" : "no",
-                    fmt::format("{:.3f}", p * 4 / (1 << 30)), fmt::format("{:.3f}", p * 2 / (1 << 30))});
+                    fmt::format("{:.3f}", double(c.weight_bytes(DType::kFp32)) / (1 << 30)),
+                    fmt::format("{:.3f}", double(c.weight_bytes(DType::kBf16)) / (1 << 30))});
   }
   print_rows(std::cout, format, header, rows);
   return 0;

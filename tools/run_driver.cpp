@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "engine/backend_factory.h"
@@ -37,14 +38,16 @@ std::unique_ptr<Model> build_model(const CaseSpec& spec, Backend& backend, Progr
   const bool preset = find_preset(spec.model) != nullptr;
   // A checkpoint is validated (every tensor present, with its shape) when it is opened, before
   // anything is allocated; its memory maps are released once the weights are loaded.
-  Weights w = preset ? load_weights(c, RandomWeights(spec.seed), backend)
-                     : load_weights(c, CheckpointWeights(spec.model, c), backend);
+  Weights w = preset ? load_weights(c, RandomWeights(spec.seed), backend, spec.dtype)
+                     : load_weights(c, CheckpointWeights(spec.model, c), backend, spec.dtype);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (preset)
-    progress.note(fmt::format("built random weights for {} ({:.1f} M params, seed {}) in {:.2f} s",
-                              c.name, double(c.total_params()) / 1e6, spec.seed, s));
+    progress.note(fmt::format("built random {} weights for {} ({:.1f} M params, seed {}) in "
+                              "{:.2f} s", dtype_name(spec.dtype), c.name,
+                              double(c.total_params()) / 1e6, spec.seed, s));
   else
-    progress.note(fmt::format("loaded checkpoint {} ({:.1f} M params) in {:.2f} s", spec.model,
+    progress.note(fmt::format("loaded checkpoint {} as {} ({:.1f} M params) in {:.2f} s",
+                              spec.model, dtype_name(spec.dtype),
                               double(c.total_params()) / 1e6, s));
   return std::make_unique<Model>(c, std::move(w), backend);
 }
@@ -81,7 +84,22 @@ int run_benchmarks(const RunOptions& opts, const AppliedProfile* profile,
   ResultStore store(opts.db);
   std::int64_t run_id = 0;
   std::set<std::string> stored;
+  // The run's peaks (stored with the run) are those of the first case's dtype; a case of another
+  // dtype divides by the peaks of its own (peaks_for): on CUDA the cuBLAS GEMM peak differs per
+  // dtype; on the CPU every dtype gets the sgemm peak (the bf16/fp16 kernels widen to fp32).
   Peaks peaks;
+  const DType run_dtype = plan.cases.front().dtype;
+  std::map<DType, Peaks> other_peaks;
+  auto peaks_for = [&](DType dt) -> const Peaks& {
+    if (dt == run_dtype) return peaks;
+    auto it = other_peaks.find(dt);
+    if (it == other_peaks.end())
+      it = other_peaks
+               .emplace(dt, resolve_peaks(plan.backend, plan.threads, opts.peak_bw_gbps,
+                                          opts.peak_tflops, opts.quiet, dt))
+               .first;
+    return it->second;
+  };
   const std::optional<std::int64_t> previous = opts.resume ? store.find_run(pkey) : std::nullopt;
   std::unique_ptr<Backend> backend_ptr = make_backend(plan.backend, plan.threads, opts.sync_check);
   Backend& backend = *backend_ptr;
@@ -102,7 +120,7 @@ int run_benchmarks(const RunOptions& opts, const AppliedProfile* profile,
     if (opts.resume)
       notice(opts, "--resume: no run of these cases in " + opts.db + "; starting a new run");
     peaks = resolve_peaks(plan.backend, plan.threads, opts.peak_bw_gbps, opts.peak_tflops,
-                          opts.quiet);
+                          opts.quiet, run_dtype);
     RunInfo info = current_run_info();
     info.command_line = command_line;
     info.threads = plan.threads;
@@ -114,10 +132,11 @@ int run_benchmarks(const RunOptions& opts, const AppliedProfile* profile,
     info.shard = plan.shard;
     run_id = store.begin_run(info);
   }
-  // cuda: copy bandwidth and the cuBLAS GEMM peak of fp32, the only dtype yet
-  notice(opts, fmt::format("peaks: {:.1f} GB/s {}, {:.3f} TFLOP/s {} ({})", peaks.bandwidth_gbps,
-                           plan.backend == "cuda" ? "copy" : "read", peaks.tflops,
-                           plan.backend == "cuda" ? "cuBLAS GEMM" : "sgemm", peaks.source));
+  // cuda: copy bandwidth and the cuBLAS GEMM peak of the first case's dtype
+  notice(opts, fmt::format("peaks: {:.1f} GB/s {}, {:.3f} TFLOP/s {} {} ({})",
+                           peaks.bandwidth_gbps, plan.backend == "cuda" ? "copy" : "read",
+                           peaks.tflops, plan.backend == "cuda" ? "cuBLAS GEMM" : "sgemm",
+                           dtype_name(run_dtype), peaks.source));
 
   const ScopedInterruptHandler interrupts;
   const int to_run = int(keys.size() - stored.size());
@@ -141,7 +160,7 @@ int run_benchmarks(const RunOptions& opts, const AppliedProfile* profile,
         model = build_model(spec, backend, progress);
         model_key = key;
       }
-      result = run_case(*model, spec, peaks, origin);
+      result = run_case(*model, spec, peaks_for(spec.dtype), origin);
     } catch (const Interrupted&) {  // abandoned: not stored; --resume runs it again
       interrupted = true;
       break;

@@ -18,6 +18,7 @@
 #include "kernels/cpu/embedding.h"
 #include "kernels/cpu/kv_cache.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/cpu/matmul_half.h"
 #include "kernels/cpu/rmsnorm.h"
 #include "kernels/cpu/rope.h"
 #include "kernels/cpu/swiglu.h"
@@ -119,6 +120,31 @@ BENCHMARK_CAPTURE(BM_matmul_path, sgemm_decode, MatmulPath::kSgemm)->Apply(decod
 BENCHMARK_CAPTURE(BM_matmul_path, few_rows_decode, MatmulPath::kFewRows)->Apply(decode_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_matmul_path, sgemv_decode, MatmulPath::kSgemv)->Apply(sgemv_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+
+// matmul_half (bf16/fp16 weights, --dtype) on the decode and prefill shapes: bytes count the
+// weights at 2 bytes, so GB/s compares with the fp32 paths' weight streaming directly.
+void BM_matmul_half(benchmark::State& state, DType dtype) {
+  const int m = state.range(0), n = state.range(1), k = state.range(2);
+  const std::vector<float> x = filled(static_cast<std::size_t>(m) * k);
+  const std::vector<float> wf = filled(static_cast<std::size_t>(n) * k);
+  std::vector<std::uint16_t> w(wf.size());
+  narrow_to_half(w.data(), wf.data(), std::int64_t(w.size()), dtype);
+  std::vector<float> out(static_cast<std::size_t>(m) * n);
+  const RateTimer timer;
+  for (auto _ : state) {
+    matmul_half(out.data(), x.data(), w.data(), dtype, m, n, k, k);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  timer.set_rates(state, 4.0 * (double(m) * k + double(m) * n) + 2.0 * double(n) * k,
+                  2.0 * m * n * k);
+}
+BENCHMARK_CAPTURE(BM_matmul_half, bf16_decode, DType::kBf16)->Apply(decode_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_half, fp16_decode, DType::kFp16)->Apply(decode_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_half, bf16_prefill, DType::kBf16)->Apply(prefill_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 
 void BM_matmul_reference(benchmark::State& state) {

@@ -199,6 +199,44 @@ TEST(Cli, CheckpointDirectoryRunsLikeThePresetItWasExportedFrom) {
   EXPECT_FALSE(fs::exists(d / "bad.db"));
 }
 
+TEST(Cli, HalfDtypesRunAndStoreTwoByteWeights) {
+  // --dtype is a list: one case per dtype. tiny: matrices 2 x 256 x 64 (embedding, untied
+  // head) + 2 layers x 43008 = 118784 params, norm weights 2 x 2 x 64 + 64 = 320 params (fp32).
+  const fs::path db = scratch_dir() / "run.db";
+  fs::remove(db);
+  const Result r = llmbench("run --model tiny --dtype fp32,bf16,fp16 --prompt-len 8 "
+                            "--max-new-tokens 3 --repeat 1 --quiet --format json --db " +
+                            db.string() + kPeaks);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["cases"].size(), 3u);
+  for (const auto& c : j["cases"]) EXPECT_EQ(c["status"], "ok") << c.dump();
+  EXPECT_EQ(column_text(db, "SELECT dtype || ':' || weight_bytes FROM bench_case ORDER BY id"),
+            (std::vector<std::string>{"fp32:" + std::to_string((118784 + 320) * 4),
+                                      "bf16:" + std::to_string(118784 * 2 + 320 * 4),
+                                      "fp16:" + std::to_string(118784 * 2 + 320 * 4)}));
+}
+
+TEST(Cli, Bf16CheckpointLoadedAsBf16RunsLikeThePreset) {
+  // export-weights narrows the fp32 random values to bf16 (nearest even); loading them as bf16
+  // widens and narrows again, which keeps the bits: the same weights as the preset in bf16.
+  const fs::path d = scratch_dir();
+  fs::remove_all(d / "ckpt");
+  ASSERT_EQ(
+      llmbench("export-weights --model tiny --seed 3 --dtype bf16 -o " + (d / "ckpt").string())
+          .exit_code,
+      0);
+  std::vector<nlohmann::json> generated;
+  for (const std::string& model : {std::string("tiny"), (d / "ckpt").string()}) {
+    const Result r = llmbench("run --model " + model + " --dtype bf16 --seed 3 --batch 2 "
+                              "--max-new-tokens 6 --repeat 1 --quiet --format json --prompt-ids "
+                              "5,6,7,8,9 --db " + (d / "ckpt.db").string() + kPeaks);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    generated.push_back(nlohmann::json::parse(r.out)["cases"][0]["generated_ids"]);
+  }
+  EXPECT_EQ(generated[0], generated[1]);
+}
+
 TEST(Cli, ModelsListsEveryPreset) {
   const Result r = llmbench("models");
   ASSERT_EQ(r.exit_code, 0);

@@ -23,7 +23,9 @@
 #include "engine/model.h"
 #include "engine/prompts.h"
 #include "engine/trace.h"
+#include "kernels/cpu/matmul_half.h"
 #include "tests/cuda/device_buffer.h"
+#include "tests/kernels/check.h"
 
 namespace llmbench {
 namespace {
@@ -81,8 +83,9 @@ std::string stage_name(std::size_t stage) {
 // op of every stage is recorded into it. The Session runs with `variants`.
 Generation generate(Backend& be, const ModelConfig& c, std::uint64_t seed,
                     const std::vector<std::int32_t>& prompts, int batch, int prompt_len,
-                    int steps, Tracer* tracer = nullptr, const Variants& variants = {}) {
-  const Model model(c, load_weights(c, RandomWeights(seed), be), be);
+                    int steps, Tracer* tracer = nullptr, const Variants& variants = {},
+                    DType dtype = DType::kFp32) {
+  const Model model(c, load_weights(c, RandomWeights(seed), be, dtype), be);
   Session s(model, batch, prompt_len, prompt_len + steps, variants);
   s.set_tracer(tracer);
   Generation g;
@@ -221,6 +224,151 @@ TEST_F(CudaForward, BatchOfIdenticalPromptsEqualsBatchOne) {
     row0.tokens.push_back({rb.tokens[stage][0]});
   }
   expect_same_generation(row0, r1, c.vocab_size, "batch 16 row 0 vs batch 1");
+}
+
+// ---- bf16 / fp16 weights (--dtype): CUDA against the CPU's half path, its oracle ----
+// Both round each GEMM's activations to the weight dtype (nearest even) and accumulate in fp32;
+// they differ where an activation computed in another summation order lands on the other side
+// of a rounding boundary: that element moves by one ulp of the dtype (2^-8 relative for bf16,
+// 2^-11 for fp16), against fp32 sums that differ by ~1e-7. The tolerances below are that ulp
+// times a few flipped elements per row carried through the layers: 1/64 of max |logit| for bf16,
+// 1/512 for fp16 (8x finer, as the ulp is). Tokens must be equal where the reference's top-2
+// margin exceeds twice the tolerance (there equal tokens follow from close logits).
+double half_logit_rel_tol(DType t) { return t == DType::kBf16 ? 1.0 / 64 : 1.0 / 512; }
+
+// KL(softmax(p) || softmax(q)) in nats.
+double kl_divergence(const float* p, const float* q, int n) {
+  const double pm = *std::max_element(p, p + n), qm = *std::max_element(q, q + n);
+  double ps = 0, qs = 0;
+  for (int i = 0; i < n; ++i) ps += std::exp(p[i] - pm), qs += std::exp(q[i] - qm);
+  double kl = 0;
+  for (int i = 0; i < n; ++i) {
+    const double lp = p[i] - pm - std::log(ps), lq = q[i] - qm - std::log(qs);
+    kl += std::exp(lp) * (lp - lq);
+  }
+  return kl;
+}
+
+void expect_half_cuda_matches_cpu(const ModelConfig& c, std::uint64_t seed, int prompt_len,
+                                  DType t) {
+  const int batch = 2, V = c.vocab_size;
+  const std::string what = c.name + " " + std::string(dtype_name(t)) + " seed " +
+                           std::to_string(seed);
+  const auto prompts = synthetic_prompts(seed, batch, prompt_len, V, true);
+  CpuBackend cpu;
+  CudaBackend gpu;
+  const Generation ref = generate(cpu, c, seed, prompts, batch, prompt_len, kDecodeSteps,
+                                  nullptr, {}, t);
+  const Generation got = generate(gpu, c, seed, prompts, batch, prompt_len, kDecodeSteps,
+                                  nullptr, {}, t);
+  int compared = 0;
+  for (std::size_t stage = 0; stage < ref.logits.size(); ++stage) {
+    const std::vector<float>& a = got.logits[stage];
+    const std::vector<float>& b = ref.logits[stage];
+    ASSERT_EQ(a.size(), b.size()) << what;
+    const double tol = half_logit_rel_tol(t) * max_abs(b);
+    for (std::size_t i = 0; i < a.size(); ++i)
+      ASSERT_TRUE(std::isfinite(a[i]) && std::fabs(double(a[i]) - double(b[i])) <= tol)
+          << what << ", " << stage_name(stage) << ", row " << i / V << " token " << i % V
+          << ": " << a[i] << " vs " << b[i] << " (tol " << tol << ")";
+    for (int row = 0; row < batch; ++row) {
+      if (top2_margin(b, V, row) <= 2 * tol) continue;  // a near-tie: either token is right
+      ++compared;
+      ASSERT_EQ(got.tokens[stage][row], ref.tokens[stage][row])
+          << what << ", " << stage_name(stage) << ", row " << row;
+    }
+    // Once a token differs, later stages would see other inputs: stop comparing there.
+    if (got.tokens[stage] != ref.tokens[stage]) break;
+  }
+  EXPECT_GT(compared, 0) << what << ": every stage was a near-tie; pick another seed";
+}
+
+TEST_F(CudaForward, MatmulHalfAndEmbeddingHalfMatchTheCpuReference) {
+  // The two ops the half path adds, through CudaBackend: matmul_half against
+  // matmul_half_reference (the same rounding of x on both sides, so only the summation order
+  // differs: fp32 tensor-core accumulation vs double), embedding_half bit for bit.
+  CudaBackend gpu;
+  struct Shape { int m, n, k; };
+  for (DType t : {DType::kBf16, DType::kFp16}) {
+    for (Shape sh : {Shape{1, 733, 19}, Shape{3, 19, 733}, Shape{17, 300, 64}, Shape{1, 1, 1},
+                     Shape{9, 7, 0}}) {
+      const int lda = sh.k + 3;
+      const auto x = test::random_floats(std::size_t(sh.m) * lda, 31u + sh.n);
+      const auto wf = test::random_floats(std::size_t(sh.n) * sh.k, 37u + sh.m);
+      std::vector<std::uint16_t> w(wf.size());
+      cpu::narrow_to_half(w.data(), wf.data(), std::int64_t(w.size()), t);
+      std::vector<float> ref(std::size_t(sh.m) * sh.n), got(ref.size());
+      cpu::matmul_half_reference(ref.data(), x.data(), w.data(), t, sh.m, sh.n, sh.k, lda);
+      Buffer dx = gpu.alloc(x.size() * 4), dw = gpu.alloc(w.size() * 2 + 2);
+      Buffer dout = gpu.alloc(got.size() * 4);
+      gpu.to_device(dx.data(), x.data(), x.size() * 4);
+      gpu.to_device(dw.data(), w.data(), w.size() * 2);
+      gpu.matmul_half(dout.f32(), dx.f32(), dw.as<std::uint16_t>(), t, sh.m, sh.n, sh.k, lda);
+      gpu.to_host(got.data(), dout.data(), got.size() * 4);
+      EXPECT_TRUE(test::all_close(got, ref, 1e-4, 1e-4))
+          << dtype_name(t) << " m=" << sh.m << " n=" << sh.n << " k=" << sh.k;
+    }
+    const int vocab = 37, dim = 19;
+    const auto tf = test::random_floats(std::size_t(vocab) * dim, 41);
+    std::vector<std::uint16_t> table(tf.size());
+    cpu::narrow_to_half(table.data(), tf.data(), std::int64_t(table.size()), t);
+    const std::vector<std::int32_t> tokens = {36, 0, 5, 5, 17};
+    std::vector<float> ref(tokens.size() * dim), got(ref.size());
+    for (std::size_t i = 0; i < tokens.size(); ++i)
+      cpu::widen_half(ref.data() + i * dim, table.data() + std::size_t(tokens[i]) * dim, dim, t);
+    Buffer dt = gpu.alloc(table.size() * 2), dtok = gpu.alloc(tokens.size() * 4);
+    Buffer dout = gpu.alloc(got.size() * 4);
+    gpu.to_device(dt.data(), table.data(), table.size() * 2);
+    gpu.to_device(dtok.data(), tokens.data(), tokens.size() * 4);
+    gpu.embedding_half(dout.f32(), dt.as<std::uint16_t>(), t, dtok.as<std::int32_t>(),
+                       int(tokens.size()), dim);
+    gpu.to_host(got.data(), dout.data(), got.size() * 4);
+    EXPECT_EQ(got, ref) << dtype_name(t);
+  }
+}
+
+TEST_F(CudaForward, TinyBf16MatchesCpuBf16) {
+  expect_half_cuda_matches_cpu(tiny(), 7, 7, DType::kBf16);
+}
+TEST_F(CudaForward, TinyFp16MatchesCpuFp16) {
+  expect_half_cuda_matches_cpu(tiny(), 7, 7, DType::kFp16);
+}
+TEST_F(CudaForward, WideBf16MatchesCpuBf16) {
+  expect_half_cuda_matches_cpu(wide(), 6, 19, DType::kBf16);
+}
+TEST_F(CudaForward, WideFp16MatchesCpuFp16) {
+  expect_half_cuda_matches_cpu(wide(), 6, 19, DType::kFp16);
+}
+
+TEST_F(CudaForward, Bf16IsCloseToCpuFp32) {
+  // The bound: CUDA bf16 against the CPU fp32 forward, per position of the prefill and
+  // the first decode step (fed the same token), KL(fp32 || bf16) below 2e-3 nats, the bound
+  // the CPU's own bf16 path is held to against fp32 (tests/engine/test_model_dtypes.cpp).
+  const ModelConfig c = tiny();
+  const int batch = 2, P = 7, V = c.vocab_size;
+  const auto prompts = synthetic_prompts(7, batch, P, V, true);
+  CpuBackend cpu;
+  CudaBackend gpu;
+  const Generation ref = generate(cpu, c, 7, prompts, batch, P, 1);
+  const Generation got = generate(gpu, c, 7, prompts, batch, P, 1, nullptr, {}, DType::kBf16);
+  const std::size_t stages = got.tokens[0] == ref.tokens[0] ? 2 : 1;
+  for (std::size_t stage = 0; stage < stages; ++stage)
+    for (int row = 0; row < batch; ++row)
+      EXPECT_LT(kl_divergence(ref.logits[stage].data() + std::size_t(row) * V,
+                              got.logits[stage].data() + std::size_t(row) * V, V),
+                2e-3)
+          << stage_name(stage) << ", row " << row;
+}
+
+TEST_F(CudaForward, HalfWeightsAreBitIdenticalRunToRun) {
+  const ModelConfig c = wide();
+  const auto prompts = synthetic_prompts(6, 2, 19, c.vocab_size, true);
+  CudaBackend gpu;
+  for (DType t : {DType::kBf16, DType::kFp16}) {
+    const Generation a = generate(gpu, c, 6, prompts, 2, 19, kDecodeSteps, nullptr, {}, t);
+    const Generation b = generate(gpu, c, 6, prompts, 2, 19, kDecodeSteps, nullptr, {}, t);
+    expect_bit_identical(a, b, std::string("two ") + std::string(dtype_name(t)) + " runs");
+  }
 }
 
 TEST_F(CudaForward, TracingNestsAndCountsLikeTheCpu) {

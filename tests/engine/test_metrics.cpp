@@ -54,6 +54,23 @@ TEST(Cost, DecodeBytesByHand) {
   EXPECT_EQ(cost.decode_bytes[2], decode_step_bytes(c, 3, 7, DType::kFp32));
 }
 
+TEST(Cost, HalfWeightBytesByHand) {
+  const ModelConfig c = toy();
+  // Norm weights stay fp32: 2 layers x 2 x 8 + final 8 = 40 params; the rest are matrices.
+  EXPECT_EQ(c.vector_params(), 40);
+  const std::int64_t matrices = 80 + 2 * 576 + 80;
+  EXPECT_EQ(c.weight_bytes(DType::kFp32), c.total_params() * 4);
+  EXPECT_EQ(c.weight_bytes(DType::kBf16), matrices * 2 + 40 * 4);
+  EXPECT_EQ(c.weight_bytes(DType::kFp16), c.weight_bytes(DType::kBf16));
+  // Decode: matrices 2*576 + head 80 + gathered rows 3*8 at 2 bytes, 40 norm params at 4,
+  // and the KV cache at 4 bytes whatever the weights' dtype (1152 as above).
+  EXPECT_EQ(decode_step_bytes(c, 3, 5, DType::kBf16), (2 * 576 + 80 + 24) * 2 + 40 * 4 + 1152);
+  ModelConfig qwen = c;
+  qwen.qkv_bias = true;  // + 2 layers x qkv_dim 16 of fp32 biases
+  EXPECT_EQ(qwen.vector_params(), 40 + 32);
+  EXPECT_EQ(qwen.weight_bytes(DType::kFp16), matrices * 2 + 72 * 4);
+}
+
 TEST(Metrics, ExactValuesFromSyntheticTimings) {
   CaseCost cost;
   cost.prefill_flops = 4'000'000'000;          // 4 GFLOP

@@ -1,0 +1,203 @@
+// Reduced-precision-weight matmul (see matmul_half.h): the x rows are rounded to the weight
+// dtype once per call, the weights are widened to fp32 a few rows at a time (never the whole
+// matrix), and every product is summed in fp32.
+// Widening: bf16 is a 16-bit shift (the compiler vectorises it); fp16 uses the F16C
+// instruction (vcvtph2ps) where the CPU has it, else the exact scalar conversion of
+// engine/half.h.
+#include "kernels/cpu/matmul_half.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+#include "engine/half.h"
+#include "kernels/cpu/matmul.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace llmbench::cpu {
+
+namespace {
+
+#define LLMBENCH_CLONES \
+  __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+
+LLMBENCH_CLONES
+void widen_bf16(float* dst, const std::uint16_t* src, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) dst[i] = bf16_to_fp32(src[i]);
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx,f16c"))) void widen_fp16_f16c(float* dst, const std::uint16_t* src,
+                                                        std::int64_t n) {
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(dst + i,
+                     _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
+  for (; i < n; ++i) dst[i] = fp16_to_fp32(src[i]);
+}
+const bool kHaveF16c = __builtin_cpu_supports("f16c");
+#endif
+
+void widen_fp16(float* dst, const std::uint16_t* src, std::int64_t n) {
+#if defined(__x86_64__)
+  if (kHaveF16c) return widen_fp16_f16c(dst, src, n);
+#endif
+  for (std::int64_t i = 0; i < n; ++i) dst[i] = fp16_to_fp32(src[i]);
+}
+
+// out[i, j..j+3] = xr_i . wt_{0..3} for every row i, wt the four widened weight rows (k apart);
+// xr rows are k apart (rounded copies). Each output is one fixed-order fp32 sum.
+LLMBENCH_CLONES
+void dot_block4(float* out, const float* xr, const float* wt, int m, int n, int k, int j) {
+  const float *w0 = wt, *w1 = wt + k, *w2 = w1 + k, *w3 = w2 + k;
+  for (int i = 0; i < m; ++i) {
+    const float* xi = xr + static_cast<std::size_t>(i) * k;
+    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+    for (int p = 0; p < k; ++p) {
+      s0 += xi[p] * w0[p];
+      s1 += xi[p] * w1[p];
+      s2 += xi[p] * w2[p];
+      s3 += xi[p] * w3[p];
+    }
+    float* o = out + static_cast<std::size_t>(i) * n + j;
+    o[0] = s0, o[1] = s1, o[2] = s2, o[3] = s3;
+  }
+}
+
+LLMBENCH_CLONES
+void dot_block1(float* out, const float* xr, const float* wt, int m, int n, int k, int j) {
+  for (int i = 0; i < m; ++i) {
+    const float* xi = xr + static_cast<std::size_t>(i) * k;
+    float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+    for (int p = 0; p < k; ++p) s += xi[p] * wt[p];
+    out[static_cast<std::size_t>(i) * n + j] = s;
+  }
+}
+
+// dot_block4 for bf16 weights read in place: widening is a shift, done in the vector loop, so
+// no tile is written and read back.
+LLMBENCH_CLONES
+void dot_block4_bf16(float* out, const float* xr, const std::uint16_t* w, int m, int n, int k,
+                     int j) {
+  const std::uint16_t* w0 = w + static_cast<std::size_t>(j) * k;
+  const std::uint16_t *w1 = w0 + k, *w2 = w1 + k, *w3 = w2 + k;
+  for (int i = 0; i < m; ++i) {
+    const float* xi = xr + static_cast<std::size_t>(i) * k;
+    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+    for (int p = 0; p < k; ++p) {
+      s0 += xi[p] * bf16_to_fp32(w0[p]);
+      s1 += xi[p] * bf16_to_fp32(w1[p]);
+      s2 += xi[p] * bf16_to_fp32(w2[p]);
+      s3 += xi[p] * bf16_to_fp32(w3[p]);
+    }
+    float* o = out + static_cast<std::size_t>(i) * n + j;
+    o[0] = s0, o[1] = s1, o[2] = s2, o[3] = s3;
+  }
+}
+
+// The x rows rounded to the dtype, packed contiguously ([m, k]).
+std::vector<float> rounded_rows(const float* x, int m, int k, int lda, DType dtype) {
+  std::vector<float> xr(static_cast<std::size_t>(m) * k);
+  for (int i = 0; i < m; ++i)
+    round_to_half(xr.data() + static_cast<std::size_t>(i) * k,
+                  x + static_cast<std::size_t>(i) * lda, k, dtype);
+  return xr;
+}
+
+}  // namespace
+
+void widen_half(float* dst, const std::uint16_t* src, std::int64_t n, DType dtype) {
+  if (dtype == DType::kBf16)
+    widen_bf16(dst, src, n);
+  else
+    widen_fp16(dst, src, n);
+}
+
+void round_to_half(float* dst, const float* src, std::int64_t n, DType dtype) {
+  if (dtype == DType::kBf16)
+    for (std::int64_t i = 0; i < n; ++i) dst[i] = bf16_to_fp32(fp32_to_bf16(src[i]));
+  else
+    for (std::int64_t i = 0; i < n; ++i) dst[i] = fp16_to_fp32(fp32_to_fp16(src[i]));
+}
+
+void narrow_to_half(std::uint16_t* dst, const float* src, std::int64_t n, DType dtype) {
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (std::int64_t i = 0; i < n; ++i)
+    dst[i] = dtype == DType::kBf16 ? fp32_to_bf16(src[i]) : fp32_to_fp16(src[i]);
+}
+
+void matmul_half_reference(float* out, const float* x, const std::uint16_t* w, DType dtype, int m,
+                           int n, int k, int lda) {
+  auto widen = [dtype](std::uint16_t b) {
+    return dtype == DType::kBf16 ? bf16_to_fp32(b) : fp16_to_fp32(b);
+  };
+  auto round = [dtype](float v) {
+    return dtype == DType::kBf16 ? bf16_to_fp32(fp32_to_bf16(v)) : fp16_to_fp32(fp32_to_fp16(v));
+  };
+#pragma omp parallel for collapse(2) if (static_cast<long>(m) * n * k > (1 << 20))
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) {
+      const float* xi = x + static_cast<std::size_t>(i) * lda;
+      const std::uint16_t* wj = w + static_cast<std::size_t>(j) * k;
+      double acc = 0.0;
+      for (int p = 0; p < k; ++p) acc += static_cast<double>(round(xi[p])) * widen(wj[p]);
+      out[static_cast<std::size_t>(i) * n + j] = static_cast<float>(acc);
+    }
+  }
+}
+
+void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype, int m, int n,
+                 int k, int lda) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {
+    std::fill(out, out + static_cast<std::size_t>(m) * n, 0.0f);
+    return;
+  }
+  const std::vector<float> xr = rounded_rows(x, m, k, lda, dtype);
+  if (m <= kFewRowsMax) {
+    const int blocks = n / 4;
+    // Static schedule: contiguous slices of the weight matrix per thread, streamed in order.
+#pragma omp parallel if (static_cast<long>(n) * k > (1 << 15))
+    {
+      std::vector<float> tile(static_cast<std::size_t>(4) * k);
+#pragma omp for schedule(static)
+      for (int b = 0; b < blocks; ++b) {
+        if (dtype == DType::kBf16 && m <= 2) {  // measured: in-place is faster for 1-2 rows
+          dot_block4_bf16(out, xr.data(), w, m, n, k, 4 * b);
+          continue;
+        }
+        widen_half(tile.data(), w + static_cast<std::size_t>(4 * b) * k, 4 * std::int64_t(k),
+                   dtype);
+        dot_block4(out, xr.data(), tile.data(), m, n, k, 4 * b);
+      }
+    }
+    std::vector<float> row(static_cast<std::size_t>(k));
+    for (int j = 4 * blocks; j < n; ++j) {
+      widen_half(row.data(), w + static_cast<std::size_t>(j) * k, k, dtype);
+      dot_block1(out, xr.data(), row.data(), m, n, k, j);
+    }
+    return;
+  }
+  // Prefill: widen kHalfTileRows weight rows (in parallel), then out[:, j0:j0+rows] =
+  // xr . tile^T by OpenBLAS, written in place with ldc = n.
+  std::vector<float> tile(static_cast<std::size_t>(std::min(n, kHalfTileRows)) * k);
+  for (int j0 = 0; j0 < n; j0 += kHalfTileRows) {
+    const int rows = std::min(kHalfTileRows, n - j0);
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < rows; ++r)
+      widen_half(tile.data() + static_cast<std::size_t>(r) * k,
+                 w + static_cast<std::size_t>(j0 + r) * k, k, dtype);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, rows, k, 1.0f, xr.data(), k,
+                tile.data(), k, 0.0f, out + j0, n);
+  }
+}
+
+}  // namespace llmbench::cpu
