@@ -1,11 +1,11 @@
 -- purpose: how each op's time per prefill (or per decode step) grows with batch size across a run's traced cases: least-squares slope, intercept, r^2
 -- params: run_id = NULL (run.id; NULL: the latest run with a trace); phase = 'prefill' ('prefill': time per prefill; 'decode': time per decode step)
--- columns: model (preset), prompt_len (tokens), name (op), category (op category), batches (distinct batch sizes fitted), min_batch (sequences), max_batch (sequences), us_at_min_batch (op time per phase instance at the smallest batch, us), us_at_max_batch (at the largest batch, us), slope_us_per_seq (least-squares us added per sequence), intercept_us (fitted time at batch 0, us), r2 (coefficient of determination; NULL with fewer than 3 batch sizes or constant time), share_at_max_batch (of the phase's traced time at the largest batch: TTFT for prefill, TPOT for decode, 0..1)
+-- columns: model (preset), prompt_len (tokens), variants (bench_case.variants, JSON), name (op), category (op category), batches (distinct batch sizes fitted), min_batch (sequences), max_batch (sequences), us_at_min_batch (op time per phase instance at the smallest batch, us), us_at_max_batch (at the largest batch, us), slope_us_per_seq (least-squares us added per sequence), intercept_us (fitted time at batch 0, us), r2 (coefficient of determination; NULL with fewer than 3 batch sizes or constant time), share_at_max_batch (of the phase's traced time at the largest batch: TTFT for prefill, TPOT for decode, 0..1)
 
 -- An op whose time is mostly slope (a copy of the whole KV cache, a full-logits transfer, a
 -- permute) grows linearly with batch and dominates large batches even when it is invisible at
--- batch 1; sorting by slope puts those first. One fit per (model, dtype, backend, prompt_len)
--- series, so cases that differ in more than batch are never mixed. A "phase instance" is one
+-- batch 1; sorting by slope puts those first. One fit per (model, dtype, backend, prompt_len,
+-- variants) series, so cases that differ in more than batch are never mixed. A "phase instance" is one
 -- depth-0 range: the prefill, or one decode step; times are means over instances and traced
 -- repetitions.
 WITH target AS (
@@ -13,7 +13,7 @@ WITH target AS (
                                     JOIN track AS t ON t.case_id = c.id)) AS run_id
 ),
 cases AS (
-  SELECT c.id AS case_id, c.model, c.dtype, c.backend, c.prompt_len, c.batch
+  SELECT c.id AS case_id, c.model, c.dtype, c.backend, c.prompt_len, c.variants, c.batch
   FROM bench_case AS c
   JOIN target ON c.run_id = target.run_id
 ),
@@ -31,7 +31,8 @@ instances AS (
   GROUP BY case_id
 ),
 points AS (
-  SELECT c.model, c.dtype, c.backend, c.prompt_len, c.batch AS x, s.name, s.category,
+  SELECT c.model, c.dtype, c.backend, c.prompt_len, c.variants, c.batch AS x, s.name,
+         s.category,
          SUM(s.dur) / 1e3 / i.n AS y, i.phase_us
   FROM case_slices AS s
   JOIN instances AS i USING (case_id)
@@ -40,11 +41,11 @@ points AS (
   GROUP BY s.case_id, s.name, s.category
 ),
 fit AS (
-  SELECT model, dtype, backend, prompt_len, name, category,
+  SELECT model, dtype, backend, prompt_len, variants, name, category,
          COUNT(*) AS n, COUNT(DISTINCT x) AS batches, MIN(x) AS min_x, MAX(x) AS max_x,
          SUM(x) AS sx, SUM(y) AS sy, SUM(x * x) AS sxx, SUM(x * y) AS sxy, SUM(y * y) AS syy
   FROM points
-  GROUP BY model, dtype, backend, prompt_len, name, category
+  GROUP BY model, dtype, backend, prompt_len, variants, name, category
 ),
 solved AS (
   SELECT f.*,
@@ -54,16 +55,17 @@ solved AS (
   FROM fit AS f
 ),
 at_ends AS (  -- mean op time and phase time at the smallest and largest batch of each series
-  SELECT s.model, s.dtype, s.backend, s.prompt_len, s.name,
+  SELECT s.model, s.dtype, s.backend, s.prompt_len, s.variants, s.name,
          AVG(CASE WHEN p.x = s.min_x THEN p.y END) AS y_min,
          AVG(CASE WHEN p.x = s.max_x THEN p.y END) AS y_max,
          AVG(CASE WHEN p.x = s.max_x THEN p.phase_us END) AS phase_us_max
   FROM solved AS s
   JOIN points AS p ON p.model = s.model AND p.dtype = s.dtype AND p.backend = s.backend
-                  AND p.prompt_len = s.prompt_len AND p.name = s.name
-  GROUP BY s.model, s.dtype, s.backend, s.prompt_len, s.name
+                  AND p.prompt_len = s.prompt_len AND p.variants = s.variants
+                  AND p.name = s.name
+  GROUP BY s.model, s.dtype, s.backend, s.prompt_len, s.variants, s.name
 )
-SELECT s.model, s.prompt_len, s.name, s.category, s.batches, s.min_x AS min_batch,
+SELECT s.model, s.prompt_len, s.variants, s.name, s.category, s.batches, s.min_x AS min_batch,
        s.max_x AS max_batch, e.y_min AS us_at_min_batch, e.y_max AS us_at_max_batch,
        s.slope AS slope_us_per_seq,
        (s.sy - s.slope * s.sx) / s.n AS intercept_us,
@@ -71,5 +73,6 @@ SELECT s.model, s.prompt_len, s.name, s.category, s.batches, s.min_x AS min_batc
        e.y_max / NULLIF(e.phase_us_max, 0) AS share_at_max_batch
 FROM solved AS s
 JOIN at_ends AS e ON e.model = s.model AND e.dtype = s.dtype AND e.backend = s.backend
-                 AND e.prompt_len = s.prompt_len AND e.name = s.name
-ORDER BY s.model, s.prompt_len, slope_us_per_seq DESC, s.name;
+                 AND e.prompt_len = s.prompt_len AND e.variants = s.variants
+                 AND e.name = s.name
+ORDER BY s.model, s.prompt_len, s.variants, slope_us_per_seq DESC, s.name;
