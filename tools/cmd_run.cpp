@@ -2,7 +2,13 @@
 // (tools/run_driver.h). `sweep PROFILE` is `run --config PROFILE`.
 #include <CLI/CLI.hpp>
 
+#include <iostream>
 #include <memory>
+
+#include "engine/error.h"
+#include "tools/bundled_profiles.h"
+#include "tools/printers.h"
+#include "tools/profile.h"
 
 #include "tools/commands.h"
 #include "tools/run_driver.h"
@@ -30,14 +36,37 @@ void add_run_command(CLI::App& root, CommandContext& ctx) {
   cmd->callback([cmd, opts, &ctx] { run_with_profile(cmd, *opts, ctx); });
 }
 
+// `llmbench sweep --list`: the bundled profiles and what each is for.
+void list_profiles() {
+  std::vector<Row> rows;
+  for (const EmbeddedFile& f : embedded_profile_files()) {
+    const std::string name(f.name.substr(0, f.name.size() - 5));
+    rows.push_back({name, load_profile(name, "sweep").description});
+  }
+  print_rows(std::cout, "table", {"profile", "description"}, rows);
+}
+
 void add_sweep_command(CLI::App& root, CommandContext& ctx) {
   auto opts = std::make_shared<RunOptions>();
+  auto list = std::make_shared<bool>(false);
   CLI::App* cmd = root.add_subcommand(
       "sweep", "Run a sweep profile (profiles/*.toml, or a bundled name such as quick); "
                "the same as run --config PROFILE");
   add_run_flags(cmd, *opts);
-  cmd->add_option("profile", opts->config, "Profile file, or a bundled profile name")->required();
-  cmd->callback([cmd, opts, &ctx] { run_with_profile(cmd, *opts, ctx); });
+  cmd->remove_option(cmd->get_option("--config"));  // the positional PROFILE is the config
+  cmd->add_option("profile", opts->config, "Profile file, or a bundled profile name");
+  cmd->add_flag("--list", *list, "List the bundled profiles and exit");
+  cmd->callback([cmd, opts, list, &ctx] {
+    if (*list) {
+      list_profiles();
+      ctx.exit_code = 0;
+      return;
+    }
+    if (opts->config.empty())
+      throw BadInput("sweep: expected a PROFILE (a .toml file or a bundled name; "
+                     "`llmbench sweep --list` shows them)");
+    run_with_profile(cmd, *opts, ctx);
+  });
 }
 
 }  // namespace llmbench

@@ -89,6 +89,19 @@ TEST(SweepCli, BadProfileRunsNothingAndNamesFileLineKey) {
   EXPECT_FALSE(fs::exists(dir / "x.db"));
 }
 
+TEST(SweepCli, ListShowsEveryBundledProfileAndAMissingProfileIsBadInput) {
+  const fs::path dir = scratch_dir();
+  const Result list = run_llmbench("sweep --list", dir);
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  for (const char* name : {"quick", "decode-scaling", "prefill-scaling", "batch16-single-token",
+                           "ci-smoke", "slo"})
+    EXPECT_NE(list.out.find(std::string("\n") + name + " "), std::string::npos) << name;
+  const Result none = run_llmbench("sweep", dir);
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_EQ(none.err, "error: sweep: expected a PROFILE (a .toml file or a bundled name; "
+                      "`llmbench sweep --list` shows them)\n");
+}
+
 TEST(SweepCli, ProgressOneLinePerCaseWhenNotATerminalAndQuietSilencesIt) {
   const fs::path dir = scratch_dir();
   fs::remove(dir / "p.db");
