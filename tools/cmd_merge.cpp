@@ -25,14 +25,14 @@ void add_merge_command(CLI::App& root, CommandContext& ctx) {
   cmd->callback([o, &ctx] {
     const auto merged = merge_databases(o->inputs, o->output);
     if (!o->quiet) {
-      std::int64_t runs = 0, cases = 0, events = 0;
+      std::int64_t runs = 0, imports = 0, cases = 0, events = 0;
       for (const auto& m : merged) {
-        fmt::print(stderr, "merged {}: {} runs, {} cases, {} events\n", m.path, m.runs, m.cases,
-                   m.events);
-        runs += m.runs, cases += m.cases, events += m.events;
+        fmt::print(stderr, "merged {}: {} runs, {} imports, {} cases, {} events\n", m.path,
+                   m.runs, m.imports, m.cases, m.events);
+        runs += m.runs, imports += m.imports, cases += m.cases, events += m.events;
       }
-      fmt::print(stderr, "wrote {}: {} runs, {} cases, {} events added\n", o->output, runs,
-                 cases, events);
+      fmt::print(stderr, "wrote {}: {} runs, {} imports, {} cases, {} events added\n",
+                 o->output, runs, imports, cases, events);
     }
     ctx.exit_code = 0;
   });

@@ -116,6 +116,7 @@ MergedInput merge_one(Db& db, const std::string& in) {
               r.table);
     }
     m.runs = scalar(db, "SELECT COUNT(*) FROM src.run");
+    m.imports = scalar(db, "SELECT COUNT(*) FROM src.import");
     m.cases = scalar(db, "SELECT COUNT(*) FROM src.bench_case");
     m.events = scalar(db, "SELECT COUNT(*) FROM src.event");
   });

@@ -243,6 +243,36 @@ TEST(SweepCli, ShardsMergeBackIntoTheWholePlan) {
   EXPECT_EQ(q.exit_code, 0) << q.err;
 }
 
+TEST(SweepCli, MergeKeepsImportedTracesApartFromRuns) {
+  const fs::path dir = scratch_dir();
+  for (const char* f : {"a.db", "b.db", "all.db"}) fs::remove(dir / f);
+  const std::string trace = std::string(LLMBENCH_FIXTURES) + "/torch_1_13_cpu_trace.json";
+  ASSERT_EQ(run_llmbench("import chrome " + trace + " --db " + (dir / "a.db").string(), dir)
+                .exit_code, 0);
+  ASSERT_EQ(run_llmbench("run --model tiny --prompt-len 8 --max-new-tokens 2 --repeat 1 "
+                         "--warmup 0 --quiet" + kPeaks + "--db " + (dir / "b.db").string(), dir)
+                .exit_code, 0);
+  ASSERT_EQ(run_llmbench("import chrome " + trace + " --db " + (dir / "b.db").string(), dir)
+                .exit_code, 0);
+  const int events = count(dir / "a.db", "SELECT COUNT(*) FROM event") +
+                     count(dir / "b.db", "SELECT COUNT(*) FROM event");
+  const Result m = run_llmbench("merge " + (dir / "a.db").string() + " " +
+                                (dir / "b.db").string() + " -o " + (dir / "all.db").string(), dir);
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  const fs::path all = dir / "all.db";
+  EXPECT_EQ(count(all, "SELECT COUNT(*) FROM import"), 2);
+  EXPECT_EQ(count(all, "SELECT COUNT(*) FROM event"), events);
+  // Each import's tracks and processes point at their own import row, and no event of an
+  // import is attached to a case.
+  EXPECT_EQ(count(all, "SELECT COUNT(DISTINCT import_id) FROM track WHERE import_id IS NOT NULL"), 2);
+  EXPECT_EQ(count(all, "SELECT COUNT(*) FROM track t JOIN process p ON p.upid = t.upid "
+                       "WHERE t.import_id IS NOT NULL AND p.import_id IS NOT t.import_id"), 0);
+  EXPECT_EQ(count(all, "SELECT COUNT(*) FROM event e JOIN track t ON t.id = e.track_id "
+                       "WHERE t.import_id IS NOT NULL AND e.case_id IS NOT NULL"), 0);
+  EXPECT_EQ(sql(all, "PRAGMA foreign_key_check"), "");
+  EXPECT_EQ(sql(all, "PRAGMA integrity_check"), "ok");
+}
+
 TEST(SweepCli, MergeRefusesOtherSchemaVersionsAndLeavesTheOutputUnchanged) {
   const fs::path dir = scratch_dir();
   for (const char* f : {"a.db", "old.db", "out.db", "junk.db"}) fs::remove(dir / f);
