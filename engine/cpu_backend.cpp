@@ -11,6 +11,7 @@
 
 #include "engine/error.h"
 #include "kernels/cpu/argmax.h"
+#include "kernels/cpu/attention_gemm.h"
 #include "kernels/cpu/copy_heads.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/embedding.h"
@@ -97,7 +98,12 @@ void CpuBackend::kv_cache_write(float* cache, const float* src, int src_stride, 
 void CpuBackend::attention(float* out, const float* q, const float* k_cache,
                            const float* v_cache, const AttentionShape& shape,
                            const AttentionStrides& strides) {
-  cpu::attention_strided(out, q, k_cache, v_cache, shape, strides);
+  // Prefill as GEMMs (several times the reference loop's rate at long prompts); decode steps
+  // and short prompts on the reference loop.
+  if (shape.n_new >= cpu::kAttentionGemmMinRows)
+    cpu::attention_gemm(out, q, k_cache, v_cache, shape, strides);
+  else
+    cpu::attention_strided(out, q, k_cache, v_cache, shape, strides);
 }
 void CpuBackend::paged_attention(float* out, const float* q, const float* k_pool,
                                  const float* v_pool, const std::int32_t* block_table,
