@@ -25,6 +25,7 @@
 #include "engine/trace.h"
 #include "kernels/cpu/matmul_half.h"
 #include "tests/cuda/device_buffer.h"
+#include "tests/engine/generation.h"
 #include "tests/kernels/check.h"
 
 namespace llmbench {
@@ -69,10 +70,7 @@ ModelConfig wide() {
 
 ModelConfig tiny() { return *find_preset("tiny"); }
 
-struct Generation {
-  std::vector<std::vector<float>> logits;  // [batch, vocab] after prefill, then each decode step
-  std::vector<std::vector<std::int32_t>> tokens;  // [batch] greedy tokens, same stages
-};
+using test::Generation;
 
 std::string stage_name(std::size_t stage) {
   return stage == 0 ? "prefill" : "decode step " + std::to_string(stage);
@@ -88,16 +86,7 @@ Generation generate(Backend& be, const ModelConfig& c, std::uint64_t seed,
   const Model model(c, load_weights(c, RandomWeights(seed), be, dtype), be);
   Session s(model, batch, prompt_len, prompt_len + steps, variants);
   s.set_tracer(tracer);
-  Generation g;
-  std::vector<std::int32_t> next = s.prefill(prompts, prompt_len);
-  g.tokens.push_back(next);
-  g.logits.push_back(s.last_logits());
-  for (int i = 0; i < steps; ++i) {
-    next = s.decode_step(next);
-    g.tokens.push_back(next);
-    g.logits.push_back(s.last_logits());
-  }
-  return g;
+  return test::generate(s, prompts, prompt_len, steps);
 }
 
 double max_abs(const std::vector<float>& v) {

@@ -9,6 +9,7 @@
 #include "engine/error.h"
 #include "engine/model.h"
 #include "engine/prompts.h"
+#include "tests/engine/generation.h"
 
 namespace llmbench {
 
@@ -16,24 +17,12 @@ namespace {
 
 ModelConfig tiny() { return *find_preset("tiny"); }
 
-struct Generation {
-  std::vector<std::vector<float>> logits;  // after prefill, then after each decode step
-  std::vector<std::vector<std::int32_t>> tokens;
-};
+using test::Generation;
 
 Generation generate(const Model& model, const std::vector<std::int32_t>& prompt, int batch,
-             int prompt_len, int steps) {
+                    int prompt_len, int steps) {
   Session s(model, batch, prompt_len, prompt_len + steps + 1);
-  Generation r;
-  std::vector<std::int32_t> next = s.prefill(prompt, prompt_len);
-  r.tokens.push_back(next);
-  r.logits.push_back(s.last_logits());
-  for (int i = 0; i < steps; ++i) {
-    next = s.decode_step(next);
-    r.tokens.push_back(next);
-    r.logits.push_back(s.last_logits());
-  }
-  return r;
+  return test::generate(s, prompt, prompt_len, steps);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "engine/memory.h"
 #include "engine/model.h"
 #include "engine/prompts.h"
+#include "tests/engine/generation.h"
 
 namespace llmbench {
 namespace {
@@ -26,23 +27,11 @@ constexpr int kBlock = 4;        // paged caches: blocks of 4 tokens
 constexpr int kDecodeSteps = 6;  // lengths 12..17: crosses the block boundaries at 12 and 16
 constexpr double kLogitRelTol = 1e-4;
 
-struct Generation {
-  std::vector<std::vector<float>> logits;        // [batch, vocab] per stage
-  std::vector<std::vector<std::int32_t>> tokens;  // [batch] per stage
-};
+using test::Generation;
 
 // Prefill, then kDecodeSteps greedy steps, on `session`.
 Generation generate(Session& s, const std::vector<std::int32_t>& prompt) {
-  Generation g;
-  std::vector<std::int32_t> next = s.prefill(prompt, kPromptLen);
-  g.tokens.push_back(next);
-  g.logits.push_back(s.last_logits());
-  for (int i = 0; i < kDecodeSteps; ++i) {
-    next = s.decode_step(next);
-    g.tokens.push_back(next);
-    g.logits.push_back(s.last_logits());
-  }
-  return g;
+  return test::generate(s, prompt, kPromptLen, kDecodeSteps);
 }
 
 std::vector<Variants> every_combination() {
