@@ -10,18 +10,11 @@
 #include <string>
 
 #include "engine/buffer.h"
-#include "engine/dtype.h"
 #include "engine/trace.h"
-#include "kernels/cpu/attention.h"
-#include "kernels/cpu/head_layout.h"
-#include "kernels/cpu/paged_kv.h"
+#include "kernels/common/dtype.h"
+#include "kernels/common/layout.h"
 
 namespace llmbench {
-
-using AttentionShape = cpu::AttentionShape;
-using AttentionStrides = cpu::AttentionStrides;
-using HeadStrides = cpu::HeadStrides;
-using PagedKv = cpu::PagedKv;
 
 // A weight matrix in backend memory, [rows, cols] row-major, with its element type: fp32
 // values, or the bits of bf16/fp16 values (--dtype; docs/metrics.md, "Weight dtypes").

@@ -2,7 +2,7 @@
 #include "engine/backend_factory.h"
 
 #include "engine/cpu_backend.h"
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #if defined(LLMBENCH_HAVE_CUDA)
 #include "engine/cuda_backend.h"
 #endif

@@ -5,7 +5,7 @@
 
 #include <chrono>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "engine/interrupt.h"
 #include "engine/prompts.h"
 

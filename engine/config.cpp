@@ -2,7 +2,7 @@
 // Hugging Face config.json), plus `tiny` for tests and `small` as the quick CPU default.
 #include "engine/config.h"
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 
 namespace llmbench {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/dtype.h"
+#include "kernels/common/dtype.h"
 
 namespace llmbench {
 

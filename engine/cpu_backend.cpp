@@ -9,7 +9,7 @@
 #include <fstream>
 #include <new>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "kernels/cpu/argmax.h"
 #include "kernels/cpu/attention_gemm.h"
 #include "kernels/cpu/copy_heads.h"

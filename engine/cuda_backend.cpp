@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "kernels/cuda/argmax.cuh"
 #include "kernels/cuda/attention.cuh"
 #include "kernels/cuda/convert.cuh"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "engine/buffer.h"
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "engine/stats.h"
 #include "kernels/cuda/convert.cuh"
 #include "kernels/cuda/cuda_check.h"

@@ -15,7 +15,7 @@
 #include <cstdint>
 
 #include "engine/cuda_backend.h"
-#include "engine/dtype.h"
+#include "kernels/common/dtype.h"
 
 namespace llmbench {
 

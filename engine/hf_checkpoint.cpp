@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "engine/json_describe.h"
 
 namespace llmbench {

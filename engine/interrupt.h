@@ -3,7 +3,7 @@
 // repetitions and decode steps and abandons the case by throwing Interrupted, which the sweep
 // loop catches: finished cases are already stored, the abandoned one is not.
 #pragma once
-#include "engine/error.h"
+#include "kernels/common/error.h"
 
 namespace llmbench {
 

@@ -4,7 +4,7 @@
 
 #include <numeric>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "engine/op_work.h"
 
 namespace llmbench {
@@ -67,8 +67,8 @@ KvCache::KvCache(Backend& be, const ModelConfig& c, int batch, int max_len, cons
 
 HeadStrides KvCache::cache_strides(int seq_len) const {
   return variants_.qkv == QkvLayout::kPermute
-             ? cpu::head_major(c_.n_kv_heads, seq_len, c_.head_dim())
-             : cpu::token_major(seq_len, c_.kv_dim(), c_.head_dim());
+             ? head_major(c_.n_kv_heads, seq_len, c_.head_dim())
+             : token_major(seq_len, c_.kv_dim(), c_.head_dim());
 }
 
 void KvCache::begin_pass(Tracer* tr, int past_len, int n_new) {
@@ -185,7 +185,7 @@ void KvCache::attend(Tracer* tr, int l, float* out, const HeadStrides& out_s, co
         be_.kv_gather_paged(gather_v_.f32(), values_[l].f32(), table, paged_, B, P + T, KV,
                             max_len_);
       });
-      const AttentionStrides strides{q_s, cpu::token_major(max_len_, KV, c_.head_dim()), out_s};
+      const AttentionStrides strides{q_s, token_major(max_len_, KV, c_.head_dim()), out_s};
       run_op(tr, "attention", C::kAttention, l, work, [&] {
         be_.attention(out, q, gather_k_.f32(), gather_v_.f32(), shape, strides);
       });

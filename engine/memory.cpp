@@ -5,7 +5,7 @@
 #include <sstream>
 #include <string>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "engine/kv_cache.h"
 
 namespace llmbench {

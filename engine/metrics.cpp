@@ -1,7 +1,7 @@
 // Metric arithmetic (see metrics.h and docs/metrics.md).
 #include "engine/metrics.h"
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "engine/stats.h"
 
 namespace llmbench {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "engine/op_work.h"
 #include "kernels/cpu/argmax.h"
 
@@ -193,14 +193,14 @@ void Session::attention_block(int l, int T) {
 
   // Where q, k, v and the attention output live: the fused rows (fast path), or head-major
   // copies (--qkv permute).
-  const HeadStrides rows = cpu::token_major(T, QKV, HD);
+  const HeadStrides rows = token_major(T, QKV, HD);
   if (variants_.qkv == QkvLayout::kFused) {
     kv_.append(tr, l, qkv + Q, qkv + Q + KV, rows, P, T);
-    kv_.attend(tr, l, att_.f32(), cpu::token_major(T, Q, HD), qkv, rows, P, T);  // att: [R, Q]
+    kv_.attend(tr, l, att_.f32(), token_major(T, Q, HD), qkv, rows, P, T);  // att: [R, Q]
     return;
   }
-  const HeadStrides q_hm = cpu::head_major(c_.n_heads, T, HD);
-  const HeadStrides kv_hm = cpu::head_major(c_.n_kv_heads, T, HD);
+  const HeadStrides q_hm = head_major(c_.n_heads, T, HD);
+  const HeadStrides kv_hm = head_major(c_.n_kv_heads, T, HD);
   run_op(tr, "permute_q", C::kCopy, l, copy_work(std::int64_t(R) * Q), [&] {
     be_.copy_heads(q_hm_.f32(), q_hm, qkv, rows, B, T, c_.n_heads, HD);   // [B, H, T, HD]
   });
@@ -214,7 +214,7 @@ void Session::attention_block(int l, int T) {
   kv_.attend(tr, l, att_hm_.f32(), q_hm, q_hm_.f32(), q_hm, P, T);      // [B, H, T, HD]
   // attn_output.transpose(1, 2).contiguous(): back to rows for o_proj.
   run_op(tr, "permute_out", C::kCopy, l, copy_work(std::int64_t(R) * Q), [&] {
-    be_.copy_heads(att_.f32(), cpu::token_major(T, Q, HD), att_hm_.f32(), q_hm, B, T,
+    be_.copy_heads(att_.f32(), token_major(T, Q, HD), att_hm_.f32(), q_hm, B, T,
                    c_.n_heads, HD);                                       // att: [R, Q]
   });
 }

@@ -16,9 +16,9 @@
 #include <set>
 #include <utility>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "engine/json_describe.h"
-#include "engine/half.h"
+#include "kernels/common/half.h"
 
 namespace llmbench {
 

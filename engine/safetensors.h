@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/dtype.h"
+#include "kernels/common/dtype.h"
 
 namespace llmbench {
 

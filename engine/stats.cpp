@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 
 namespace llmbench {
 

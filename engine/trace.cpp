@@ -1,7 +1,7 @@
 // Tracer, host timer and OpScope (see trace.h).
 #include "engine/trace.h"
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 
 #if defined(LLMBENCH_HAVE_NVTX)
 #include <nvtx3/nvToolsExt.h>

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <string_view>
 
-#include "engine/error.h"
-#include "engine/half.h"
+#include "kernels/common/error.h"
+#include "kernels/common/half.h"
 #include "engine/rng.h"
 
 namespace llmbench {

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "tools/sql_value.h"
 
 namespace llmbench {

@@ -3,7 +3,7 @@
 
 #include <charconv>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 
 namespace llmbench {
 

@@ -11,7 +11,7 @@
 #include <iostream>
 #include <memory>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "tools/commands.h"
 #include "tools/compare_output.h"
 #include "tools/compare_report.h"

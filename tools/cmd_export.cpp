@@ -9,7 +9,7 @@
 #include <iostream>
 #include <memory>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "tools/commands.h"
 #include "tools/export_chrome.h"
 #include "tools/export_gbench.h"

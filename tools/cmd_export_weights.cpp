@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/config.h"
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "engine/weights.h"
 #include "tools/cli_values.h"
 #include "tools/commands.h"

@@ -12,7 +12,7 @@
 #include <memory>
 #include <numeric>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "tools/commands.h"
 #include "tools/import_chrome.h"
 #include "tools/import_nsys.h"

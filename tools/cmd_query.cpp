@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "tools/bundled_queries.h"
 #include "tools/commands.h"
 #include "tools/printers.h"

@@ -8,7 +8,7 @@
 
 #include "engine/backend_factory.h"
 #include "engine/cpu_backend.h"
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "tools/commands.h"
 #include "tools/peaks_cache.h"
 

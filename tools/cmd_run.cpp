@@ -5,7 +5,7 @@
 #include <iostream>
 #include <memory>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "tools/bundled_profiles.h"
 #include "tools/printers.h"
 #include "tools/profile.h"

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <map>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "tools/query_runner.h"
 
 namespace llmbench {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 
 namespace llmbench {
 

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "engine/stats.h"
 #include "tools/cli_values.h"
 

@@ -6,7 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "tools/version.h"
 
 namespace llmbench {

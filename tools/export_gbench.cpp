@@ -16,7 +16,7 @@
 #include <map>
 #include <memory>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "tools/cli_values.h"
 
 namespace llmbench {

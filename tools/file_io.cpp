@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 
 namespace llmbench {
 

@@ -11,7 +11,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "tools/file_io.h"
 
 namespace llmbench {

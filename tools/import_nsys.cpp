@@ -7,7 +7,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "tools/sqlite_db.h"
 
 namespace llmbench {

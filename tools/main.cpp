@@ -4,7 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "engine/openmp_policy.h"
 #include "tools/commands.h"
 #include "tools/version.h"

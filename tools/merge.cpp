@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <map>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "tools/sqlite_db.h"
 #include "tools/store.h"
 

@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "engine/cpu_backend.h"
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "tools/run_info.h"
 
 namespace llmbench {

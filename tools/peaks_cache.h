@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/dtype.h"
+#include "kernels/common/dtype.h"
 #include "engine/metrics.h"
 #include "engine/roofline.h"
 #if defined(LLMBENCH_HAVE_CUDA)

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "tools/bundled_profiles.h"
 
 namespace llmbench {

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <set>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "tools/sql_functions.h"
 #include "tools/store.h"
 

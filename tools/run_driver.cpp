@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "engine/backend_factory.h"
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "engine/hf_checkpoint.h"
 #include "engine/interrupt.h"
 #include "tools/case_key.h"

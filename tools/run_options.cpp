@@ -3,7 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 
 namespace llmbench {
 

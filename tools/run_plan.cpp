@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "engine/backend_factory.h"
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "engine/hf_checkpoint.h"
 #include "tools/cli_values.h"
 #include "tools/printers.h"

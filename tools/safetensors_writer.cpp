@@ -8,7 +8,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 
 namespace llmbench {
 

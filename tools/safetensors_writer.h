@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/dtype.h"
-#include "engine/half.h"  // fp32_to_fp16, fp32_to_bf16 (used here; callers may use them too)
+#include "kernels/common/dtype.h"
+#include "kernels/common/half.h"  // fp32_to_fp16, fp32_to_bf16 (used here; callers may use them too)
 #include "engine/weights.h"
 
 namespace llmbench {

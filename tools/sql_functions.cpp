@@ -5,7 +5,7 @@
 #include <cmath>
 #include <string>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 
 namespace llmbench {
 

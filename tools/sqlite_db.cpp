@@ -1,7 +1,7 @@
 // SQLite RAII wrappers (see sqlite_db.h).
 #include "tools/sqlite_db.h"
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 
 namespace llmbench {
 

@@ -5,7 +5,7 @@
 
 #include <unistd.h>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "tools/case_key.h"
 #include "tools/variants_json.h"
 

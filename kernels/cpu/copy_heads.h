@@ -3,7 +3,7 @@
 // output back), KV writes into a head-major cache, and the --kv-cache concat copies are all
 // this one op with different strides.
 #pragma once
-#include "kernels/cpu/head_layout.h"
+#include "kernels/common/layout.h"
 
 namespace llmbench::cpu {
 

@@ -3,7 +3,7 @@
 // matrix), and every product is summed in fp32.
 // Widening: bf16 is a 16-bit shift (the compiler vectorises it); fp16 uses the F16C
 // instruction (vcvtph2ps) where the CPU has it, else the exact scalar conversion of
-// engine/half.h.
+// kernels/common/half.h.
 #include "kernels/cpu/matmul_half.h"
 
 #include <cblas.h>
@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "engine/half.h"
+#include "kernels/common/half.h"
 #include "kernels/cpu/matmul.h"
 
 #if defined(__x86_64__)

@@ -12,7 +12,7 @@
 #pragma once
 #include <cstdint>
 
-#include "engine/dtype.h"
+#include "kernels/common/dtype.h"
 
 namespace llmbench::cpu {
 

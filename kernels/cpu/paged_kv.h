@@ -6,24 +6,9 @@
 #pragma once
 #include <cstdint>
 
-#include "kernels/cpu/head_layout.h"
+#include "kernels/common/layout.h"
 
 namespace llmbench::cpu {
-
-// pool: [n_blocks, block_size, kv_dim] floats (kv_dim = kv_heads * head_dim).
-// block_table: [batch, max_blocks] int32; entry (b, k) is the pool block holding positions
-// [k * block_size, (k + 1) * block_size) of sequence b.
-struct PagedKv {
-  int block_size;  // tokens per block
-  int max_blocks;  // block-table entries per sequence
-};
-
-// Float offset of position `pos` of sequence b in the pool (the row of kv_dim floats).
-inline std::int64_t paged_row(const std::int32_t* block_table, const PagedKv& p, int b, int pos,
-                              int kv_dim) {
-  const std::int64_t block = block_table[std::int64_t(b) * p.max_blocks + pos / p.block_size];
-  return (block * p.block_size + pos % p.block_size) * kv_dim;
-}
 
 // Scatter: src(b, t, h, :) (at src_strides, n_kv_heads heads of head_dim floats) goes to
 // position past_len + t of sequence b, for b < batch, t < n_new. The table must map every

@@ -20,7 +20,7 @@ void attention_strided(float* out, const float* q, const float* k_cache, const f
 
 void attention(float* out, const float* q, const float* k_cache, const float* v_cache,
                const AttentionShape& s, cudaStream_t stream) {
-  attention_strided(out, q, k_cache, v_cache, s, cpu::row_major_strides(s), stream);
+  attention_strided(out, q, k_cache, v_cache, s, row_major_strides(s), stream);
 }
 
 }  // namespace llmbench::cuda

@@ -4,12 +4,10 @@
 
 #include <cuda_runtime_api.h>
 
-#include "kernels/cpu/attention.h"
+#include "kernels/common/layout.h"
 
 namespace llmbench::cuda {
 
-using cpu::AttentionShape;
-using cpu::AttentionStrides;
 
 // Largest head_dim the kernel supports (every Llama-family model uses 64, 128 or 256).
 inline constexpr int kAttentionMaxHeadDim = 256;

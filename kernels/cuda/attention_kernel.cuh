@@ -25,8 +25,8 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/error.h"
-#include "kernels/cpu/attention.h"
+#include "kernels/common/error.h"
+#include "kernels/common/layout.h"
 #include "kernels/cuda/attention.cuh"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_common.cuh"
@@ -41,7 +41,7 @@ static_assert(kAttentionMaxHeadDim % kAttentionThreads == 0);
 
 // Key/value j of sequence b, kv head g, in a cache at fixed strides.
 struct StridedKvAt {
-  cpu::HeadStrides kv;
+  HeadStrides kv;
   __device__ std::int64_t operator()(int b, int g, int j) const {
     return b * kv.batch + g * kv.head + j * kv.seq;
   }
@@ -51,8 +51,8 @@ struct StridedKvAt {
 // most keys are scheduled first and the short ones fill in at the end.
 template <class KvAt>
 __global__ void __launch_bounds__(kAttentionThreads)
-    attention_kernel(float* out, cpu::HeadStrides out_s, const float* q, cpu::HeadStrides q_s,
-                     const float* k, const float* v, cpu::AttentionShape s, KvAt kv_at,
+    attention_kernel(float* out, HeadStrides out_s, const float* q, HeadStrides q_s,
+                     const float* k, const float* v, AttentionShape s, KvAt kv_at,
                      float scale) {
   __shared__ float q_sh[kAttentionMaxHeadDim];
   __shared__ float p_sh[kAttentionTile];
@@ -126,7 +126,7 @@ __global__ void __launch_bounds__(kAttentionThreads)
 
 // Checks the shape (throws llmbench::Error naming `who`) and returns the number of blocks to
 // launch, 0 when there is nothing to do.
-inline unsigned attention_blocks(const cpu::AttentionShape& s, const char* who) {
+inline unsigned attention_blocks(const AttentionShape& s, const char* who) {
   if (s.batch <= 0 || s.n_new <= 0 || s.n_heads <= 0) return 0;
   if (s.head_dim <= 0 || s.head_dim > kAttentionMaxHeadDim || s.n_kv_heads <= 0 ||
       s.n_heads % s.n_kv_heads != 0) {

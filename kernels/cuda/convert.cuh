@@ -1,5 +1,5 @@
 // fp32 <-> bf16 / fp16 conversion of device arrays: weights are narrowed once at load time and
-// activations before a bf16/fp16 GEMM (gemm.cuh). Round to nearest even, like engine/half.h:
+// activations before a bf16/fp16 GEMM (gemm.cuh). Round to nearest even, like kernels/common/half.h:
 // out-of-range values become +-inf, NaN stays NaN (its payload may differ from the host's).
 #pragma once
 

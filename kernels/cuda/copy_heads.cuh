@@ -4,11 +4,10 @@
 
 #include <cuda_runtime_api.h>
 
-#include "kernels/cpu/head_layout.h"
+#include "kernels/common/layout.h"
 
 namespace llmbench::cuda {
 
-using cpu::HeadStrides;
 
 // out(b, t, h, :) = in(b, t, h, :), head_dim floats each, each side at its own strides.
 // Device pointers; out and in must not overlap.

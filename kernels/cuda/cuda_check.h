@@ -13,7 +13,7 @@
 #include <cstdio>
 #include <string>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 
 namespace llmbench::cuda {
 

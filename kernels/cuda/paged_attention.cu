@@ -9,10 +9,10 @@ namespace llmbench::cuda {
 
 namespace {
 
-// Key/value j of sequence b, kv head g: the pool row of position j (cpu::paged_row).
+// Key/value j of sequence b, kv head g: the pool row of position j (paged_row).
 struct PagedKvAt {
   const std::int32_t* table;
-  cpu::PagedKv paged;
+  PagedKv paged;
   int kv_dim;
   int head_dim;
   __device__ std::int64_t operator()(int b, int g, int j) const {
@@ -26,9 +26,9 @@ struct PagedKvAt {
 }  // namespace
 
 void paged_attention(float* out, const float* q, const float* k_pool, const float* v_pool,
-                     const std::int32_t* block_table, const cpu::PagedKv& paged,
-                     const cpu::AttentionShape& s, const cpu::HeadStrides& q_strides,
-                     const cpu::HeadStrides& out_strides, cudaStream_t stream) {
+                     const std::int32_t* block_table, const PagedKv& paged,
+                     const AttentionShape& s, const HeadStrides& q_strides,
+                     const HeadStrides& out_strides, cudaStream_t stream) {
   const unsigned blocks = detail::attention_blocks(s, "cuda::paged_attention");
   if (blocks == 0) return;
   const PagedKvAt kv_at{block_table, paged, s.n_kv_heads * s.head_dim, s.head_dim};

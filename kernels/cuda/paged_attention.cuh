@@ -6,15 +6,15 @@
 
 #include <cstdint>
 
-#include "kernels/cpu/paged_attention.h"
+#include "kernels/common/layout.h"
 
 namespace llmbench::cuda {
 
 // Device pointers, as in cpu::paged_attention. Throws llmbench::Error for a head_dim over
 // kAttentionMaxHeadDim (attention.cuh).
 void paged_attention(float* out, const float* q, const float* k_pool, const float* v_pool,
-                     const std::int32_t* block_table, const cpu::PagedKv& paged,
-                     const cpu::AttentionShape& s, const cpu::HeadStrides& q_strides,
-                     const cpu::HeadStrides& out_strides, cudaStream_t stream);
+                     const std::int32_t* block_table, const PagedKv& paged,
+                     const AttentionShape& s, const HeadStrides& q_strides,
+                     const HeadStrides& out_strides, cudaStream_t stream);
 
 }  // namespace llmbench::cuda

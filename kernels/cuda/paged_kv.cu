@@ -14,7 +14,7 @@ namespace llmbench::cuda {
 
 namespace {
 
-// Float offset of position pos of sequence b in the pool (cpu::paged_row).
+// Float offset of position pos of sequence b in the pool (paged_row).
 __device__ inline std::int64_t pool_row(const std::int32_t* table, PagedKv p, std::int64_t b,
                                         int pos, int kv_dim) {
   const std::int64_t block = table[b * p.max_blocks + pos / p.block_size];

@@ -6,13 +6,10 @@
 
 #include <cstdint>
 
-#include "kernels/cpu/head_layout.h"
-#include "kernels/cpu/paged_kv.h"
+#include "kernels/common/layout.h"
 
 namespace llmbench::cuda {
 
-using cpu::HeadStrides;
-using cpu::PagedKv;
 
 // Device pointers (pool, block_table, src), as in cpu::kv_write_paged.
 void kv_write_paged(float* pool, const std::int32_t* block_table, const PagedKv& paged,

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "tests/compare/compare_db.h"
 #include "tools/compare_match.h"
 #include "tools/compare_output.h"

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "tools/compare_stats.h"
 
 using namespace llmbench;

@@ -3,7 +3,7 @@
 // and the --metric parser.
 #include <gtest/gtest.h>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "tools/compare_verdict.h"
 
 using namespace llmbench;

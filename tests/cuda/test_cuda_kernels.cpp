@@ -19,8 +19,8 @@
 #include <random>
 #include <vector>
 
-#include "engine/error.h"
-#include "engine/half.h"
+#include "kernels/common/error.h"
+#include "kernels/common/half.h"
 #include "kernels/cpu/argmax.h"
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/elementwise.h"
@@ -416,7 +416,7 @@ TEST_F(CudaKernels, ArgmaxOfEmptyRowsIsZero) {
   EXPECT_EQ(d_out.download(), (std::vector<int32_t>{0, 0, 0}));
 }
 
-// ---- conversions: bit-exact against engine/half.h ----------------------------------------------
+// ---- conversions: bit-exact against kernels/common/half.h ----------------------------------------------
 
 // Finite values, the edges of both formats, and their rounding ties.
 std::vector<float> conversion_inputs() {
@@ -535,7 +535,7 @@ TEST_F(CudaKernels, GemmWithKZeroWritesZeros) {
   EXPECT_EQ(d_out.download(), std::vector<float>(6, 0.0f));
 }
 
-// bf16 / fp16: x and w are narrowed on the device (convert.cuh) and on the host (engine/half.h,
+// bf16 / fp16: x and w are narrowed on the device (convert.cuh) and on the host (kernels/common/half.h,
 // bit-identical: see above); the reference multiplies the narrowed values, so the only difference
 // left is fp32 accumulation on tensor cores, whose alignment of partial sums may truncate
 // (hence a tolerance a few times that of gemm_f32).

@@ -29,8 +29,6 @@
 namespace llmbench::cuda {
 namespace {
 
-using cpu::head_major;
-using cpu::token_major;
 using test::all_close;
 using test::DeviceBuffer;
 using test::random_floats;
@@ -71,8 +69,8 @@ TEST_F(CudaVariantKernels, CopyHeadsMatchesTheCpuBothWays) {
     SCOPED_TRACE(::testing::Message() << s.batch << "x" << s.seq << "x" << s.heads << "x"
                                       << s.head_dim);
     const int row_stride = s.heads * s.head_dim + 3;  // padded rows: the padding stays
-    const cpu::HeadStrides rows = token_major(s.seq, row_stride, s.head_dim);
-    const cpu::HeadStrides hm = head_major(s.heads, s.seq, s.head_dim);
+    const HeadStrides rows = token_major(s.seq, row_stride, s.head_dim);
+    const HeadStrides hm = head_major(s.heads, s.seq, s.head_dim);
     const std::size_t n_rows = static_cast<std::size_t>(s.batch) * s.seq * row_stride;
     const std::size_t n_hm = static_cast<std::size_t>(s.batch) * s.seq * s.heads * s.head_dim;
     const std::vector<float> in = random_floats(n_rows, 1);
@@ -104,7 +102,7 @@ TEST_F(CudaVariantKernels, PagedWriteAndGatherMatchTheCpu) {
                                         << ", head_dim " << c.head_dim << ", block "
                                         << c.block_size << (src_head_major ? ", head-major" : ""));
       const int kv_dim = c.kv_heads * c.head_dim, max_len = 40;
-      const cpu::PagedKv paged{c.block_size, (max_len + c.block_size - 1) / c.block_size};
+      const PagedKv paged{c.block_size, (max_len + c.block_size - 1) / c.block_size};
       const std::vector<std::int32_t> table = descending_table(c.batch, paged.max_blocks);
       const DeviceBuffer<std::int32_t> d_table(table);
       const std::size_t pool_floats =
@@ -114,7 +112,7 @@ TEST_F(CudaVariantKernels, PagedWriteAndGatherMatchTheCpu) {
       int past = 0;
       for (const int n_new : {19, 1, 7}) {  // a prefill, a decode step, a chunk
         const int stride = kv_dim * 3;      // like k inside a fused qkv row
-        const cpu::HeadStrides src_s = src_head_major
+        const HeadStrides src_s = src_head_major
                                            ? head_major(c.kv_heads, n_new, c.head_dim)
                                            : token_major(n_new, stride, c.head_dim);
         const std::vector<float> src =
@@ -150,7 +148,7 @@ const AttnCase kAttnCases[] = {{1, 1, 0, 1, 1, 1},      {2, 7, 5, 4, 2, 16},
                                {3, 1, 37, 32, 4, 128},  {2, 19, 0, 14, 2, 64},
                                {1, 1, 2099, 8, 2, 64}};
 
-cpu::AttentionShape shape_of(const AttnCase& a) {
+AttentionShape shape_of(const AttnCase& a) {
   return {a.batch, a.n_new, a.past_len, a.n_heads, a.n_kv_heads, a.head_dim, 0, 0, 0};
 }
 
@@ -159,9 +157,9 @@ TEST_F(CudaVariantKernels, AttentionOverHeadMajorOperandsMatchesTheCpu) {
     SCOPED_TRACE(::testing::Message() << "batch " << a.batch << ", n_new " << a.n_new
                                       << ", past " << a.past_len << ", heads " << a.n_heads
                                       << "/" << a.n_kv_heads << ", head_dim " << a.head_dim);
-    const cpu::AttentionShape s = shape_of(a);
+    const AttentionShape s = shape_of(a);
     const int len = a.past_len + a.n_new + 2;  // cache longer than needed
-    const cpu::AttentionStrides st{head_major(a.n_heads, a.n_new, a.head_dim),
+    const AttentionStrides st{head_major(a.n_heads, a.n_new, a.head_dim),
                                    head_major(a.n_kv_heads, len, a.head_dim),
                                    head_major(a.n_heads, a.n_new, a.head_dim)};
     const std::size_t q_floats =
@@ -187,9 +185,9 @@ TEST_F(CudaVariantKernels, PagedAttentionMatchesTheCpu) {
                                         << ", past " << a.past_len << ", heads " << a.n_heads
                                         << "/" << a.n_kv_heads << ", head_dim " << a.head_dim
                                         << ", block " << block_size);
-      const cpu::AttentionShape s = shape_of(a);
+      const AttentionShape s = shape_of(a);
       const int len = a.past_len + a.n_new, kv_dim = a.n_kv_heads * a.head_dim;
-      const cpu::PagedKv paged{block_size, (len + block_size - 1) / block_size};
+      const PagedKv paged{block_size, (len + block_size - 1) / block_size};
       const std::vector<std::int32_t> table = descending_table(a.batch, paged.max_blocks);
       const std::size_t pool_floats =
           static_cast<std::size_t>(a.batch) * paged.max_blocks * block_size * kv_dim;
@@ -197,8 +195,8 @@ TEST_F(CudaVariantKernels, PagedAttentionMatchesTheCpu) {
                                v_pool = random_floats(pool_floats, 12);
       // q as rows of a fused qkv buffer, the output as plain rows.
       const int q_dim = a.n_heads * a.head_dim, qkv_dim = q_dim + 2 * kv_dim;
-      const cpu::HeadStrides q_s = token_major(a.n_new, qkv_dim, a.head_dim);
-      const cpu::HeadStrides out_s = token_major(a.n_new, q_dim, a.head_dim);
+      const HeadStrides q_s = token_major(a.n_new, qkv_dim, a.head_dim);
+      const HeadStrides out_s = token_major(a.n_new, q_dim, a.head_dim);
       const std::size_t rows = static_cast<std::size_t>(a.batch) * a.n_new;
       const std::vector<float> q = random_floats(rows * qkv_dim, 13);
       std::vector<float> ref = random_floats(rows * q_dim, 14);

@@ -13,7 +13,7 @@
 
 #include "engine/config.h"
 #include "tools/hf_config_writer.h"
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "engine/weights.h"
 #include "tools/safetensors_writer.h"
 

@@ -9,7 +9,7 @@
 #include <initializer_list>
 
 #include "engine/cpu_backend.h"
-#include "engine/half.h"
+#include "kernels/common/half.h"
 #include "engine/hf_checkpoint.h"
 #include "engine/model.h"
 #include "engine/prompts.h"

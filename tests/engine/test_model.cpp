@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "engine/cpu_backend.h"
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "engine/model.h"
 #include "engine/prompts.h"
 #include "tests/engine/generation.h"
@@ -41,9 +41,11 @@ TEST(Model, SameSeedIsBitIdentical) {
 }
 
 TEST(Model, BatchOfIdenticalPromptsEqualsBatchOne) {
-  // The 16 rows are bit-identical to each other. Against batch 1 they agree to float
-  // rounding, not bit for bit: OpenBLAS runs other kernels for other row counts (sgemv for one
-  // row, blocked sgemm for many), which sum in another order. Greedy tokens are equal exactly.
+  // The 16 rows agree with each other and with batch 1 to float rounding, not bit for bit:
+  // OpenBLAS runs other kernels for other row counts (sgemv for one row, blocked sgemm for
+  // many), and its AVX-512 sgemm (the "Cooperlake" kernels it picks on Zen 4) sums rows at
+  // the edge of a register tile in another order than rows inside it. Greedy tokens are equal
+  // exactly.
   CpuBackend be;
   const ModelConfig c = tiny();
   Model m(c, load_weights(c, RandomWeights(11), be), be);
@@ -58,7 +60,7 @@ TEST(Model, BatchOfIdenticalPromptsEqualsBatchOne) {
     for (int b = 0; b < B; ++b) {
       ASSERT_EQ(rb.tokens[stage][b], r1.tokens[stage][0]) << "stage " << stage << " row " << b;
       for (std::size_t v = 0; v < V; ++v) {
-        ASSERT_EQ(rb.logits[stage][b * V + v], rb.logits[stage][v])
+        ASSERT_NEAR(rb.logits[stage][b * V + v], rb.logits[stage][v], 1e-5)
             << "rows differ: stage " << stage << " row " << b << " vocab " << v;
         ASSERT_NEAR(rb.logits[stage][b * V + v], r1.logits[stage][v], 1e-5)
             << "stage " << stage << " row " << b << " vocab " << v;

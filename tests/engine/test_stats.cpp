@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "engine/stats.h"
 
 namespace llmbench {

@@ -1,7 +1,7 @@
 // matmul_half (bf16/fp16 weights, fp32 activations rounded to the weight dtype, fp32
 // accumulation): the reference against hand-computed products that show the activation
 // rounding, then the engine's version (few-row path and tiled-sgemm path) against the reference
-// on odd shapes with padded x rows, for both dtypes; the conversions against engine/half.h.
+// on odd shapes with padded x rows, for both dtypes; the conversions against kernels/common/half.h.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/half.h"
+#include "kernels/common/half.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/matmul_half.h"
 #include "tests/kernels/check.h"

@@ -2,7 +2,7 @@
 // accepted, and that every malformed header is BadInput naming the file and line.
 #include <gtest/gtest.h>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "tools/bundled_queries.h"
 #include "tools/sql_value.h"
 

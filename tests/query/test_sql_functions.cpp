@@ -6,7 +6,7 @@
 #include <cmath>
 #include <optional>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "tools/sql_functions.h"
 #include "tools/sqlite_db.h"
 

@@ -4,7 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "tools/bundled_profiles.h"
 #include "tools/profile.h"
 #include "tools/run_options.h"

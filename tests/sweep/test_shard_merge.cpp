@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "engine/error.h"
+#include "kernels/common/error.h"
 #include "tools/case_key.h"
 #include "tools/merge.h"
 #include "tools/run_plan.h"

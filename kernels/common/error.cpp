@@ -1,5 +1,5 @@
 // Formatting of check failures (see error.h).
-#include "engine/error.h"
+#include "kernels/common/error.h"
 
 namespace llmbench {
 
