@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "llmbench_process.h"
+#include "tests/cli/llmbench_process.h"
 
 namespace {
 

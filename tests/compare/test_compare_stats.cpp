@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kernels/common/error.h"
-#include "tools/compare_stats.h"
+#include "tools/compare/compare_stats.h"
 
 using namespace llmbench;
 

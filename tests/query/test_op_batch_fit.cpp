@@ -13,10 +13,10 @@
 #include <unistd.h>
 #include <vector>
 
-#include "tools/bundled_queries.h"
-#include "tools/query_runner.h"
-#include "tools/store.h"
-#include "tools/variants_json.h"
+#include "tools/query/bundled_queries.h"
+#include "tools/query/query_runner.h"
+#include "tools/store/store.h"
+#include "tools/store/variants_json.h"
 
 namespace llmbench {
 namespace {

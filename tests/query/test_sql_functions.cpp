@@ -7,8 +7,8 @@
 #include <optional>
 
 #include "kernels/common/error.h"
-#include "tools/sql_functions.h"
-#include "tools/sqlite_db.h"
+#include "tools/query/sql_functions.h"
+#include "tools/store/sqlite_db.h"
 
 namespace llmbench {
 namespace {

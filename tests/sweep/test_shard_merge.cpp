@@ -5,10 +5,10 @@
 #include <filesystem>
 
 #include "kernels/common/error.h"
-#include "tools/case_key.h"
-#include "tools/merge.h"
-#include "tools/run_plan.h"
-#include "tools/store.h"
+#include "tools/store/case_key.h"
+#include "tools/store/merge.h"
+#include "tools/run/run_plan.h"
+#include "tools/store/store.h"
 
 namespace llmbench {
 namespace {

@@ -10,7 +10,7 @@
 #include <chrono>
 #include <thread>
 
-#include "cli/llmbench_process.h"
+#include "tests/cli/llmbench_process.h"
 
 namespace {
 
