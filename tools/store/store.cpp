@@ -7,6 +7,7 @@
 
 #include "kernels/common/error.h"
 #include "tools/store/case_key.h"
+#include "tools/store/event_writer.h"
 #include "tools/store/variants_json.h"
 
 namespace llmbench {
@@ -419,23 +420,30 @@ void ResultStore::write_trace(std::int64_t run_id, std::int64_t case_id, const C
       .bind(4, case_id).run();
   const std::int64_t track_id = db_.last_insert_id();
 
-  auto ev = db_.prepare(
-      "INSERT INTO event (ts, dur, track_id, category, name, depth, parent_id, case_id, rep,"
-      " phase, step, layer, flops, bytes, enqueue_ts) VALUES (?,?,?,?,?,?,?,?,0,?,?,?,?,?,?)");
+  EventWriter events(db_);
   // Records come in begin order, so a parent's event id is known before its children's.
   std::vector<std::int64_t> ids(c.trace.size());
   for (std::size_t i = 0; i < c.trace.size(); ++i) {
     const OpRecord& r = c.trace[i];
-    ev.bind(1, r.start_ns).bind(2, r.dur_ns).bind(3, track_id)
-        .bind(4, std::string(category_name(r.category))).bind(5, std::string(r.name))
-        .bind(6, r.depth);
-    if (r.parent >= 0) ev.bind(7, ids[std::size_t(r.parent)]); else ev.bind_null(7);
-    ev.bind(8, case_id).bind(9, std::string(phase_name(r.phase))).bind(10, r.step);
-    if (r.layer >= 0) ev.bind(11, r.layer); else ev.bind_null(11);
-    if (r.category == OpCategory::kRange) ev.bind_null(12).bind_null(13);
-    else ev.bind(12, r.flops).bind(13, r.bytes);
-    ev.bind(14, r.enqueue_ns).run();
-    ids[i] = db_.last_insert_id();
+    EventRow row;
+    row.ts = r.start_ns;
+    row.dur = r.dur_ns;
+    row.track_id = track_id;
+    row.category = std::string(category_name(r.category));
+    row.name = std::string(r.name);
+    row.depth = r.depth;
+    if (r.parent >= 0) row.parent_id = ids[std::size_t(r.parent)];
+    row.case_id = case_id;
+    row.rep = 0;
+    row.phase = std::string(phase_name(r.phase));
+    row.step = r.step;
+    if (r.layer >= 0) row.layer = r.layer;
+    if (r.category != OpCategory::kRange) {
+      row.flops = r.flops;
+      row.bytes = r.bytes;
+    }
+    row.enqueue_ts = r.enqueue_ns;
+    ids[i] = events.write(row);
   }
 }
 
