@@ -53,6 +53,7 @@ struct RunPlan {
   std::vector<CaseSpec> cases;
   std::vector<int> case_index;  // each case's place in the unsharded plan
   std::string shard;            // "K/N" as given, "" when not sharded
+  std::string sweep_key;        // plan key of the unsharded plan (equal across its shards)
   std::string backend;          // resolved: "cpu" or "cuda"
   std::string backend_notice;   // why auto chose what it chose, when worth saying
   int threads = 0;              // resolved

@@ -24,6 +24,7 @@ struct RunInfo {
   int n_cases = 0;
   std::string profile;  // the --config / sweep profile, "" if none
   std::string shard;    // "K/N", "" when not sharded
+  std::string sweep_key;  // plan key of the unsharded plan: equal for every shard of a sweep
 };
 
 // Fills everything but command_line, threads and peaks.

@@ -16,7 +16,7 @@
 
 namespace llmbench {
 
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 class ResultStore {
  public:
@@ -30,6 +30,8 @@ class ResultStore {
   void set_run_status(std::int64_t run_id, const std::string& status);
   // The peaks the run's metrics divide by.
   Peaks run_peaks(std::int64_t run_id);
+  // The run's row (what begin_run stored).
+  RunInfo run_info(std::int64_t run_id);
   // Sets the run's final status ('complete' or 'interrupted') and finished_at.
   void finish_run(std::int64_t run_id, const std::string& status);
   // The latest run executing the plan `plan_key` (what --resume continues), if any.
