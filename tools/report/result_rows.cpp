@@ -24,11 +24,11 @@ std::string cell(const ResultField& f, const FieldValue& v, bool csv) {
   return std::get<std::string>(v);
 }
 
-nlohmann::json json_value(const ResultField& f, const FieldValue& v) {
+nlohmann::ordered_json json_value(const ResultField& f, const FieldValue& v) {
   if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
   if (const auto* d = std::get_if<double>(&v)) return *d;
   if (const auto* t = std::get_if<std::string>(&v))
-    return f.json_text ? nlohmann::json::parse(*t) : nlohmann::json(*t);
+    return f.json_text ? nlohmann::ordered_json::parse(*t) : nlohmann::ordered_json(*t);
   return nullptr;
 }
 
@@ -49,8 +49,8 @@ Row result_row(const CaseResult& r, bool csv) {
   return row;
 }
 
-nlohmann::json case_json(const CaseResult& r, std::int64_t run_id) {
-  using nlohmann::json;
+nlohmann::ordered_json case_json(const CaseResult& r, std::int64_t run_id) {
+  using json = nlohmann::ordered_json;
   json j = json::object();
   if (run_id > 0) j["run_id"] = run_id;
   for (const ResultField& f : result_fields())
@@ -73,7 +73,7 @@ nlohmann::json case_json(const CaseResult& r, std::int64_t run_id) {
   return j;
 }
 
-nlohmann::json run_json(std::int64_t run_id, const RunInfo& info) {
+nlohmann::ordered_json run_json(std::int64_t run_id, const RunInfo& info) {
   return {{"id", run_id},
           {"started_at", info.started_at},
           {"command_line", info.command_line},
@@ -119,21 +119,21 @@ std::vector<std::string> result_warnings(const std::vector<CaseResult>& results,
 
 void print_results(std::ostream& out, const std::string& format,
                    const std::vector<CaseResult>& results, const Peaks& peaks,
-                   const nlohmann::json& run, const nlohmann::json& extra) {
+                   const nlohmann::ordered_json& run, const nlohmann::json& extra) {
   const bool slo_used = extra.is_object() && extra.contains("slo");
   const auto warnings = result_warnings(results, slo_used);
   if (format == "jsonl") return;
   if (format == "json") {
-    nlohmann::json cases = nlohmann::json::array();
+    nlohmann::ordered_json cases = nlohmann::ordered_json::array();
     for (const auto& r : results) cases.push_back(case_json(r));
-    nlohmann::json doc = nlohmann::json::object();
+    nlohmann::ordered_json doc = nlohmann::ordered_json::object();
     if (!run.is_null()) doc["run"] = run;
     doc["peaks"] = {{"bandwidth_gbps", peaks.bandwidth_gbps},
                     {"tflops", peaks.tflops},
                     {"source", peaks.source}};
     doc["cases"] = cases;
     if (!warnings.empty()) doc["warnings"] = warnings;
-    if (extra.is_object()) doc.update(extra);
+    if (extra.is_object()) doc.update(nlohmann::ordered_json::parse(extra.dump()));
     out << doc.dump(2) << "\n";
     return;
   }

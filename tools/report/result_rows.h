@@ -21,10 +21,10 @@ Row result_row(const CaseResult& r, bool csv);
 
 // A case in full: every field (csv's set), the raw per-repetition samples, the trace summary,
 // the prompt and generated ids. `run_id` > 0 is added (jsonl lines are self-contained).
-nlohmann::json case_json(const CaseResult& r, std::int64_t run_id = 0);
+nlohmann::ordered_json case_json(const CaseResult& r, std::int64_t run_id = 0);
 
 // The run's row as json: id, start time, command line, commit, build, host, CPU/GPU, threads.
-nlohmann::json run_json(std::int64_t run_id, const RunInfo& info);
+nlohmann::ordered_json run_json(std::int64_t run_id, const RunInfo& info);
 
 // Warnings the numbers need next to them: a p99 backed by fewer than kMinSamplesForP99
 // samples (TPOT's in every table; TTFT's when the SLO report uses it), the host-nosync timer.
@@ -37,6 +37,7 @@ std::vector<std::string> result_warnings(const std::vector<CaseResult>& results,
 // `extra`'s keys (e.g. the SLO report) when it is an object.
 void print_results(std::ostream& out, const std::string& format,
                    const std::vector<CaseResult>& results, const Peaks& peaks,
-                   const nlohmann::json& run = nullptr, const nlohmann::json& extra = nullptr);
+                   const nlohmann::ordered_json& run = nullptr,
+                   const nlohmann::json& extra = nullptr);
 
 }  // namespace llmbench

@@ -288,6 +288,21 @@ void add_missing_result_columns(Db& db) {
 
 }  // namespace
 
+void create_schema_version(Db& db, int version) {
+  LLMBENCH_CHECK(version >= 1 && version <= kSchemaVersion, "no such schema version");
+  transaction(db, [&] {
+    db.exec(kSchemaV1);
+    if (version >= 2) db.exec(kSchemaV2);
+    if (version >= 3) db.exec(kSchemaV3);
+    if (version >= 4) db.exec(kSchemaV4);
+    if (version >= 5) {
+      db.exec(kSchemaV5);
+      add_missing_result_columns(db);
+    }
+    db.exec("PRAGMA user_version = " + std::to_string(version));
+  });
+}
+
 ResultStore::ResultStore(const std::string& path) : db_(path, /*create=*/true) {
   // Schema creation and migration are one exclusive transaction (BEGIN IMMEDIATE waits on the
   // busy timeout for a concurrent writer), and the version is read again inside it: of two

@@ -18,6 +18,10 @@ namespace llmbench {
 
 inline constexpr int kSchemaVersion = 5;
 
+// Creates the schema of `version` (1..kSchemaVersion) on an empty database, as the llmbench of
+// that version did: tests use it to build old databases and check their migration.
+void create_schema_version(Db& db, int version);
+
 class ResultStore {
  public:
   // Opens or creates the database and brings its schema to kSchemaVersion. Throws BadInput
