@@ -1,4 +1,4 @@
-// `llmbench merge A.db B.db ... -o ALL.db` (tools/merge.h).
+// `llmbench merge A.db B.db ... -o ALL.db` (tools/store/merge.h).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 

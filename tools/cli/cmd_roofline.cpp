@@ -1,5 +1,5 @@
 // `llmbench roofline`: measure the backend's peak bandwidth and GEMM FLOP/s, print them, and
-// cache them as the MBU/MFU denominators of later runs (tools/peaks_cache.h). The backend is
+// cache them as the MBU/MFU denominators of later runs (tools/run/peaks_cache.h). The backend is
 // chosen as `run` chooses it (engine/backend_factory.h): cpu (read bandwidth, OpenBLAS sgemm),
 // or cuda (device-to-device copy bandwidth, cuBLAS GEMM per dtype; engine/cuda_roofline.h).
 #include <CLI/CLI.hpp>

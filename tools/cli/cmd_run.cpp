@@ -1,5 +1,5 @@
-// `llmbench run` and `llmbench sweep`: the same flags (tools/run_options.h) and the same loop
-// (tools/run_driver.h). `sweep PROFILE` is `run --config PROFILE`.
+// `llmbench run` and `llmbench sweep`: the same flags (tools/run/run_options.h) and the same loop
+// (tools/run/run_driver.h). `sweep PROFILE` is `run --config PROFILE`.
 #include <CLI/CLI.hpp>
 
 #include <iostream>

@@ -40,7 +40,7 @@ class ResultStore {
   void finish_run(std::int64_t run_id, const std::string& status);
   // The latest run executing the plan `plan_key` (what --resume continues), if any.
   std::optional<std::int64_t> find_run(const std::string& plan_key);
-  // The case keys (tools/case_key.h) stored for a run: the cases --resume skips.
+  // The case keys (tools/store/case_key.h) stored for a run: the cases --resume skips.
   std::set<std::string> stored_case_keys(std::int64_t run_id);
   // Inserts one case (and its samples and steps) in one transaction; returns the case id.
   // case_index: its place in the unsharded plan (-1: not from a plan; stored as NULL).
