@@ -370,7 +370,7 @@ INSTANTIATE_TEST_SUITE_P(
                     BadInputCase{"--prompt-len 250 --max-new-tokens 10", "context length"},
                     BadInputCase{"--model no-such-preset", "--model"},
                     BadInputCase{"--model /nonexistent/dir", "--model"},
-                    BadInputCase{"--threads 0", "--threads"},
+                    BadInputCase{"--threads -1", "--threads"},
                     BadInputCase{"--db /nonexistent/dir/x.db", "--db"},
                     BadInputCase{"--dtype fp8", "--dtype"},
                     BadInputCase{"--format xml", "--format"},

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -301,6 +303,132 @@ TEST(Store, AVersion4DatabaseMigratesAndKeepsItsResults) {
   EXPECT_EQ(n.column_int(0), 1);  // the new case
   const Result s = run_llmbench("query " + db.string() + " case_summary --param run_id=1", dir);
   EXPECT_EQ(s.exit_code, 0) << s.err;
+}
+
+}  // namespace
+}  // namespace llmbench
+
+namespace llmbench {
+namespace {
+
+// The long flags `llmbench ARGS --help` lists (without --help).
+std::set<std::string> help_flags(const std::string& args) {
+  const Result r = run_llmbench(args + " --help");
+  EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
+  std::set<std::string> out;
+  const std::regex option(R"(^\s+(?:-\w,)?(--[a-z0-9-]+))");
+  for (const auto& line : lines(r.out)) {
+    std::smatch m;
+    if (std::regex_search(line, m, option) && m[1] != "--help") out.insert(m[1]);
+  }
+  return out;
+}
+
+TEST(Readme, CommandListAgreesWithHelp) {
+  const std::string readme = slurp(LLMBENCH_SOURCE_DIR "/README.md");
+  const auto start = readme.find("## Commands\n\n```\n");
+  ASSERT_NE(start, std::string::npos);
+  const auto body = readme.find('\n', readme.find("```", start)) + 1;
+  const std::string block = readme.substr(body, readme.find("```", body) - body);
+  // Flags per top-level command, from every line of its entry.
+  std::map<std::string, std::set<std::string>> readme_flags;
+  std::string command;
+  const std::regex flag(R"(--[a-z0-9-]+)");
+  for (const auto& line : lines(block)) {
+    if (line.starts_with("llmbench ")) {
+      std::stringstream words(line.substr(9));
+      words >> command;
+    }
+    for (std::sregex_iterator it(line.begin(), line.end(), flag), end; it != end; ++it)
+      readme_flags[command].insert(it->str());
+    if (line.find(" -o ") != std::string::npos) readme_flags[command].insert("--output");
+  }
+  // Each command's --help, with its sub-subcommands (import nsys|chrome, export chrome|gbench).
+  const std::map<std::string, std::vector<std::string>> helps = {
+      {"run", {"run"}},
+      {"merge", {"merge"}},
+      {"models", {"models"}},
+      {"roofline", {"roofline"}},
+      {"export-weights", {"export-weights"}},
+      {"query", {"query"}},
+      {"import", {"import nsys", "import chrome"}},
+      {"export", {"export chrome", "export gbench"}},
+      {"compare", {"compare"}}};
+  const Result top = run_llmbench("--help");
+  for (const auto& [cmd, invocations] : helps) {
+    SCOPED_TRACE(cmd);
+    EXPECT_NE(top.out.find("  " + cmd), std::string::npos);
+    std::set<std::string> help;
+    for (const auto& inv : invocations) help.merge(help_flags(inv));
+    for (const auto& f : help) EXPECT_TRUE(readme_flags[cmd].count(f)) << f << " missing in README";
+    for (const auto& f : readme_flags[cmd]) EXPECT_TRUE(help.count(f)) << f << " not in --help";
+  }
+  // sweep takes every run flag and --list; the README says so.
+  EXPECT_TRUE(readme_flags["sweep"].count("--list"));
+  auto sweep = help_flags("sweep");
+  sweep.erase("--list");
+  auto run = help_flags("run");
+  run.erase("--config");  // sweep's profile is positional
+  EXPECT_EQ(sweep, run);
+  // Every subcommand --help lists ends with examples.
+  for (const char* cmd : {"run", "sweep", "merge", "models", "roofline", "export-weights", "query",
+                          "import", "export", "compare", "export gbench", "export chrome"})
+    EXPECT_NE(run_llmbench(std::string(cmd) + " --help").out.find("Examples:\n  llmbench"),
+              std::string::npos) << cmd;
+}
+
+}  // namespace
+}  // namespace llmbench
+
+namespace llmbench {
+namespace {
+
+TEST(Outputs, ThreadsZeroMeansAllInRunAsInRoofline) {
+  const fs::path dir = scratch_dir();
+  const Result r = run_llmbench("run" + kTiny + "--max-new-tokens 1 --threads 0 --format json "
+                                "--db " + (dir / "r.db").string(), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const int all = nlohmann::json::parse(r.out)["run"]["threads"];
+  const Result absent = run_llmbench("run" + kTiny + "--max-new-tokens 1 --format json --db " +
+                                     (dir / "r.db").string(), dir);
+  ASSERT_EQ(absent.exit_code, 0) << absent.err;
+  EXPECT_EQ(nlohmann::json::parse(absent.out)["run"]["threads"], all);
+  EXPECT_GE(all, 1);
+}
+
+TEST(Outputs, ModelsAsJson) {
+  const Result r = run_llmbench("models --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_GE(j.size(), 3u);
+  EXPECT_EQ(j[0]["model"], "tiny");
+  EXPECT_TRUE(j[0]["params_m"].is_number());
+  EXPECT_TRUE(j[0]["fp32_gib"].is_number());
+}
+
+TEST(Outputs, QueryTakesInlineSqlReadOnly) {
+  const fs::path dir = scratch_dir();
+  ASSERT_EQ(run_llmbench("run" + kTiny + "--max-new-tokens 1 --db " + (dir / "r.db").string(),
+                         dir).exit_code, 0);
+  const Result r = run_llmbench("query " + (dir / "r.db").string() +
+                                " \"SELECT model, batch FROM bench_case\" --format json", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)[0]["model"], "tiny");
+  const std::string before = slurp(dir / "r.db");
+  const Result w = run_llmbench("query " + (dir / "r.db").string() + " \"DELETE FROM run\"", dir);
+  EXPECT_EQ(w.exit_code, 2);
+  EXPECT_EQ(lines(w.err).size(), 1u) << w.err;
+  EXPECT_EQ(slurp(dir / "r.db"), before);
+}
+
+TEST(Outputs, FirstRunAtANewThreadCountSaysItMeasuresTheRoofline) {
+  const fs::path dir = scratch_dir();
+  fs::remove_all(dir / "cache");
+  const Result r = run_llmbench("run --model tiny --prompt-len 8 --max-new-tokens 1 --repeat 1 "
+                                "--threads 1 --db " + (dir / "r.db").string(), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("measuring the roofline"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("roofline measured in"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -61,6 +61,7 @@ void add_compare_command(CLI::App& root, CommandContext& ctx) {
   auto o = std::make_shared<CompareOptions>();
   CLI::App* cmd = root.add_subcommand(
       "compare", "Compare two runs with statistics; exit 1 when a case regresses (CI gate)");
+  cmd->footer("Examples:\n  llmbench compare base.db head.db\n  llmbench compare base.db:3 head.db --metric ttft,tpot --threshold 10\n  llmbench compare base.db head.db --format json");
   cmd->add_option("base", o->base, "Base result database, DB or DB:RUN_ID (default: latest run)")
       ->required();
   cmd->add_option("cand", o->cand, "Candidate result database, DB or DB:RUN_ID")->required();

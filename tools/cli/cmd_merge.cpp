@@ -18,6 +18,7 @@ void add_merge_command(CLI::App& root, CommandContext& ctx) {
   auto o = std::make_shared<Options>();
   CLI::App* cmd = root.add_subcommand(
       "merge", "Join result databases (e.g. the shards of a sweep) into one, ids renumbered");
+  cmd->footer("Examples:\n  llmbench merge s1.db s2.db -o all.db\n  llmbench merge nightly/*.db -o history.db --quiet");
   cmd->add_option("inputs", o->inputs, "Databases to merge")->required();
   cmd->add_option("-o,--output", o->output, "The merged database (created, or appended to)")
       ->required();

@@ -78,6 +78,7 @@ void add_roofline_command(CLI::App& root, CommandContext& ctx) {
   auto backend = std::make_shared<std::string>("auto");
   auto threads = std::make_shared<int>(0);
   CLI::App* cmd = root.add_subcommand("roofline", "Measure peak bandwidth and FLOP/s");
+  cmd->footer("Examples:\n  llmbench roofline\n  llmbench roofline --threads 1\n  llmbench roofline --backend cuda");
   cmd->add_option("--backend", *backend, "auto|cpu|cuda")->capture_default_str();
   cmd->add_option("--threads", *threads, "CPU threads; 0 = all")
       ->check(CLI::NonNegativeNumber)

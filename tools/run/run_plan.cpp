@@ -183,7 +183,7 @@ RunPlan make_plan(const RunOptions& o) {
   }
   const int warmup = parse_int("--warmup", o.warmup, 0, 1000000);
   const int repeat = parse_int("--repeat", o.repeat, 1, 1000000);
-  const int threads_flag = o.threads.empty() ? 0 : parse_int("--threads", o.threads, 1, 4096);
+  const int threads_flag = o.threads.empty() ? 0 : parse_int("--threads", o.threads, 0, 4096);
   plan.threads = threads_flag > 0 ? threads_flag : omp_get_max_threads();
   const auto seed = std::uint64_t(parse_int("--seed", o.seed, 0, INT_MAX));
   if (!is_output_format(o.format) && o.format != "jsonl")
