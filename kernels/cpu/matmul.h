@@ -2,6 +2,9 @@
 // PyTorch/Hugging Face nn.Linear layout): out[m, n] = sum_k x[m, k] * w[n, k].
 // matmul_reference is the spec: plain loops, double accumulation, slow on purpose.
 // matmul is the version the engine uses, chosen by measurement (tests/bench/bench_kernels):
+//   m <= kStreamRowsMax    on AVX-512 CPUs (cpu_isa.h): avx512::matmul_f32, the register-
+//                          blocked weight-streaming kernel (matmul_avx512.h)
+//   otherwise, and on other CPUs:
 //   m == 1                 OpenBLAS sgemv (streams the weights at about memory bandwidth)
 //   1 < m <= kFewRowsMax   matmul_few_rows (OpenBLAS sgemm streams weights at only a few GB/s
 //                          with so few rows)
@@ -14,8 +17,11 @@ namespace llmbench::cpu {
 void matmul_reference(float* out, const float* x, const float* w, int m, int n, int k, int lda);
 void matmul(float* out, const float* x, const float* w, int m, int n, int k, int lda);
 
-// Row counts from 2 up to which matmul uses matmul_few_rows.
+// Row counts from 2 up to which matmul uses matmul_few_rows (the portable path).
 inline constexpr int kFewRowsMax = 8;
+
+// Row counts up to which matmul uses the AVX-512 weight-streaming kernel, where the CPU has it.
+inline constexpr int kStreamRowsMax = 32;
 
 // Reads each weight row once and multiplies it by all m rows of x while it is in L1: the
 // weights stream from memory once per call, whatever m is. Each output element is one dot

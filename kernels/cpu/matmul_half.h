@@ -21,7 +21,10 @@ namespace llmbench::cpu {
 void matmul_half_reference(float* out, const float* x, const std::uint16_t* w, DType dtype, int m,
                            int n, int k, int lda);
 
-// What the engine runs. m <= kFewRowsMax (decode): weight rows are widened four at a time into
+// What the engine runs. On AVX-512 CPUs (cpu_isa.h): bf16 with AVX512_BF16 and m <=
+// kBf16DotRowsMax goes to avx512::matmul_bf16 (vdpbf16ps on x converted to bf16 once per call);
+// fp16 with m <= kStreamRowsMax to avx512::matmul_fp16 (vcvtph2ps + fp32 FMA); the rest as
+// follows. m <= kFewRowsMax (decode): weight rows are widened four at a time into
 // a per-thread tile (bf16 with m <= 2: widened in registers, read in place) and multiplied by
 // every x row while in L1 (weights stream once, in 2-byte
 // elements; each output is one fixed-order fp32 dot product, so row i does not depend on m).
@@ -29,6 +32,9 @@ void matmul_half_reference(float* out, const float* x, const std::uint16_t* w, D
 // OpenBLAS sgemm.
 void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype, int m, int n,
                  int k, int lda);
+
+// Row counts up to which bf16 uses the vdpbf16ps kernel where the CPU has it.
+inline constexpr int kBf16DotRowsMax = 1 << 30;
 
 // Weight rows widened per sgemm call in the prefill path (a [kHalfTileRows, k] fp32 tile).
 inline constexpr int kHalfTileRows = 256;

@@ -18,7 +18,9 @@
 #include "kernels/cpu/embedding.h"
 #include "kernels/cpu/kv_cache.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/cpu/matmul_avx512.h"
 #include "kernels/cpu/matmul_half.h"
+#include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/rmsnorm.h"
 #include "kernels/cpu/rope.h"
 #include "kernels/cpu/swiglu.h"
@@ -66,12 +68,16 @@ class RateTimer {
 // (OpenBLAS called directly), "few_rows" (the decode kernel). Shapes with n = 32000 (the
 // TinyLlama LM head, 262 MB) do not fit in the last-level cache and show memory bandwidth;
 // n = 2048 / 5632 with k = 2048 (16 / 46 MB) partly fit.
-enum class MatmulPath { kMatmul, kSgemm, kSgemv, kFewRows };
+enum class MatmulPath { kMatmul, kSgemm, kSgemv, kFewRows, kStream };
 
 void BM_matmul_path(benchmark::State& state, MatmulPath path) {
   const int m = state.range(0), n = state.range(1), k = state.range(2);
   if (path == MatmulPath::kSgemv && m != 1) {
     state.SkipWithError("sgemv takes one row");
+    return;
+  }
+  if (path == MatmulPath::kStream && !cpu_isa().avx512) {
+    state.SkipWithError("no AVX-512 (or LLMBENCH_CPU_ISA=portable)");
     return;
   }
   const std::vector<float> x = filled(static_cast<std::size_t>(m) * k);
@@ -90,6 +96,9 @@ void BM_matmul_path(benchmark::State& state, MatmulPath path) {
                     out.data(), 1);
         break;
       case MatmulPath::kFewRows: matmul_few_rows(out.data(), x.data(), w.data(), m, n, k, k); break;
+      case MatmulPath::kStream:
+        avx512::matmul_f32(out.data(), x.data(), k, w.data(), m, n, k);
+        break;
     }
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
@@ -103,7 +112,8 @@ void prefill_shapes(benchmark::internal::Benchmark* b) {
       ->Args({2048, kFfn, kHidden});    // gate/up-sized projection
 }
 void decode_shapes(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"m", "n", "k"})->ArgsProduct({{1, 2, 4, 8, 16}, {kHidden, kFfn, kVocab}, {kHidden}});
+  b->ArgNames({"m", "n", "k"})->ArgsProduct(
+      {{1, 2, 4, 8, 16, 32}, {kHidden, kFfn, kVocab}, {kHidden}});
 }
 void sgemv_shapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"m", "n", "k"})->ArgsProduct({{1}, {kHidden, kFfn, kVocab}, {kHidden}});
@@ -118,6 +128,10 @@ BENCHMARK_CAPTURE(BM_matmul_path, matmul_decode, MatmulPath::kMatmul)->Apply(dec
 BENCHMARK_CAPTURE(BM_matmul_path, sgemm_decode, MatmulPath::kSgemm)->Apply(decode_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_matmul_path, few_rows_decode, MatmulPath::kFewRows)->Apply(decode_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_path, stream_decode, MatmulPath::kStream)->Apply(decode_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_path, stream_prefill, MatmulPath::kStream)->Apply(prefill_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_matmul_path, sgemv_decode, MatmulPath::kSgemv)->Apply(sgemv_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
@@ -146,6 +160,29 @@ BENCHMARK_CAPTURE(BM_matmul_half, fp16_decode, DType::kFp16)->Apply(decode_shape
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_matmul_half, bf16_prefill, DType::kBf16)->Apply(prefill_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_half, fp16_prefill, DType::kFp16)->Apply(prefill_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+
+// The roofline's read test (avx512::read_sum_f32) over 1 GiB with software prefetch 0 (only
+// the hardware prefetcher), 256, 1024 and 4096 bytes ahead: the variant llmbench roofline uses
+// is the fastest of these.
+void BM_read_sum(benchmark::State& state) {
+  if (!cpu_isa().avx512) {
+    state.SkipWithError("no AVX-512 (or LLMBENCH_CPU_ISA=portable)");
+    return;
+  }
+  const std::size_t n = std::size_t(1) << 28;
+  std::vector<float> data(n);
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < n; ++i) data[i] = float(i & 7);
+  const RateTimer timer;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(avx512::read_sum_f32(data.data(), std::int64_t(n), state.range(0)));
+  }
+  timer.set_rates(state, 4.0 * double(n), double(n));
+}
+BENCHMARK(BM_read_sum)->ArgName("prefetch_bytes")->Arg(0)->Arg(256)->Arg(1024)->Arg(4096)
+    ->UseRealTime()->MinTime(0.5)->Unit(benchmark::kMillisecond);
 
 void BM_matmul_reference(benchmark::State& state) {
   const int m = state.range(0), n = state.range(1), k = state.range(2);
