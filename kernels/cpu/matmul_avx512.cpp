@@ -73,21 +73,44 @@ struct Bf16 {
   }
 };
 
-// out[r, c] = x_r . w_c for r < R, c < C (out rows ldo apart, x rows ldx apart, w rows k
-// apart). R*C accumulators live in registers for the whole k; each output is reduced alone, by
-// the same instruction sequence whatever R and C are.
-template <class Op, int R, int C>
-void tile(float* out, int ldo, const typename Op::X* x, int ldx, const typename Op::W* w, int k) {
-  __m512 acc[R][C];
+// The four sums of a0..a3 (lane c of the result is the sum of the 16 lanes of a_c), by one fixed
+// tree: halves added, then pairwise horizontal adds. Each output's value depends only on its own
+// accumulator, so a tile with fewer than four columns (zeros in the others) gives the same bits.
+inline __m128 reduce4(__m512 a0, __m512 a1, __m512 a2, __m512 a3) {
+  auto half_sum = [](__m512 a) {
+    return _mm256_add_ps(_mm512_castps512_ps256(a),
+                         _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+  };
+  const __m256 t0 = _mm256_hadd_ps(half_sum(a0), half_sum(a1));
+  const __m256 t1 = _mm256_hadd_ps(half_sum(a2), half_sum(a3));
+  const __m256 u = _mm256_hadd_ps(t0, t1);
+  return _mm_add_ps(_mm256_castps256_ps128(u), _mm256_extractf128_ps(u, 1));
+}
+
+// out[r, c] (+)= x_r[p0, p1) . w_c[p0, p1) for r < R, c < C (out rows ldo apart, x rows ldx
+// apart, w rows ldw apart). R*C accumulators live in registers over the chunk; each weight
+// vector is loaded once and used for all R rows. The first chunk of k writes out, later chunks
+// add to it, so out[i, j] = sum over chunks (in order) of reduce4(chunk accumulator): the same
+// operations in the same order whatever R, C, m or the tile's place are.
+template <class Op, int R, int C, int PrefetchBytes>
+void tile(float* out, int ldo, const typename Op::X* x, int ldx, const typename Op::W* w, int ldw,
+          int p0, int p1, bool accumulate) {
+  constexpr int kAhead = PrefetchBytes / static_cast<int>(sizeof(typename Op::W));
+  __m512 acc[R][4];
 #pragma GCC unroll 32
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 32
-    for (int c = 0; c < C; ++c) acc[r][c] = _mm512_setzero_ps();
-  const int k_full = k / Op::kStep * Op::kStep;
-  for (int p = 0; p < k_full; p += Op::kStep) {
+    for (int c = 0; c < 4; ++c) acc[r][c] = _mm512_setzero_ps();
+  const int p_full = p0 + (p1 - p0) / Op::kStep * Op::kStep;
+  for (int p = p0; p < p_full; p += Op::kStep) {
     typename Op::Wv wv[C];
 #pragma GCC unroll 32
-    for (int c = 0; c < C; ++c) wv[c] = Op::w(w + static_cast<std::size_t>(c) * k + p);
+    for (int c = 0; c < C; ++c) {
+      if constexpr (kAhead > 0)
+        _mm_prefetch(reinterpret_cast<const char*>(w + static_cast<std::size_t>(c) * ldw + p + kAhead),
+                     _MM_HINT_T0);
+      wv[c] = Op::w(w + static_cast<std::size_t>(c) * ldw + p);
+    }
 #pragma GCC unroll 32
     for (int r = 0; r < R; ++r) {
       const typename Op::Xv xv = Op::x(x + static_cast<std::size_t>(r) * ldx + p);
@@ -95,62 +118,87 @@ void tile(float* out, int ldo, const typename Op::X* x, int ldx, const typename 
       for (int c = 0; c < C; ++c) acc[r][c] = Op::madd(acc[r][c], xv, wv[c]);
     }
   }
-  if (k_full < k) {
-    const int rem = k - k_full;
+  if (p_full < p1) {
+    const int rem = p1 - p_full;
     typename Op::Wv wv[C];
 #pragma GCC unroll 32
-    for (int c = 0; c < C; ++c) wv[c] = Op::w_tail(w + static_cast<std::size_t>(c) * k + k_full, rem);
+    for (int c = 0; c < C; ++c)
+      wv[c] = Op::w_tail(w + static_cast<std::size_t>(c) * ldw + p_full, rem);
 #pragma GCC unroll 32
     for (int r = 0; r < R; ++r) {
-      const typename Op::Xv xv = Op::x_tail(x + static_cast<std::size_t>(r) * ldx + k_full, rem);
+      const typename Op::Xv xv = Op::x_tail(x + static_cast<std::size_t>(r) * ldx + p_full, rem);
 #pragma GCC unroll 32
       for (int c = 0; c < C; ++c) acc[r][c] = Op::madd(acc[r][c], xv, wv[c]);
     }
   }
+  const __mmask8 cols = static_cast<__mmask8>((1u << C) - 1u);
 #pragma GCC unroll 32
-  for (int r = 0; r < R; ++r)
-#pragma GCC unroll 32
-    for (int c = 0; c < C; ++c) out[static_cast<std::size_t>(r) * ldo + c] = _mm512_reduce_add_ps(acc[r][c]);
+  for (int r = 0; r < R; ++r) {
+    float* o = out + static_cast<std::size_t>(r) * ldo;
+    __m128 sum = reduce4(acc[r][0], acc[r][1], acc[r][2], acc[r][3]);
+    if (accumulate) sum = _mm_add_ps(_mm_maskz_loadu_ps(cols, o), sum);
+    _mm_mask_storeu_ps(o, cols, sum);
+  }
 }
 
 template <class Op>
-using TileFn = void (*)(float*, int, const typename Op::X*, int, const typename Op::W*, int);
+using TileFn = void (*)(float*, int, const typename Op::X*, int, const typename Op::W*, int, int,
+                        int, bool);
 
 // tiles[r - 1][c - 1] = tile<Op, r, c>, so the row and column remainders use the same code.
-template <class Op, int R, int C>
+template <class Op, int R, int C, int PrefetchBytes>
 struct TileTable {
   TileFn<Op> fn[R][C];
   constexpr TileTable() : fn() { fill(std::make_integer_sequence<int, R * C>{}); }
   template <int... I>
   constexpr void fill(std::integer_sequence<int, I...>) {
-    ((fn[I / C][I % C] = &tile<Op, I / C + 1, I % C + 1>), ...);
+    ((fn[I / C][I % C] = &tile<Op, I / C + 1, I % C + 1, PrefetchBytes>), ...);
   }
 };
 
 // Register tile: kRows activation rows x kCols weight rows (16 accumulators, 8 loads per 16
-// multiply-adds); kGroupCols weight rows (a few tens of KB) are swept by every row block before
-// the next group, so they are read from memory once and from L1/L2 after that.
+// multiply-adds). k is cut into chunks of kChunkBytes of weights per row (fixed, so every output
+// sums its chunks the same way at every m); within a chunk a column block's weights (4 x 2 KB)
+// stay in L1 while every row block of x passes them.
 constexpr int kRows = 4;
 constexpr int kCols = 4;
-constexpr int kGroupCols = 16;
+constexpr int kChunkBytes = 2048;
+// Weight rows per panel (one thread's unit of work; its chunks stay in L2 across the row
+// blocks) and activation rows per block: at 1-4 rows the panel is one column block, so the
+// weights stream as four sequential rows.
+constexpr int kPanelRows = 64;
+constexpr int kRowBlock = 32;
+// Software prefetch distance of the weight rows at 1-4 rows (bandwidth-bound); 0 = only the
+// hardware prefetchers. bench_kernels stream_decode / matmul_half m:1 decide.
+constexpr int kStreamPrefetchBytes = 0;
 
 template <class Op>
 void run(float* out, const typename Op::X* x, int ldx, const typename Op::W* w, int m, int n,
          int k) {
-  static constexpr TileTable<Op, kRows, kCols> tiles;
-  const int n_groups = (n + kGroupCols - 1) / kGroupCols;
+  static constexpr TileTable<Op, kRows, kCols, 0> tiles;
+  static constexpr TileTable<Op, kRows, kCols, kStreamPrefetchBytes> streaming;  // software prefetch
+  constexpr int kc = kChunkBytes / sizeof(typename Op::W);
+  const int panel = m <= kRows ? kCols : kPanelRows;
+  const TileFn<Op>(*fns)[kCols] = m <= kRows ? streaming.fn : tiles.fn;
+  const int n_panels = (n + panel - 1) / panel;
   const bool parallel = static_cast<long>(n) * k > (1 << 15);
   // Static schedule: each thread streams one contiguous slice of the weight matrix.
 #pragma omp parallel for schedule(static) if (parallel)
-  for (int g = 0; g < n_groups; ++g) {
-    const int j0 = g * kGroupCols, j1 = std::min(n, j0 + kGroupCols);
-    for (int i = 0; i < m; i += kRows) {
-      const int r = std::min(kRows, m - i);
-      for (int j = j0; j < j1; j += kCols) {
-        const int c = std::min(kCols, j1 - j);
-        tiles.fn[r - 1][c - 1](out + static_cast<std::size_t>(i) * n + j, n,
-                               x + static_cast<std::size_t>(i) * ldx, ldx,
-                               w + static_cast<std::size_t>(j) * k, k);
+  for (int g = 0; g < n_panels; ++g) {
+    const int j0 = g * panel, j1 = std::min(n, j0 + panel);
+    for (int i0 = 0; i0 < m; i0 += kRowBlock) {
+      const int i1 = std::min(m, i0 + kRowBlock);
+      for (int p0 = 0; p0 < k; p0 += kc) {
+        const int p1 = std::min(k, p0 + kc);
+        for (int j = j0; j < j1; j += kCols) {
+          const int c = std::min(kCols, j1 - j);
+          for (int i = i0; i < i1; i += kRows) {
+            const int r = std::min(kRows, i1 - i);
+            fns[r - 1][c - 1](out + static_cast<std::size_t>(i) * n + j, n,
+                                   x + static_cast<std::size_t>(i) * ldx, ldx,
+                                   w + static_cast<std::size_t>(j) * k, k, p0, p1, p0 > 0);
+          }
+        }
       }
     }
   }
@@ -200,26 +248,37 @@ void round_to_fp16_rows(float* dst, const float* x, int lda, int m, int k) {
   }
 }
 
-float read_sum_f32(const float* data, std::int64_t n, int prefetch_bytes) {
+float read_sum_f32(const float* data, std::int64_t n, int streams, int prefetch_bytes) {
   float total = 0.0f;
+  streams = std::max(1, std::min(streams, 8));
 #pragma omp parallel reduction(+ : total)
   {
-    // This thread's contiguous chunk in whole 512-byte steps (eight 64-byte lines, one per
-    // independent accumulator); the few floats past the last whole step are summed by thread 0.
+    // This thread's contiguous chunk of whole 512-byte steps, cut into `streams` contiguous
+    // parts read side by side (one 512-byte step of each per iteration: several sequential
+    // streams keep more lines in flight than one, since the hardware prefetchers stop at 4 KiB
+    // page boundaries). Eight accumulators per stream step; the floats past the last whole
+    // step of the buffer are summed by thread 0.
     const std::int64_t steps = n / 128, nt = omp_get_num_threads(), t = omp_get_thread_num();
     const std::int64_t s0 = steps * t / nt, s1 = steps * (t + 1) / nt;
+    const std::int64_t per = (s1 - s0) / streams;
     __m512 a[8];
     for (auto& v : a) v = _mm512_setzero_ps();
     const std::int64_t pf = prefetch_bytes / 4;
-    for (std::int64_t s = s0; s < s1; ++s) {
-      const float* p = data + s * 128;
-      if (pf > 0) {
-        _mm_prefetch(reinterpret_cast<const char*>(p + pf), _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(p + pf + 64), _MM_HINT_T0);
-      }
+    for (std::int64_t s = 0; s < per; ++s) {
+      for (int q = 0; q < streams; ++q) {
+        const float* p = data + (s0 + q * per + s) * 128;
+        if (pf > 0) {
+          for (int l = 0; l < 8; ++l)
+            _mm_prefetch(reinterpret_cast<const char*>(p + pf + 16 * l), _MM_HINT_T0);
+        }
 #pragma GCC unroll 8
-      for (int u = 0; u < 8; ++u) a[u] = _mm512_add_ps(a[u], _mm512_loadu_ps(p + 16 * u));
+        for (int u = 0; u < 8; ++u) a[u] = _mm512_add_ps(a[u], _mm512_loadu_ps(p + 16 * u));
+      }
     }
+    // Steps left over when the chunk does not divide by `streams`.
+    for (std::int64_t s = s0 + per * streams; s < s1; ++s)
+#pragma GCC unroll 8
+      for (int u = 0; u < 8; ++u) a[u] = _mm512_add_ps(a[u], _mm512_loadu_ps(data + s * 128 + 16 * u));
     __m512 sum = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a[0], a[1]), _mm512_add_ps(a[2], a[3])),
                                _mm512_add_ps(_mm512_add_ps(a[4], a[5]), _mm512_add_ps(a[6], a[7])));
     total += _mm512_reduce_add_ps(sum);

@@ -35,9 +35,10 @@ void to_bf16_padded(std::uint16_t* dst, int ld, const float* x, int lda, int m, 
 // fp32 values of x rounded to fp16 (fp16_to_fp32(fp32_to_fp16(v)), via F16C) into dst[i, 0..k).
 void round_to_fp16_rows(float* dst, const float* x, int lda, int m, int k);
 
-// Sum of n floats read once with AVX-512 loads (eight independent accumulators) by every
-// thread over its own contiguous chunk, optionally prefetching prefetch_bytes ahead (0: only
-// the hardware prefetcher): the roofline's read-bandwidth test (engine/roofline.cpp).
-float read_sum_f32(const float* data, std::int64_t n, int prefetch_bytes);
+// Sum of n floats read once with AVX-512 loads (eight independent accumulators): every thread
+// reads its own contiguous chunk as `streams` (1..8) sequential parts side by side, optionally
+// prefetching prefetch_bytes ahead (0: only the hardware prefetchers). The roofline's
+// read-bandwidth test (engine/roofline.cpp) with the variant bench_kernels measured fastest.
+float read_sum_f32(const float* data, std::int64_t n, int streams, int prefetch_bytes);
 
 }  // namespace llmbench::cpu::avx512

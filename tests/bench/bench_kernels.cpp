@@ -163,9 +163,9 @@ BENCHMARK_CAPTURE(BM_matmul_half, bf16_prefill, DType::kBf16)->Apply(prefill_sha
 BENCHMARK_CAPTURE(BM_matmul_half, fp16_prefill, DType::kFp16)->Apply(prefill_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 
-// The roofline's read test (avx512::read_sum_f32) over 1 GiB with software prefetch 0 (only
-// the hardware prefetcher), 256, 1024 and 4096 bytes ahead: the variant llmbench roofline uses
-// is the fastest of these.
+// The roofline's read test (avx512::read_sum_f32) over 1 GiB: 1, 2, 4 or 8 sequential streams
+// per thread, software prefetch 0 (only the hardware prefetchers) or 1024 bytes ahead. The
+// variant llmbench roofline uses is the fastest of these.
 void BM_read_sum(benchmark::State& state) {
   if (!cpu_isa().avx512) {
     state.SkipWithError("no AVX-512 (or LLMBENCH_CPU_ISA=portable)");
@@ -177,11 +177,13 @@ void BM_read_sum(benchmark::State& state) {
   for (std::size_t i = 0; i < n; ++i) data[i] = float(i & 7);
   const RateTimer timer;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(avx512::read_sum_f32(data.data(), std::int64_t(n), state.range(0)));
+    benchmark::DoNotOptimize(
+        avx512::read_sum_f32(data.data(), std::int64_t(n), state.range(0), state.range(1)));
   }
   timer.set_rates(state, 4.0 * double(n), double(n));
 }
-BENCHMARK(BM_read_sum)->ArgName("prefetch_bytes")->Arg(0)->Arg(256)->Arg(1024)->Arg(4096)
+BENCHMARK(BM_read_sum)->ArgNames({"streams", "prefetch_bytes"})
+    ->ArgsProduct({{1, 2, 4, 8}, {0, 1024}})
     ->UseRealTime()->MinTime(0.5)->Unit(benchmark::kMillisecond);
 
 void BM_matmul_reference(benchmark::State& state) {
