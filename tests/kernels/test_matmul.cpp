@@ -168,3 +168,21 @@ TEST(MatmulStreaming, EachRowIsIndependentOfTheRowCount) {
 
 }  // namespace
 }  // namespace llmbench::cpu
+
+#include "kernels/cpu/read_sum.h"
+
+namespace llmbench::cpu {
+namespace {
+
+TEST(ReadSum, MatchesTheReferenceOnOddLengths) {
+  // Small integers sum exactly in float, so the fast version must equal the reference, at
+  // lengths that leave partial 512-byte steps, uneven stream splits and a scalar tail.
+  for (std::int64_t n : {1, 3, 7, 19, 733, 128 * 9 + 5, 128 * 64 * 3 + 77}) {
+    std::vector<float> v(n);
+    for (std::int64_t i = 0; i < n; ++i) v[i] = float((i * 7) % 5) - 2.0f;
+    EXPECT_EQ(double(read_sum(v.data(), n)), read_sum_reference(v.data(), n)) << n;
+  }
+}
+
+}  // namespace
+}  // namespace llmbench::cpu
