@@ -1,6 +1,7 @@
 // Reduced-precision-weight matmul (see matmul_half.h): the x rows are rounded to the weight
-// dtype once per call, the weights are widened to fp32 a few rows at a time (never the whole
-// matrix), and every product is summed in fp32.
+// dtype once per call; on AVX-512 CPUs the weights go straight into the kernels of
+// matmul_avx512.cpp, elsewhere they are widened to fp32 a few rows at a time (never the whole
+// matrix). Every product is summed in fp32.
 // Widening: bf16 is a 16-bit shift (the compiler vectorises it); fp16 uses the F16C
 // instruction (vcvtph2ps) where the CPU has it, else the exact scalar conversion of
 // kernels/common/half.h.
@@ -163,7 +164,7 @@ void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype
     std::fill(out, out + static_cast<std::size_t>(m) * n, 0.0f);
     return;
   }
-  if (dtype == DType::kBf16 && cpu_isa().avx512_bf16 && m <= kBf16DotRowsMax) {
+  if (dtype == DType::kBf16 && cpu_isa().avx512_bf16) {
     // vdpbf16ps on the bf16 bits of x (converted once per call) and of the weights as stored.
     const int ld = (k + 31) / 32 * 32;
     std::vector<std::uint16_t> xb(static_cast<std::size_t>(m) * ld);

@@ -7,8 +7,10 @@
 // where round() takes fp32 to the weight dtype and back, rounding to nearest even (as cuBLAS's
 // input conversion does), widen() is exact, and the sum is accumulated in fp32 (the reference:
 // in double).
-// Deliberately not: a half-precision accumulator, or a hand-written large GEMM (prefill widens a
-// tile of weight rows at a time and hands it to OpenBLAS sgemm).
+// On AVX-512 CPUs with AVX512_BF16, bf16 products are vdpbf16ps pairs: each bf16 x bf16 product
+// is exact in fp32, but the instruction treats bf16 denormals (below 2^-126) as zero and flushes
+// denormal sums; the tests hold it to the reference within the fp32-accumulation tolerance.
+// Deliberately not: a half-precision accumulator.
 #pragma once
 #include <cstdint>
 
@@ -21,20 +23,22 @@ namespace llmbench::cpu {
 void matmul_half_reference(float* out, const float* x, const std::uint16_t* w, DType dtype, int m,
                            int n, int k, int lda);
 
-// What the engine runs. On AVX-512 CPUs (cpu_isa.h): bf16 with AVX512_BF16 and m <=
-// kBf16DotRowsMax goes to avx512::matmul_bf16 (vdpbf16ps on x converted to bf16 once per call);
-// fp16 with m <= kStreamRowsMax to avx512::matmul_fp16 (vcvtph2ps + fp32 FMA); the rest as
-// follows. m <= kFewRowsMax (decode): weight rows are widened four at a time into
-// a per-thread tile (bf16 with m <= 2: widened in registers, read in place) and multiplied by
-// every x row while in L1 (weights stream once, in 2-byte
-// elements; each output is one fixed-order fp32 dot product, so row i does not depend on m).
-// Larger m (prefill): kHalfTileRows weight rows at a time are widened and multiplied by
-// OpenBLAS sgemm.
+// What the engine runs, chosen by measurement (tests/bench/bench_kernels):
+// On AVX-512 CPUs (cpu_isa.h), the weight-streaming kernels of matmul_avx512.h, whose outputs do
+// not depend on m:
+//   bf16 (with AVX512_BF16), every m: vdpbf16ps on x converted to bf16 bits once per call and
+//        the weights as stored (decode at the bandwidth limit, prefill at about twice the sgemm
+//        rate: bf16_decode / bf16_prefill);
+//   fp16, m <= kStreamRowsMax: weights widened in registers (vcvtph2ps), fp32 FMAs with x
+//        rounded to fp16 once per call. Larger m: as the portable path (fp16 stays exact in
+//        fp32; converting the weights to bf16 would lose 3 mantissa bits).
+// The portable path (any CPU): m <= kFewRowsMax (decode): weight rows widened four at a time
+// into a per-thread tile (bf16 with m <= 2: widened in registers, read in place) and multiplied
+// by every x row while in L1; each output is one fixed-order fp32 dot product, so row i does
+// not depend on m. Larger m (prefill): kHalfTileRows weight rows at a time are widened and
+// multiplied by OpenBLAS sgemm.
 void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype, int m, int n,
                  int k, int lda);
-
-// Row counts up to which bf16 uses the vdpbf16ps kernel where the CPU has it.
-inline constexpr int kBf16DotRowsMax = 1 << 30;
 
 // Weight rows widened per sgemm call in the prefill path (a [kHalfTileRows, k] fp32 tile).
 inline constexpr int kHalfTileRows = 256;

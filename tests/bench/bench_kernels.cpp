@@ -116,6 +116,10 @@ void decode_shapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"m", "n", "k"})->ArgsProduct(
       {{1, 2, 4, 8, 16, 32}, {kHidden, kFfn, kVocab}, {kHidden}});
 }
+// Where the fp32 weight-streaming kernel hands over to sgemm (kStreamRowsMax in matmul.h).
+void crossover_shapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"m", "n", "k"})->ArgsProduct({{32, 64, 128, 256}, {kFfn}, {kHidden}});
+}
 void sgemv_shapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"m", "n", "k"})->ArgsProduct({{1}, {kHidden, kFfn, kVocab}, {kHidden}});
 }
@@ -133,6 +137,10 @@ BENCHMARK_CAPTURE(BM_matmul_path, few_rows_decode, MatmulPath::kFewRows)->Apply(
 BENCHMARK_CAPTURE(BM_matmul_path, stream_decode, MatmulPath::kStream)->Apply(decode_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_matmul_path, stream_prefill, MatmulPath::kStream)->Apply(prefill_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_path, stream_crossover, MatmulPath::kStream)->Apply(crossover_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_path, sgemm_crossover, MatmulPath::kSgemm)->Apply(crossover_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_matmul_path, sgemv_decode, MatmulPath::kSgemv)->Apply(sgemv_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
