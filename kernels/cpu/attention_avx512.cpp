@@ -57,7 +57,14 @@ inline __m128 reduce4(__m512 a0, __m512 a1, __m512 a2, __m512 a3) {
 constexpr long kParallelWork = 1L << 20;
 
 // NV: vectors of 16 floats per head (head_dim <= 16 NV; lanes past head_dim masked to 0).
-template <int NV, class KvAt>
+// Full: head_dim == 16 NV, so no load needs a mask (a masked load reads its mask register from
+// the stack every time, which measured as the second-hottest instruction).
+template <int NV, bool Full>
+inline __m512 load_head(const float* p, const __mmask16* mask, int u) {
+  return Full ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(mask[u], p);
+}
+
+template <int NV, bool Full, class KvAt>
 void decode_core(float* out, const HeadStrides& out_s, const float* q, const HeadStrides& q_s,
                  const float* k, const float* v, const AttentionShape& s, const KvAt& kv_at) {
   const int d = s.head_dim;
@@ -94,18 +101,25 @@ void decode_core(float* out, const HeadStrides& out_s, const float* q, const Hea
       // scores[g][j] = (q_g . k_j) * scale, four keys at a time (missing keys are zeros).
       for (int j0 = 0; j0 < n_keys; j0 += 4) {
         __m512 kv4[4][NV];
-        for (int jj = 0; jj < 4; ++jj)
+        if (j0 + 4 <= n_keys) {
+#pragma GCC unroll 4
+          for (int jj = 0; jj < 4; ++jj)
 #pragma GCC unroll 16
-          for (int u = 0; u < NV; ++u)
-            kv4[jj][u] = j0 + jj < n_keys ? _mm512_maskz_loadu_ps(mask[u], k + at[j0 + jj] + 16 * u)
-                                          : _mm512_setzero_ps();
+            for (int u = 0; u < NV; ++u)
+              kv4[jj][u] = load_head<NV, Full>(k + at[j0 + jj] + 16 * u, mask, u);
+        } else {  // the last, partial block: missing keys are zeros
+          for (int jj = 0; jj < 4; ++jj)
+            for (int u = 0; u < NV; ++u)
+              kv4[jj][u] = j0 + jj < n_keys ? load_head<NV, Full>(k + at[j0 + jj] + 16 * u, mask, u)
+                                            : _mm512_setzero_ps();
+        }
         for (int g = 0; g < group; ++g) {
           const float* qg = q_of(g);
           __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
                            _mm512_setzero_ps()};
 #pragma GCC unroll 16
           for (int u = 0; u < NV; ++u) {
-            const __m512 qv = _mm512_maskz_loadu_ps(mask[u], qg + 16 * u);
+            const __m512 qv = load_head<NV, Full>(qg + 16 * u, mask, u);
 #pragma GCC unroll 4
             for (int jj = 0; jj < 4; ++jj) acc[jj] = _mm512_fmadd_ps(qv, kv4[jj][u], acc[jj]);
           }
@@ -143,7 +157,7 @@ void decode_core(float* out, const HeadStrides& out_s, const float* q, const Hea
         for (int j = 0; j < n_keys; ++j) {
           __m512 vv[NV];
 #pragma GCC unroll 16
-          for (int u = 0; u < NV; ++u) vv[u] = _mm512_maskz_loadu_ps(mask[u], v + at[j] + 16 * u);
+          for (int u = 0; u < NV; ++u) vv[u] = load_head<NV, Full>(v + at[j] + 16 * u, mask, u);
 #pragma GCC unroll 16
           for (int h = 0; h < kHeadBlock; ++h) {
             if (h >= hb) break;
@@ -169,11 +183,19 @@ template <class KvAt>
 void decode_dispatch(float* out, const HeadStrides& out_s, const float* q, const HeadStrides& q_s,
                      const float* k, const float* v, const AttentionShape& s, const KvAt& kv_at) {
   const int nv = (s.head_dim + 15) / 16;
-  if (nv <= 1) return decode_core<1>(out, out_s, q, q_s, k, v, s, kv_at);
-  if (nv <= 2) return decode_core<2>(out, out_s, q, q_s, k, v, s, kv_at);
-  if (nv <= 4) return decode_core<4>(out, out_s, q, q_s, k, v, s, kv_at);
-  if (nv <= 8) return decode_core<8>(out, out_s, q, q_s, k, v, s, kv_at);
-  return decode_core<16>(out, out_s, q, q_s, k, v, s, kv_at);
+  const bool full = s.head_dim % 16 == 0 && (nv == 1 || nv == 2 || nv == 4 || nv == 8 || nv == 16);
+  if (full) {
+    if (nv == 1) return decode_core<1, true>(out, out_s, q, q_s, k, v, s, kv_at);
+    if (nv == 2) return decode_core<2, true>(out, out_s, q, q_s, k, v, s, kv_at);
+    if (nv == 4) return decode_core<4, true>(out, out_s, q, q_s, k, v, s, kv_at);
+    if (nv == 8) return decode_core<8, true>(out, out_s, q, q_s, k, v, s, kv_at);
+    return decode_core<16, true>(out, out_s, q, q_s, k, v, s, kv_at);
+  }
+  if (nv <= 1) return decode_core<1, false>(out, out_s, q, q_s, k, v, s, kv_at);
+  if (nv <= 2) return decode_core<2, false>(out, out_s, q, q_s, k, v, s, kv_at);
+  if (nv <= 4) return decode_core<4, false>(out, out_s, q, q_s, k, v, s, kv_at);
+  if (nv <= 8) return decode_core<8, false>(out, out_s, q, q_s, k, v, s, kv_at);
+  return decode_core<16, false>(out, out_s, q, q_s, k, v, s, kv_at);
 }
 
 }  // namespace
