@@ -109,6 +109,8 @@ void BM_matmul_path(benchmark::State& state, MatmulPath path) {
 
 void prefill_shapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"m", "n", "k"})
+      ->Args({128, kHidden, kHidden})   // one 128-token prompt (TTFT 1 x 128)
+      ->Args({128, kFfn, kHidden})
       ->Args({2048, kHidden, kHidden})  // 2048 tokens through a square projection
       ->Args({2048, kFfn, kHidden});    // gate/up-sized projection
 }
@@ -147,6 +149,32 @@ BENCHMARK_CAPTURE(BM_matmul_path, sgemv_decode, MatmulPath::kSgemv)->Apply(sgemv
 
 // matmul_half (bf16/fp16 weights, --dtype) on the decode and prefill shapes: bytes count the
 // weights at 2 bytes, so GB/s compares with the fp32 paths' weight streaming directly.
+// fp16_stream_prefill: the AVX-512 fp16 decode kernel (vcvtph2ps + FMA) at prefill shapes, to
+// place the fp16 crossover (kStreamRowsMax) against widen-then-sgemm (fp16_prefill).
+void BM_fp16_stream(benchmark::State& state) {
+  if (!cpu_isa().avx512) {
+    state.SkipWithError("no AVX-512 (or LLMBENCH_CPU_ISA=portable)");
+    return;
+  }
+  const int m = state.range(0), n = state.range(1), k = state.range(2);
+  const std::vector<float> x = filled(static_cast<std::size_t>(m) * k);
+  const std::vector<float> wf = filled(static_cast<std::size_t>(n) * k);
+  std::vector<std::uint16_t> w(wf.size());
+  narrow_to_half(w.data(), wf.data(), std::int64_t(w.size()), DType::kFp16);
+  std::vector<float> out(static_cast<std::size_t>(m) * n), xr(x.size());
+  const RateTimer timer;
+  for (auto _ : state) {
+    avx512::round_to_fp16_rows(xr.data(), x.data(), k, m, k);
+    avx512::matmul_fp16(out.data(), xr.data(), k, w.data(), m, n, k);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  timer.set_rates(state, 4.0 * (double(m) * k + double(m) * n) + 2.0 * double(n) * k,
+                  2.0 * m * n * k);
+}
+BENCHMARK(BM_fp16_stream)->Apply(prefill_shapes)->UseRealTime()->MinTime(kMinTimeS)
+    ->Unit(benchmark::kMillisecond);
+
 void BM_matmul_half(benchmark::State& state, DType dtype) {
   const int m = state.range(0), n = state.range(1), k = state.range(2);
   const std::vector<float> x = filled(static_cast<std::size_t>(m) * k);
