@@ -172,7 +172,7 @@ void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype
     avx512::matmul_bf16(out, xb.data(), ld, w, m, n, k);
     return;
   }
-  if (dtype == DType::kFp16 && cpu_isa().avx512 && m <= kStreamRowsMax) {
+  if (dtype == DType::kFp16 && cpu_isa().avx512 && m <= kFp16StreamRowsMax) {
     // F16C widening in registers, fp32 FMAs; x rounded to fp16 values once per call.
     std::vector<float> xr(static_cast<std::size_t>(m) * k);
     avx512::round_to_fp16_rows(xr.data(), x, lda, m, k);

@@ -29,7 +29,7 @@ void matmul_half_reference(float* out, const float* x, const std::uint16_t* w, D
 //   bf16 (with AVX512_BF16), every m: vdpbf16ps on x converted to bf16 bits once per call and
 //        the weights as stored (decode at the bandwidth limit, prefill at about twice the sgemm
 //        rate: bf16_decode / bf16_prefill);
-//   fp16, m <= kStreamRowsMax: weights widened in registers (vcvtph2ps), fp32 FMAs with x
+//   fp16, m <= kFp16StreamRowsMax: weights widened in registers (vcvtph2ps), fp32 FMAs with x
 //        rounded to fp16 once per call. Larger m: as the portable path (fp16 stays exact in
 //        fp32; converting the weights to bf16 would lose 3 mantissa bits).
 // The portable path (any CPU): m <= kFewRowsMax (decode): weight rows widened four at a time
@@ -39,6 +39,12 @@ void matmul_half_reference(float* out, const float* x, const std::uint16_t* w, D
 // multiplied by OpenBLAS sgemm.
 void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype, int m, int n,
                  int k, int lda);
+
+// Row counts up to which fp16 uses the AVX-512 kernel. bench_kernels at 128 rows (k 2048;
+// medians of 3, machine shared): fp16_stream 69 / 53 GFLOP/s against widen-then-sgemm
+// (fp16_prefill) 39 / 39 at n 2048 / 5632; at 2048 rows the two were within noise of each other
+// (so the prompt-128 TTFT case takes the kernel, batched prefill keeps sgemm).
+inline constexpr int kFp16StreamRowsMax = 128;
 
 // Weight rows widened per sgemm call in the prefill path (a [kHalfTileRows, k] fp32 tile).
 inline constexpr int kHalfTileRows = 256;

@@ -150,7 +150,7 @@ BENCHMARK_CAPTURE(BM_matmul_path, sgemv_decode, MatmulPath::kSgemv)->Apply(sgemv
 // matmul_half (bf16/fp16 weights, --dtype) on the decode and prefill shapes: bytes count the
 // weights at 2 bytes, so GB/s compares with the fp32 paths' weight streaming directly.
 // fp16_stream_prefill: the AVX-512 fp16 decode kernel (vcvtph2ps + FMA) at prefill shapes, to
-// place the fp16 crossover (kStreamRowsMax) against widen-then-sgemm (fp16_prefill).
+// place the fp16 crossover (kFp16StreamRowsMax) against widen-then-sgemm (fp16_prefill).
 void BM_fp16_stream(benchmark::State& state) {
   if (!cpu_isa().avx512) {
     state.SkipWithError("no AVX-512 (or LLMBENCH_CPU_ISA=portable)");

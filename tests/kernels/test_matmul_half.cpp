@@ -100,7 +100,7 @@ TEST_P(MatmulHalfDtypes, MatchesTheReferenceOverSeveralChunksOfK) {
   const DType t = GetParam();
   const int n = 23, k = 2100, lda = 2105;
   const auto w = narrow(test::random_floats(std::size_t(n) * k, 21), t);
-  for (int m : {1, 2, 3, 4, 5, 8, 16, 17, 32, 33, 70}) {
+  for (int m : {1, 2, 3, 4, 5, 8, 16, 17, 32, 33, 70, 129}) {
     const auto x = test::random_floats(std::size_t(m) * lda, 300u + m);
     std::vector<float> out(std::size_t(m) * n), ref(out.size());
     matmul_half(out.data(), x.data(), w.data(), t, m, n, k, lda);
@@ -112,12 +112,13 @@ TEST_P(MatmulHalfDtypes, MatchesTheReferenceOverSeveralChunksOfK) {
 
 TEST_P(MatmulHalfDtypes, AvxRowsAreIndependentOfTheRowCountUpToTheCrossover) {
   // The AVX-512 kernels compute every output by the same operations at every row count: bf16
-  // (vdpbf16ps) for decode and prefill alike, fp16 up to kStreamRowsMax. So row i of a 40-row
-  // (bf16) or 32-row (fp16) product equals that row computed in a smaller product, bit for bit.
+  // (vdpbf16ps) for decode and prefill alike, fp16 up to kFp16StreamRowsMax. So row i of a
+  // 40-row (bf16) or kFp16StreamRowsMax-row (fp16) product equals that row computed in a
+  // smaller product, bit for bit.
   const DType t = GetParam();
   if (!(t == DType::kBf16 ? cpu_isa().avx512_bf16 : cpu_isa().avx512))
     GTEST_SKIP() << "portable path (" << cpu_isa_name() << ")";
-  const int n = 29, k = 1500, rows = t == DType::kBf16 ? 40 : kStreamRowsMax;
+  const int n = 29, k = 1500, rows = t == DType::kBf16 ? 40 : kFp16StreamRowsMax;
   const auto x = test::random_floats(std::size_t(rows) * k, 31);
   const auto w = narrow(test::random_floats(std::size_t(n) * k, 32), t);
   std::vector<float> all(std::size_t(rows) * n);
