@@ -11,6 +11,7 @@
 
 #include "kernels/common/error.h"
 #include "kernels/cpu/argmax.h"
+#include "kernels/cpu/attention_decode.h"
 #include "kernels/cpu/attention_gemm.h"
 #include "kernels/cpu/copy_heads.h"
 #include "kernels/cpu/elementwise.h"
@@ -99,18 +100,19 @@ void CpuBackend::attention(float* out, const float* q, const float* k_cache,
                            const float* v_cache, const AttentionShape& shape,
                            const AttentionStrides& strides) {
   // Prefill as GEMMs (several times the reference loop's rate at long prompts); decode steps
-  // and short prompts on the reference loop.
+  // and short prompts on the vectorised decode kernel (the reference loop without AVX-512).
   if (shape.n_new >= cpu::kAttentionGemmMinRows)
     cpu::attention_gemm(out, q, k_cache, v_cache, shape, strides);
   else
-    cpu::attention_strided(out, q, k_cache, v_cache, shape, strides);
+    cpu::attention_decode(out, q, k_cache, v_cache, shape, strides);
 }
 void CpuBackend::paged_attention(float* out, const float* q, const float* k_pool,
                                  const float* v_pool, const std::int32_t* block_table,
                                  const PagedKv& paged, const AttentionShape& shape,
                                  const HeadStrides& q_strides, const HeadStrides& out_strides) {
-  cpu::paged_attention(out, q, k_pool, v_pool, block_table, paged, shape, q_strides,
-                       out_strides);
+  // Through the block table at every prompt length (no GEMM version reads a paged cache).
+  cpu::paged_attention_decode(out, q, k_pool, v_pool, block_table, paged, shape, q_strides,
+                              out_strides);
 }
 void CpuBackend::copy_heads(float* out, const HeadStrides& out_strides, const float* in,
                             const HeadStrides& in_strides, int batch, int seq, int heads,

@@ -10,6 +10,8 @@
 
 #include "engine/cpu_backend.h"
 #include "engine/stats.h"
+#include "kernels/cpu/matmul_half.h"
+#include "kernels/cpu/read_sum.h"
 
 namespace llmbench {
 
@@ -19,26 +21,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-// Sums the buffer with 16 independent accumulators per thread so the loop is limited by
-// memory, not by the latency of one dependent add chain. Compiled for AVX-512 and AVX2 too
-// (the loader picks the widest the CPU has): with baseline SSE2 loads the read measured
-// slower than what the engine's own sgemv streams, which would put MBU above 1.
-__attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
-float read_sum(const float* data, std::int64_t n) {
-  float total = 0;
-#pragma omp parallel reduction(+ : total)
-  {
-    float acc[16] = {};
-#pragma omp for schedule(static)
-    for (std::int64_t i = 0; i < n / 16; ++i) {
-#pragma omp simd
-      for (int j = 0; j < 16; ++j) acc[j] += data[i * 16 + j];
-    }
-    for (float a : acc) total += a;
-  }
-  return total;
 }
 
 }  // namespace
@@ -56,11 +38,11 @@ RooflineResult measure_cpu_roofline(std::int64_t buffer_bytes, int gemm_n, int r
   float* data = buf.f32();
 #pragma omp parallel for schedule(static)  // first touch by the threads that will read it
   for (std::int64_t i = 0; i < n; ++i) data[i] = float(i & 7);
-  volatile float sink = read_sum(data, n);  // warm-up
+  volatile float sink = cpu::read_sum(data, n);  // warm-up
   std::vector<double> gbps;
   for (int i = 0; i < repetitions; ++i) {
     const auto t0 = Clock::now();
-    sink = read_sum(data, n);
+    sink = cpu::read_sum(data, n);
     gbps.push_back(double(r.read_bytes) / seconds_since(t0) / 1e9);
   }
   (void)sink;
@@ -85,6 +67,23 @@ RooflineResult measure_cpu_roofline(std::int64_t buffer_bytes, int gemm_n, int r
   }
   r.sgemm_tflops_best = *std::max_element(tflops.begin(), tflops.end());
   r.sgemm_tflops_median = median(tflops);
+
+  // ---- bf16 GEMM FLOP/s: the engine's own bf16 matmul (vdpbf16ps where the CPU has it, else
+  // widened tiles through sgemm), fp32 activations in and out as in a bf16 run ----
+  std::vector<std::uint16_t> wb(nn);
+  cpu::narrow_to_half(wb.data(), b.data(), std::int64_t(nn), DType::kBf16);
+  auto gemm_bf16 = [&] {
+    cpu::matmul_half(c.data(), a.data(), wb.data(), DType::kBf16, gemm_n, gemm_n, gemm_n, gemm_n);
+  };
+  gemm_bf16();
+  tflops.clear();
+  for (int i = 0; i < repetitions; ++i) {
+    const auto t0 = Clock::now();
+    gemm_bf16();
+    tflops.push_back(flops / seconds_since(t0) / 1e12);
+  }
+  r.bf16_gemm_tflops_best = *std::max_element(tflops.begin(), tflops.end());
+  r.bf16_gemm_tflops_median = median(tflops);
   return r;
 }
 

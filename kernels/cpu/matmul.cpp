@@ -10,6 +10,9 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/matmul_avx512.h"
+
 namespace llmbench::cpu {
 
 namespace {
@@ -108,7 +111,11 @@ void matmul(float* out, const float* x, const float* w, int m, int n, int k, int
     std::fill(out, out + static_cast<std::size_t>(m) * n, 0.0f);
     return;
   }
-  if (m == 1) {
+  if (m <= kStreamRowsMax && cpu_isa().avx512) {
+    // Decode (and short prompts): the AVX-512 weight-streaming kernel reads each weight once
+    // for all m rows (matmul_avx512.h).
+    avx512::matmul_f32(out, x, lda, w, m, n, k);
+  } else if (m == 1) {
     // Decode at batch 1: out = W x with W row-major [n, k]; sgemv streams W once.
     cblas_sgemv(CblasRowMajor, CblasNoTrans, n, k, 1.0f, w, k, x, 1, 0.0f, out, 1);
   } else if (m <= kFewRowsMax) {

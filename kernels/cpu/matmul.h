@@ -2,6 +2,9 @@
 // PyTorch/Hugging Face nn.Linear layout): out[m, n] = sum_k x[m, k] * w[n, k].
 // matmul_reference is the spec: plain loops, double accumulation, slow on purpose.
 // matmul is the version the engine uses, chosen by measurement (tests/bench/bench_kernels):
+//   m <= kStreamRowsMax    on AVX-512 CPUs (cpu_isa.h): avx512::matmul_f32, the register-
+//                          blocked weight-streaming kernel (matmul_avx512.h)
+//   otherwise, and on other CPUs:
 //   m == 1                 OpenBLAS sgemv (streams the weights at about memory bandwidth)
 //   1 < m <= kFewRowsMax   matmul_few_rows (OpenBLAS sgemm streams weights at only a few GB/s
 //                          with so few rows)
@@ -14,8 +17,15 @@ namespace llmbench::cpu {
 void matmul_reference(float* out, const float* x, const float* w, int m, int n, int k, int lda);
 void matmul(float* out, const float* x, const float* w, int m, int n, int k, int lda);
 
-// Row counts from 2 up to which matmul uses matmul_few_rows.
+// Row counts from 2 up to which matmul uses matmul_few_rows (the portable path).
 inline constexpr int kFewRowsMax = 8;
+
+// Row counts up to which matmul uses the AVX-512 weight-streaming kernel, where the CPU has it.
+// bench_kernels stream_crossover vs sgemm_crossover (n 5632, k 2048; medians of 3, one run,
+// machine shared, load ~10): 35 vs 22 GFLOP/s at 32 rows, 49 vs 27 at 64, 55 vs 42 at 128,
+// 49 vs 45 at 256; but at 128 rows with n 2048 sgemm won (46 vs 33), so the kernel stops at 64
+// rows and prefill stays on OpenBLAS.
+inline constexpr int kStreamRowsMax = 64;
 
 // Reads each weight row once and multiplies it by all m rows of x while it is in L1: the
 // weights stream from memory once per call, whatever m is. Each output element is one dot

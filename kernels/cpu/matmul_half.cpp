@@ -1,6 +1,7 @@
 // Reduced-precision-weight matmul (see matmul_half.h): the x rows are rounded to the weight
-// dtype once per call, the weights are widened to fp32 a few rows at a time (never the whole
-// matrix), and every product is summed in fp32.
+// dtype once per call; on AVX-512 CPUs the weights go straight into the kernels of
+// matmul_avx512.cpp, elsewhere they are widened to fp32 a few rows at a time (never the whole
+// matrix). Every product is summed in fp32.
 // Widening: bf16 is a 16-bit shift (the compiler vectorises it); fp16 uses the F16C
 // instruction (vcvtph2ps) where the CPU has it, else the exact scalar conversion of
 // kernels/common/half.h.
@@ -13,7 +14,9 @@
 #include <vector>
 
 #include "kernels/common/half.h"
+#include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/cpu/matmul_avx512.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -159,6 +162,21 @@ void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype
   if (m <= 0 || n <= 0) return;
   if (k <= 0) {
     std::fill(out, out + static_cast<std::size_t>(m) * n, 0.0f);
+    return;
+  }
+  if (dtype == DType::kBf16 && cpu_isa().avx512_bf16) {
+    // vdpbf16ps on the bf16 bits of x (converted once per call) and of the weights as stored.
+    const int ld = (k + 31) / 32 * 32;
+    std::vector<std::uint16_t> xb(static_cast<std::size_t>(m) * ld);
+    avx512::to_bf16_padded(xb.data(), ld, x, lda, m, k);
+    avx512::matmul_bf16(out, xb.data(), ld, w, m, n, k);
+    return;
+  }
+  if (dtype == DType::kFp16 && cpu_isa().avx512 && m <= kFp16StreamRowsMax) {
+    // F16C widening in registers, fp32 FMAs; x rounded to fp16 values once per call.
+    std::vector<float> xr(static_cast<std::size_t>(m) * k);
+    avx512::round_to_fp16_rows(xr.data(), x, lda, m, k);
+    avx512::matmul_fp16(out, xr.data(), k, w, m, n, k);
     return;
   }
   const std::vector<float> xr = rounded_rows(x, m, k, lda, dtype);

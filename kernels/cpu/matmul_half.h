@@ -7,8 +7,10 @@
 // where round() takes fp32 to the weight dtype and back, rounding to nearest even (as cuBLAS's
 // input conversion does), widen() is exact, and the sum is accumulated in fp32 (the reference:
 // in double).
-// Deliberately not: a half-precision accumulator, or a hand-written large GEMM (prefill widens a
-// tile of weight rows at a time and hands it to OpenBLAS sgemm).
+// On AVX-512 CPUs with AVX512_BF16, bf16 products are vdpbf16ps pairs: each bf16 x bf16 product
+// is exact in fp32, but the instruction treats bf16 denormals (below 2^-126) as zero and flushes
+// denormal sums; the tests hold it to the reference within the fp32-accumulation tolerance.
+// Deliberately not: a half-precision accumulator.
 #pragma once
 #include <cstdint>
 
@@ -21,14 +23,28 @@ namespace llmbench::cpu {
 void matmul_half_reference(float* out, const float* x, const std::uint16_t* w, DType dtype, int m,
                            int n, int k, int lda);
 
-// What the engine runs. m <= kFewRowsMax (decode): weight rows are widened four at a time into
-// a per-thread tile (bf16 with m <= 2: widened in registers, read in place) and multiplied by
-// every x row while in L1 (weights stream once, in 2-byte
-// elements; each output is one fixed-order fp32 dot product, so row i does not depend on m).
-// Larger m (prefill): kHalfTileRows weight rows at a time are widened and multiplied by
-// OpenBLAS sgemm.
+// What the engine runs, chosen by measurement (tests/bench/bench_kernels):
+// On AVX-512 CPUs (cpu_isa.h), the weight-streaming kernels of matmul_avx512.h, whose outputs do
+// not depend on m:
+//   bf16 (with AVX512_BF16), every m: vdpbf16ps on x converted to bf16 bits once per call and
+//        the weights as stored (decode at the bandwidth limit, prefill at about twice the sgemm
+//        rate: bf16_decode / bf16_prefill);
+//   fp16, m <= kFp16StreamRowsMax: weights widened in registers (vcvtph2ps), fp32 FMAs with x
+//        rounded to fp16 once per call. Larger m: as the portable path (fp16 stays exact in
+//        fp32; converting the weights to bf16 would lose 3 mantissa bits).
+// The portable path (any CPU): m <= kFewRowsMax (decode): weight rows widened four at a time
+// into a per-thread tile (bf16 with m <= 2: widened in registers, read in place) and multiplied
+// by every x row while in L1; each output is one fixed-order fp32 dot product, so row i does
+// not depend on m. Larger m (prefill): kHalfTileRows weight rows at a time are widened and
+// multiplied by OpenBLAS sgemm.
 void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype, int m, int n,
                  int k, int lda);
+
+// Row counts up to which fp16 uses the AVX-512 kernel. bench_kernels at 128 rows (k 2048;
+// medians of 3, machine shared): fp16_stream 69 / 53 GFLOP/s against widen-then-sgemm
+// (fp16_prefill) 39 / 39 at n 2048 / 5632; at 2048 rows the two were within noise of each other
+// (so the prompt-128 TTFT case takes the kernel, batched prefill keeps sgemm).
+inline constexpr int kFp16StreamRowsMax = 128;
 
 // Weight rows widened per sgemm call in the prefill path (a [kHalfTileRows, k] fp32 tile).
 inline constexpr int kHalfTileRows = 256;

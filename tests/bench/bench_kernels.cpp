@@ -14,11 +14,14 @@
 #include "tools/run/openmp_policy.h"
 #include "kernels/cpu/argmax.h"
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/attention_decode.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/embedding.h"
 #include "kernels/cpu/kv_cache.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/cpu/matmul_avx512.h"
 #include "kernels/cpu/matmul_half.h"
+#include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/rmsnorm.h"
 #include "kernels/cpu/rope.h"
 #include "kernels/cpu/swiglu.h"
@@ -66,12 +69,16 @@ class RateTimer {
 // (OpenBLAS called directly), "few_rows" (the decode kernel). Shapes with n = 32000 (the
 // TinyLlama LM head, 262 MB) do not fit in the last-level cache and show memory bandwidth;
 // n = 2048 / 5632 with k = 2048 (16 / 46 MB) partly fit.
-enum class MatmulPath { kMatmul, kSgemm, kSgemv, kFewRows };
+enum class MatmulPath { kMatmul, kSgemm, kSgemv, kFewRows, kStream };
 
 void BM_matmul_path(benchmark::State& state, MatmulPath path) {
   const int m = state.range(0), n = state.range(1), k = state.range(2);
   if (path == MatmulPath::kSgemv && m != 1) {
     state.SkipWithError("sgemv takes one row");
+    return;
+  }
+  if (path == MatmulPath::kStream && !cpu_isa().avx512) {
+    state.SkipWithError("no AVX-512 (or LLMBENCH_CPU_ISA=portable)");
     return;
   }
   const std::vector<float> x = filled(static_cast<std::size_t>(m) * k);
@@ -90,6 +97,9 @@ void BM_matmul_path(benchmark::State& state, MatmulPath path) {
                     out.data(), 1);
         break;
       case MatmulPath::kFewRows: matmul_few_rows(out.data(), x.data(), w.data(), m, n, k, k); break;
+      case MatmulPath::kStream:
+        avx512::matmul_f32(out.data(), x.data(), k, w.data(), m, n, k);
+        break;
     }
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
@@ -99,11 +109,18 @@ void BM_matmul_path(benchmark::State& state, MatmulPath path) {
 
 void prefill_shapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"m", "n", "k"})
+      ->Args({128, kHidden, kHidden})   // one 128-token prompt (TTFT 1 x 128)
+      ->Args({128, kFfn, kHidden})
       ->Args({2048, kHidden, kHidden})  // 2048 tokens through a square projection
       ->Args({2048, kFfn, kHidden});    // gate/up-sized projection
 }
 void decode_shapes(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"m", "n", "k"})->ArgsProduct({{1, 2, 4, 8, 16}, {kHidden, kFfn, kVocab}, {kHidden}});
+  b->ArgNames({"m", "n", "k"})->ArgsProduct(
+      {{1, 2, 4, 8, 16, 32}, {kHidden, kFfn, kVocab}, {kHidden}});
+}
+// Where the fp32 weight-streaming kernel hands over to sgemm (kStreamRowsMax in matmul.h).
+void crossover_shapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"m", "n", "k"})->ArgsProduct({{32, 64, 128, 256}, {kFfn}, {kHidden}});
 }
 void sgemv_shapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"m", "n", "k"})->ArgsProduct({{1}, {kHidden, kFfn, kVocab}, {kHidden}});
@@ -119,11 +136,45 @@ BENCHMARK_CAPTURE(BM_matmul_path, sgemm_decode, MatmulPath::kSgemm)->Apply(decod
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_matmul_path, few_rows_decode, MatmulPath::kFewRows)->Apply(decode_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_path, stream_decode, MatmulPath::kStream)->Apply(decode_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_path, stream_prefill, MatmulPath::kStream)->Apply(prefill_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_path, stream_crossover, MatmulPath::kStream)->Apply(crossover_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_path, sgemm_crossover, MatmulPath::kSgemm)->Apply(crossover_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_matmul_path, sgemv_decode, MatmulPath::kSgemv)->Apply(sgemv_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 
 // matmul_half (bf16/fp16 weights, --dtype) on the decode and prefill shapes: bytes count the
 // weights at 2 bytes, so GB/s compares with the fp32 paths' weight streaming directly.
+// fp16_stream_prefill: the AVX-512 fp16 decode kernel (vcvtph2ps + FMA) at prefill shapes, to
+// place the fp16 crossover (kFp16StreamRowsMax) against widen-then-sgemm (fp16_prefill).
+void BM_fp16_stream(benchmark::State& state) {
+  if (!cpu_isa().avx512) {
+    state.SkipWithError("no AVX-512 (or LLMBENCH_CPU_ISA=portable)");
+    return;
+  }
+  const int m = state.range(0), n = state.range(1), k = state.range(2);
+  const std::vector<float> x = filled(static_cast<std::size_t>(m) * k);
+  const std::vector<float> wf = filled(static_cast<std::size_t>(n) * k);
+  std::vector<std::uint16_t> w(wf.size());
+  narrow_to_half(w.data(), wf.data(), std::int64_t(w.size()), DType::kFp16);
+  std::vector<float> out(static_cast<std::size_t>(m) * n), xr(x.size());
+  const RateTimer timer;
+  for (auto _ : state) {
+    avx512::round_to_fp16_rows(xr.data(), x.data(), k, m, k);
+    avx512::matmul_fp16(out.data(), xr.data(), k, w.data(), m, n, k);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  timer.set_rates(state, 4.0 * (double(m) * k + double(m) * n) + 2.0 * double(n) * k,
+                  2.0 * m * n * k);
+}
+BENCHMARK(BM_fp16_stream)->Apply(prefill_shapes)->UseRealTime()->MinTime(kMinTimeS)
+    ->Unit(benchmark::kMillisecond);
+
 void BM_matmul_half(benchmark::State& state, DType dtype) {
   const int m = state.range(0), n = state.range(1), k = state.range(2);
   const std::vector<float> x = filled(static_cast<std::size_t>(m) * k);
@@ -146,6 +197,31 @@ BENCHMARK_CAPTURE(BM_matmul_half, fp16_decode, DType::kFp16)->Apply(decode_shape
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_matmul_half, bf16_prefill, DType::kBf16)->Apply(prefill_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_half, fp16_prefill, DType::kFp16)->Apply(prefill_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+
+// The roofline's read test (avx512::read_sum_f32) over 1 GiB: 1, 2, 4 or 8 sequential streams
+// per thread, software prefetch 0 (only the hardware prefetchers) or 1024 bytes ahead. The
+// variant llmbench roofline uses is the fastest of these.
+void BM_read_sum(benchmark::State& state) {
+  if (!cpu_isa().avx512) {
+    state.SkipWithError("no AVX-512 (or LLMBENCH_CPU_ISA=portable)");
+    return;
+  }
+  const std::size_t n = std::size_t(1) << 28;
+  std::vector<float> data(n);
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < n; ++i) data[i] = float(i & 7);
+  const RateTimer timer;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(
+        avx512::read_sum_f32(data.data(), std::int64_t(n), state.range(0), state.range(1)));
+  }
+  timer.set_rates(state, 4.0 * double(n), double(n));
+}
+BENCHMARK(BM_read_sum)->ArgNames({"streams", "prefetch_bytes"})
+    ->ArgsProduct({{1, 2, 4, 8}, {0, 1024}})
+    ->UseRealTime()->MinTime(0.5)->Unit(benchmark::kMillisecond);
 
 void BM_matmul_reference(benchmark::State& state) {
   const int m = state.range(0), n = state.range(1), k = state.range(2);
@@ -169,7 +245,10 @@ BENCHMARK(BM_matmul_reference)
 
 // ---- attention ------------------------------------------------------------------------------
 
-void run_attention(benchmark::State& state, int batch, int n_new, int past_len) {
+// decode = true: attention_decode (what the CPU backend runs for a few new tokens; the
+// vectorised kernel on AVX-512 CPUs); false: the reference loop.
+void run_attention(benchmark::State& state, int batch, int n_new, int past_len,
+                   bool decode = false) {
   const int q_dim = kHeads * kHeadDim, kv_dim = kKvHeads * kHeadDim;
   const AttentionShape s{.batch = batch,
                          .n_new = n_new,
@@ -186,7 +265,10 @@ void run_attention(benchmark::State& state, int batch, int n_new, int past_len) 
   std::vector<float> out(rows * q_dim);
   const RateTimer timer;
   for (auto _ : state) {
-    attention(out.data(), q.data(), k.data(), v.data(), s);
+    if (decode)
+      attention_decode(out.data(), q.data(), k.data(), v.data(), s, row_major_strides(s));
+    else
+      attention(out.data(), q.data(), k.data(), v.data(), s);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
@@ -209,12 +291,23 @@ BENCHMARK(BM_attention_prefill)
     ->MinTime(kMinTimeS)
     ->Unit(benchmark::kMillisecond);
 
+// One decode step over a cache of `past` positions (143: the small shape of the issue, 144 keys
+// seen); bytes_per_second counts the K and V cache once (what bounds decode attention).
 void BM_attention_decode(benchmark::State& state) {
-  run_attention(state, state.range(0), 1, state.range(1));
+  run_attention(state, state.range(0), 1, state.range(1), true);
 }
 BENCHMARK(BM_attention_decode)
     ->ArgNames({"batch", "past"})
-    ->ArgsProduct({{1, 4, 16}, {512}})
+    ->ArgsProduct({{1, 4, 16}, {143, 512, 2047}})
+    ->UseRealTime()
+    ->MinTime(kMinTimeS)
+    ->Unit(benchmark::kMicrosecond);
+void BM_attention_decode_reference(benchmark::State& state) {
+  run_attention(state, state.range(0), 1, state.range(1), false);
+}
+BENCHMARK(BM_attention_decode_reference)
+    ->ArgNames({"batch", "past"})
+    ->ArgsProduct({{1, 16}, {143, 2047}})
     ->UseRealTime()
     ->MinTime(kMinTimeS)
     ->Unit(benchmark::kMicrosecond);

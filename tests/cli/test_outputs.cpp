@@ -110,6 +110,7 @@ TEST(Outputs, CsvHasFullPrecisionAndEmptyCellsForNotApplicable) {
 
 TEST(Outputs, JsonCarriesTheRun) {
   const fs::path dir = scratch_dir();
+  for (const char* f : {"r.db", "r.db-wal", "r.db-shm"}) fs::remove(dir / f);
   const Result r = run_llmbench("run" + kTiny + "--max-new-tokens 2 --threads 1 --format json "
                                 "--db " + (dir / "r.db").string(), dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;

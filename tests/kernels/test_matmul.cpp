@@ -2,11 +2,13 @@
 // row, sgemm otherwise) against the reference on odd shapes, with padded x rows (lda > k).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <tuple>
 #include <vector>
 
+#include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/matmul.h"
 #include "tests/kernels/check.h"
 
@@ -117,6 +119,68 @@ TEST(MatmulFewRows, EachRowIsIndependentOfTheRowCount) {
     std::vector<float> one(n);
     matmul_few_rows(one.data(), x.data() + static_cast<std::size_t>(i) * k, w.data(), 1, n, k, k);
     for (int j = 0; j < n; ++j) ASSERT_EQ(one[j], all[static_cast<std::size_t>(i) * n + j]) << i << "," << j;
+  }
+}
+
+}  // namespace
+}  // namespace llmbench::cpu
+
+namespace llmbench::cpu {
+namespace {
+
+TEST(MatmulStreaming, MatchesTheReferenceAtEveryDecodeRowCount) {
+  // matmul() for 1..kStreamRowsMax rows (the AVX-512 weight-streaming kernel where the CPU has
+  // it, else sgemv / few-rows / sgemm): k = 1100 spans three 512-float chunks with a tail, n
+  // leaves a column remainder, padded x rows hold NaN.
+  const int n = 37, k = 1100, lda = 1103;
+  const std::vector<float> w = test::random_floats(static_cast<std::size_t>(n) * k, 11);
+  for (int m = 1; m <= kStreamRowsMax + 1; ++m) {
+    SCOPED_TRACE(testing::Message() << "m=" << m);
+    std::vector<float> x = test::random_floats(static_cast<std::size_t>(m) * lda, 100u + m);
+    for (int i = 0; i < m; ++i)
+      for (int p = k; p < lda; ++p) x[static_cast<std::size_t>(i) * lda + p] = NAN;
+    std::vector<float> out(static_cast<std::size_t>(m) * n, NAN), ref(out.size());
+    matmul_reference(ref.data(), x.data(), w.data(), m, n, k, lda);
+    matmul(out.data(), x.data(), w.data(), m, n, k, lda);
+    EXPECT_TRUE(test::all_close(out, ref, 1e-4, 1e-4));
+  }
+}
+
+TEST(MatmulStreaming, EachRowIsIndependentOfTheRowCount) {
+  // Up to kStreamRowsMax rows the AVX-512 path is one kernel whose every output is the same
+  // sequence of operations, so row i of an m-row product is bit-identical to that row in any
+  // other row count (batch invariance of decode). The portable path switches between sgemv,
+  // the few-rows kernel and sgemm, so it holds this only within each (tested above).
+  if (!cpu_isa().avx512) GTEST_SKIP() << "portable path (" << cpu_isa_name() << ")";
+  const int n = 45, k = 1037, rows = kStreamRowsMax;
+  const std::vector<float> x = test::random_floats(static_cast<std::size_t>(rows) * k, 12);
+  const std::vector<float> w = test::random_floats(static_cast<std::size_t>(n) * k, 13);
+  std::vector<float> all(static_cast<std::size_t>(rows) * n);
+  matmul(all.data(), x.data(), w.data(), rows, n, k, k);
+  for (int i = 0; i < rows; i += 3) {
+    const int m = std::min(rows - i, 1 + i % 7);  // 1..7 rows starting at row i
+    std::vector<float> part(static_cast<std::size_t>(m) * n);
+    matmul(part.data(), x.data() + static_cast<std::size_t>(i) * k, w.data(), m, n, k, k);
+    for (std::size_t e = 0; e < part.size(); ++e)
+      ASSERT_EQ(part[e], all[static_cast<std::size_t>(i) * n + e]) << "row " << i << " m " << m;
+  }
+}
+
+}  // namespace
+}  // namespace llmbench::cpu
+
+#include "kernels/cpu/read_sum.h"
+
+namespace llmbench::cpu {
+namespace {
+
+TEST(ReadSum, MatchesTheReferenceOnOddLengths) {
+  // Small integers sum exactly in float, so the fast version must equal the reference, at
+  // lengths that leave partial 512-byte steps, uneven stream splits and a scalar tail.
+  for (std::int64_t n : {1, 3, 7, 19, 733, 128 * 9 + 5, 128 * 64 * 3 + 77}) {
+    std::vector<float> v(n);
+    for (std::int64_t i = 0; i < n; ++i) v[i] = float((i * 7) % 5) - 2.0f;
+    EXPECT_EQ(double(read_sum(v.data(), n)), read_sum_reference(v.data(), n)) << n;
   }
 }
 

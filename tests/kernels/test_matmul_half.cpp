@@ -4,6 +4,7 @@
 // on odd shapes with padded x rows, for both dtypes; the conversions against kernels/common/half.h.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "kernels/common/half.h"
+#include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/matmul_half.h"
 #include "tests/kernels/check.h"
@@ -89,6 +91,44 @@ TEST_P(MatmulHalfDtypes, EachRowIsIndependentOfTheRowCountWithinAPath) {
     matmul_half(a.data(), x.data(), w.data(), t, big, n, k, k);
     matmul_half(b.data(), x.data(), w.data(), t, small, n, k, k);
     for (std::size_t e = 0; e < b.size(); ++e) ASSERT_EQ(a[e], b[e]) << big << " vs " << small;
+  }
+}
+
+TEST_P(MatmulHalfDtypes, MatchesTheReferenceOverSeveralChunksOfK) {
+  // k = 2100 spans several 2 KB chunks of weights (the AVX-512 kernels sum k chunk by chunk)
+  // with a tail; every row count of decode and some of prefill.
+  const DType t = GetParam();
+  const int n = 23, k = 2100, lda = 2105;
+  const auto w = narrow(test::random_floats(std::size_t(n) * k, 21), t);
+  for (int m : {1, 2, 3, 4, 5, 8, 16, 17, 32, 33, 70, 129}) {
+    const auto x = test::random_floats(std::size_t(m) * lda, 300u + m);
+    std::vector<float> out(std::size_t(m) * n), ref(out.size());
+    matmul_half(out.data(), x.data(), w.data(), t, m, n, k, lda);
+    matmul_half_reference(ref.data(), x.data(), w.data(), t, m, n, k, lda);
+    SCOPED_TRACE("m=" + std::to_string(m));
+    EXPECT_TRUE(test::all_close(out, ref, 2e-4, 1e-4));
+  }
+}
+
+TEST_P(MatmulHalfDtypes, AvxRowsAreIndependentOfTheRowCountUpToTheCrossover) {
+  // The AVX-512 kernels compute every output by the same operations at every row count: bf16
+  // (vdpbf16ps) for decode and prefill alike, fp16 up to kFp16StreamRowsMax. So row i of a
+  // 40-row (bf16) or kFp16StreamRowsMax-row (fp16) product equals that row computed in a
+  // smaller product, bit for bit.
+  const DType t = GetParam();
+  if (!(t == DType::kBf16 ? cpu_isa().avx512_bf16 : cpu_isa().avx512))
+    GTEST_SKIP() << "portable path (" << cpu_isa_name() << ")";
+  const int n = 29, k = 1500, rows = t == DType::kBf16 ? 40 : kFp16StreamRowsMax;
+  const auto x = test::random_floats(std::size_t(rows) * k, 31);
+  const auto w = narrow(test::random_floats(std::size_t(n) * k, 32), t);
+  std::vector<float> all(std::size_t(rows) * n);
+  matmul_half(all.data(), x.data(), w.data(), t, rows, n, k, k);
+  for (int i = 0; i < rows; i += 3) {
+    const int m = std::min(rows - i, 1 + i % 6);
+    std::vector<float> part(std::size_t(m) * n);
+    matmul_half(part.data(), x.data() + std::size_t(i) * k, w.data(), t, m, n, k, k);
+    for (std::size_t e = 0; e < part.size(); ++e)
+      ASSERT_EQ(part[e], all[std::size_t(i) * n + e]) << "row " << i << " m " << m;
   }
 }
 

@@ -26,6 +26,9 @@ int run_cpu_roofline(int threads) {
              r.read_gbps_best, r.read_gbps_median, r.read_bytes >> 20, r.repetitions);
   fmt::print("sgemm {}^3:     best {:.3f} TFLOP/s, median {:.3f} TFLOP/s\n", r.sgemm_n,
              r.sgemm_tflops_best, r.sgemm_tflops_median);
+  fmt::print("bf16 GEMM {}^3: best {:.3f} TFLOP/s, median {:.3f} TFLOP/s (the MFU peak of bf16 "
+             "runs)\n",
+             r.sgemm_n, r.bf16_gemm_tflops_best, r.bf16_gemm_tflops_median);
   fmt::print("cached in {} (run uses the best values as MBU/MFU peaks)\n", roofline_cache_path());
   return 0;
 }

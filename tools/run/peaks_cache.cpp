@@ -81,12 +81,15 @@ struct MeasuredPeaks {
   std::string origin;  // the run's peak_source
 };
 
-MeasuredPeaks cpu_peaks(int threads, bool quiet) {
+// The FLOP/s peak of a CPU run: the bf16 GEMM for bf16 weights (vdpbf16ps runs at twice the
+// fp32 FMA rate), sgemm otherwise (fp16 weights are multiplied in fp32).
+MeasuredPeaks cpu_peaks(int threads, bool quiet, DType dtype) {
   const std::string key = roofline_cache_key("cpu", threads);
+  const char* gemm_field = dtype == DType::kBf16 ? "bf16_gemm_tflops_best" : "sgemm_tflops_best";
   MeasuredPeaks m;
-  if (const json e = cached_entry(key, {"read_gbps_best", "sgemm_tflops_best"}); !e.is_null()) {
+  if (const json e = cached_entry(key, {"read_gbps_best", gemm_field}); !e.is_null()) {
     m.bandwidth_gbps = e["read_gbps_best"].get<double>();
-    m.tflops = e["sgemm_tflops_best"].get<double>();
+    m.tflops = e[gemm_field].get<double>();
     m.origin = "measured by llmbench roofline on " + e.value("measured_at", "?") + " (cache " +
                roofline_cache_path() + ")";
     return m;
@@ -104,7 +107,7 @@ MeasuredPeaks cpu_peaks(int threads, bool quiet) {
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
                r.read_gbps_best, r.sgemm_tflops_best);
   m.bandwidth_gbps = r.read_gbps_best;
-  m.tflops = r.sgemm_tflops_best;
+  m.tflops = dtype == DType::kBf16 ? r.bf16_gemm_tflops_best : r.sgemm_tflops_best;
   m.origin = "measured now by the roofline (cached in " + roofline_cache_path() + ")";
   return m;
 }
@@ -182,6 +185,8 @@ RooflineResult measure_and_cache_roofline(const std::string& key) {
                           {"sgemm_tflops_best", r.sgemm_tflops_best},
                           {"sgemm_tflops_median", r.sgemm_tflops_median},
                           {"sgemm_n", r.sgemm_n},
+                          {"bf16_gemm_tflops_best", r.bf16_gemm_tflops_best},
+                          {"bf16_gemm_tflops_median", r.bf16_gemm_tflops_median},
                           {"repetitions", r.repetitions}});
   return r;
 }
@@ -196,7 +201,7 @@ CudaRooflineResult measure_and_cache_cuda_roofline(int device) {
 
 Peaks resolve_peaks(const std::string& backend, int threads, std::optional<double> bw_gbps,
                     std::optional<double> tflops, bool quiet,
-                    [[maybe_unused]] DType dtype) {  // unused without CUDA
+                    DType dtype) {
   Peaks p;
   if (bw_gbps && tflops) {
     p.bandwidth_gbps = *bw_gbps;
@@ -206,7 +211,7 @@ Peaks resolve_peaks(const std::string& backend, int threads, std::optional<doubl
   }
   MeasuredPeaks m;
   if (backend == "cpu") {
-    m = cpu_peaks(threads, quiet);
+    m = cpu_peaks(threads, quiet, dtype);
   } else if (backend == "cuda") {
 #if defined(LLMBENCH_HAVE_CUDA)
     m = cuda_peaks(dtype, quiet);

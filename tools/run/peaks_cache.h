@@ -31,7 +31,8 @@ CudaRooflineResult measure_and_cache_cuda_roofline(int device);
 #endif
 
 // The peaks for a run. Overrides win; missing values come from the cache, measured on first
-// use (a notice goes to stderr unless quiet). cpu: best read bandwidth and sgemm FLOP/s of
+// use (a notice goes to stderr unless quiet). cpu: best read bandwidth and the GEMM FLOP/s (the
+// bf16 GEMM for bf16, else sgemm) of
 // `threads` threads. cuda (device 0): best device-to-device copy bandwidth and the best cuBLAS
 // GEMM FLOP/s for inputs of `dtype`. With both overrides given nothing is measured or read, and
 // the cpu path never touches CUDA.

@@ -1,0 +1,39 @@
+// Attention for a few new tokens per sequence (decode) over the KV cache, vectorised over
+// positions and heads: the CPU backend's decode attention, strided and paged. The spec is the
+// reference loop (attention.h, paged_attention.h); these are tested against it.
+// On AVX-512 CPUs (cpu_isa.h) each (sequence, kv head, query) is one work item: every key
+// vector is loaded once for all the query heads that share it (grouped-query attention), the
+// scores of four keys are reduced together, exp is a vectorised polynomial (about 1 ulp), and
+// each value vector is loaded once per block of query heads. Elsewhere, and for head_dim > 256,
+// they call the reference. Strided and paged give the same bits on the same data (one loop
+// nest; only the address of key j differs).
+// Deliberately not: online-softmax tiling (decode's scores fit in L1), or use for long prompts
+// (attention_gemm.h is faster from kAttentionGemmMinRows new tokens).
+#pragma once
+#include <cstdint>
+
+#include "kernels/common/layout.h"
+
+namespace llmbench::cpu {
+
+// As attention_strided (attention.h).
+void attention_decode(float* out, const float* q, const float* k_cache, const float* v_cache,
+                      const AttentionShape& s, const AttentionStrides& strides);
+
+// As paged_attention (paged_attention.h).
+void paged_attention_decode(float* out, const float* q, const float* k_pool, const float* v_pool,
+                            const std::int32_t* block_table, const PagedKv& paged,
+                            const AttentionShape& s, const HeadStrides& q_strides,
+                            const HeadStrides& out_strides);
+
+namespace avx512 {
+// The AVX-512 kernels behind the two (attention_avx512.cpp); head_dim <= 256.
+void attention_decode(float* out, const float* q, const float* k_cache, const float* v_cache,
+                      const AttentionShape& s, const AttentionStrides& strides);
+void paged_attention_decode(float* out, const float* q, const float* k_pool, const float* v_pool,
+                            const std::int32_t* block_table, const PagedKv& paged,
+                            const AttentionShape& s, const HeadStrides& q_strides,
+                            const HeadStrides& out_strides);
+}  // namespace avx512
+
+}  // namespace llmbench::cpu
