@@ -59,6 +59,9 @@ void add_run_flags(CLI::App* cmd, RunOptions& o) {
       ->capture_default_str();
   cmd->add_flag("--resume", o.resume,
                 "Continue the latest run of the same cases in --db, skipping stored cases");
+  cmd->add_option("--max-cases", o.max_cases,
+                  "Refuse plans of more cases than this (default 100000; counted before any "
+                  "case is built, per shard)");
   cmd->add_option("--shard", o.shard, "Run shard K of N (K/N, 1-based): every case i with i % N = K-1");
   cmd->add_option("--slo-ttft-p99-ms", o.slo_ttft_p99_ms,
                   "SLO: p99 TTFT limit (ms); reports the largest batch meeting the SLO");
