@@ -230,7 +230,7 @@ TEST(ChromeImport, DeeplyNestedJsonIsRefusedNotACrash) {
   }
   // Nesting up to the limit imports (the event's args flatten into one arg).
   std::string args = "1";
-  for (int i = 0; i < 125; ++i) args = "[" + args + "]";
+  for (int i = 0; i < 120; ++i) args = "[" + args + "]";
   const Result ok = import_json(R"({"traceEvents": [{"ph": "X", "name": "deep", "ts": 1, "dur": 2, )"
                                 R"("args": {"x": )" + args + "}}]}",
                                 db, "deep_ok.json");

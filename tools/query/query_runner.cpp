@@ -72,15 +72,18 @@ std::string first_keyword(const std::string& sql) {
 // PRAGMA that sets the journal mode (or any other persistent setting) fails with "disk I/O
 // error". Both are refused before they run, naming the line. Temp tables stay allowed (their
 // CREATE is not read-only either, but lives in memory).
-void refuse_writes(const Stmt& stmt, const QuerySource& src, std::size_t stmt_offset) {
-  const std::string word = first_keyword(stmt.sql());
+// `stmt` is null before the statement is prepared (ATTACH is denied by the authorizer while it
+// is prepared, so its refusal is decided from the text first).
+void refuse_writes(const Stmt* stmt, const std::string& sql, const QuerySource& src,
+                   std::size_t stmt_offset) {
+  const std::string word = first_keyword(sql);
   std::string why;
   if (word == "VACUUM")
     why = "VACUUM is refused: llmbench query only reads (VACUUM INTO would write a copy of the "
           "database; use the sqlite3 shell for that)";
   else if (word == "ATTACH" || word == "DETACH")
     why = word + " is refused: llmbench query reads the one database it was given";
-  else if (word == "PRAGMA" && !stmt.read_only())
+  else if (word == "PRAGMA" && stmt && !stmt->read_only())
     why = "a PRAGMA that changes the database is refused: llmbench query only reads (PRAGMAs "
           "that read, such as table_info or user_version, are fine)";
   if (why.empty()) return;
@@ -165,6 +168,7 @@ QueryResult run_query(Db& db, const QuerySource& src,
   while (!rest.empty()) {
     const std::size_t offset = src.sql.size() - rest.size();
     const std::size_t before = rest.size();
+    refuse_writes(nullptr, std::string(rest), src, offset);
     std::optional<Stmt> stmt;
     try {
       stmt.emplace(db.handle(), rest, &rest);
@@ -176,7 +180,7 @@ QueryResult run_query(Db& db, const QuerySource& src,
       continue;
     }
     ++statements;
-    refuse_writes(*stmt, src, offset);
+    refuse_writes(&*stmt, stmt->sql(), src, offset);
     bind_params(*stmt, src, params, used);
     QueryResult r;
     for (int i = 0; i < stmt->columns(); ++i) r.columns.push_back(stmt->column_name(i));
