@@ -40,7 +40,8 @@ void expect_refused(const Result& r, const std::string& mention, const std::stri
 void expect_run_refused(const std::string& args, const std::string& mention) {
   const fs::path db = scratch_dir() / "x.db";
   fs::remove(db);
-  const Result r = run_llmbench("run --model tiny" + kPeaks + args + " --db " + db.string());
+  const std::string model = args.find("--model") == std::string::npos ? "--model tiny" : "";
+  const Result r = run_llmbench("run " + model + kPeaks + args + " --db " + db.string());
   expect_refused(r, mention, args);
   EXPECT_FALSE(fs::exists(db)) << args << ": a database was created";
 }
