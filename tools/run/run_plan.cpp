@@ -84,16 +84,7 @@ std::vector<std::int32_t> read_prompt_ids(const std::string& value) {
 }
 
 // A list flag that names one value twice would run the same cases twice and store them as if
-// they were different measurements: refused, naming the value.
-template <class T, class Name>
-void refuse_repeats(const std::string& flag, const std::vector<T>& values, Name name) {
-  for (std::size_t i = 0; i < values.size(); ++i)
-    for (std::size_t j = 0; j < i; ++j)
-      if (values[j] == values[i])
-        throw BadInput(flag + ": " + name(values[i]) + " is listed twice (each value runs once; "
-                       "remove the repeat)");
-}
-
+// they were different measurements: refused, naming the value (as parsed: "4,04" repeats 4).
 std::vector<int> parse_unique_int_list(const std::string& flag, const std::string& text, int min,
                                        int max) {
   auto out = parse_int_list(flag, text, min, max);
