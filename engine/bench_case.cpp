@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "kernels/common/error.h"
+#include "engine/finite.h"
 #include "engine/interrupt.h"
 #include "engine/prompts.h"
 
@@ -48,6 +49,29 @@ RepSample run_once(Session& session, const CaseSpec& spec, const std::vector<std
   return s;
 }
 
+// Non-finite logits make every greedy token 0 and the case look fine. One copy of the last
+// pass's logits per case (outside every timed region) checks them; only when they are not
+// finite does a rerun with every op's output checked name the first layer and op at fault.
+void check_logits_finite(Session& session, const CaseSpec& spec,
+                         const std::vector<std::int32_t>& prompt) {
+  const std::vector<float> logits = session.last_logits();
+  const std::int64_t at = first_non_finite(logits.data(), std::int64_t(logits.size()));
+  if (at < 0) return;
+  const std::string found = "non-finite logits (" + float_text(logits[std::size_t(at)]) +
+                            " in sequence " + std::to_string(at / (std::int64_t(logits.size()) /
+                                                                   spec.batch)) + ")";
+  std::vector<std::vector<std::int32_t>> generated;
+  session.set_check_ops(true);
+  try {
+    run_once(session, spec, prompt, generated);
+  } catch (const NonFiniteOutput& e) {
+    session.set_check_ops(false);
+    throw Error(found + ": " + e.what());
+  }
+  session.set_check_ops(false);
+  throw Error(found + "; a rerun checking every op's output found none (not reproducible)");
+}
+
 }  // namespace
 
 CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks,
@@ -58,9 +82,7 @@ CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks
   const int max_len = spec.prompt_len + spec.max_new_tokens;
   r.memory = estimate_memory(c, spec.dtype, spec.batch, spec.prompt_len, max_len, spec.variants);
   // The weights are already resident; only the case's own buffers must still fit.
-  MemoryEstimate extra = r.memory;
-  extra.weight_bytes = 0;
-  check_fits(extra, available_host_memory(), "host");
+  check_fits(r.memory, available_host_memory(), "host", r.memory.weight_bytes);
 
   Session session(model, spec.batch, spec.prompt_len, max_len, spec.variants);
   if (spec.prompt.empty()) {
@@ -90,6 +112,7 @@ CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks
     }
   }
   if (spec.profile_range) model.backend().profiler_stop();
+  check_logits_finite(session, spec, r.prompt_ids);
   r.metrics = compute_metrics(spec.batch, spec.prompt_len, spec.max_new_tokens, r.cost,
                               r.samples, peaks);
 

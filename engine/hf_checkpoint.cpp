@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "engine/input_file.h"
 #include "kernels/common/error.h"
 #include "engine/json_describe.h"
 
@@ -28,6 +29,7 @@ constexpr std::uintmax_t kMaxJsonFileBytes = 64u << 20;
 // The JSON object in `path` (`what` names the file's role in messages).
 json read_json_object(const fs::path& path, const std::string& what) {
   std::error_code ec;
+  refuse_special_file(path.string(), what);
   if (!fs::is_regular_file(path, ec)) throw BadInput(what + " '" + path.string() + "' not found");
   const auto bytes = fs::file_size(path, ec);
   if (ec || bytes > kMaxJsonFileBytes)

@@ -1,6 +1,7 @@
 // Memory estimates (see memory.h). The activation list mirrors Session's constructor.
 #include "engine/memory.h"
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -41,14 +42,39 @@ std::int64_t available_host_memory() {
   return -1;
 }
 
-void check_fits(const MemoryEstimate& need, std::int64_t available, const char* where) {
-  if (available < 0 || need.total() <= available) return;
-  auto gib = [](std::int64_t b) { return std::to_string(double(b) / (1 << 30)).substr(0, 6); };
+namespace {
+
+// "64.00 GiB", "3.25 MiB", "0 bytes": two decimals in the largest unit that keeps them
+// meaningful (std::to_string(x).substr(0, 6) printed 64 GiB as "0.0000" once x was scaled
+// wrongly, and 1e-5 GiB as 0.0000 always).
+std::string size_text(std::int64_t bytes) {
+  char buf[64];
+  const double b = double(bytes);
+  if (bytes == 0) return "0 bytes";
+  if (b >= 0.01 * double(1LL << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", b / double(1LL << 30));
+  else if (b >= 0.01 * double(1 << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", b / double(1 << 20));
+  else std::snprintf(buf, sizeof buf, "%lld bytes", static_cast<long long>(bytes));
+  return buf;
+}
+
+}  // namespace
+
+void check_fits(const MemoryEstimate& need, std::int64_t available, const char* where,
+                std::int64_t resident_weight_bytes) {
+  const std::int64_t more = need.total() - resident_weight_bytes;
+  if (available < 0 || more <= available) return;
+  std::string parts;
+  if (resident_weight_bytes > 0)
+    parts = "KV cache " + size_text(need.kv_cache_bytes) + ", activations " +
+            size_text(need.activation_bytes) + "; its " + size_text(resident_weight_bytes) +
+            " of weights are already loaded";
+  else
+    parts = "weights " + size_text(need.weight_bytes) + ", KV cache " +
+            size_text(need.kv_cache_bytes) + ", activations " + size_text(need.activation_bytes);
   throw Error(std::string("not enough ") + where + " memory: the case needs " +
-              std::to_string(need.total()) + " bytes (" + gib(need.total()) + " GiB: weights " +
-              gib(need.weight_bytes) + ", KV cache " + gib(need.kv_cache_bytes) +
-              ", activations " + gib(need.activation_bytes) + ") but " +
-              std::to_string(available) + " bytes (" + gib(available) + " GiB) are available");
+              std::to_string(more) + (resident_weight_bytes > 0 ? " more" : "") + " bytes (" +
+              size_text(more) + ": " + parts + ") but " + std::to_string(available) +
+              " bytes (" + size_text(available) + ") are available");
 }
 
 }  // namespace llmbench

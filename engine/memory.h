@@ -22,7 +22,12 @@ MemoryEstimate estimate_memory(const ModelConfig& c, DType weight_dtype, int bat
 // MemAvailable from /proc/meminfo, in bytes (-1 if it cannot be read).
 std::int64_t available_host_memory();
 
-// Throws llmbench::Error ("needs N bytes ... available M") when `need` exceeds `available`.
-void check_fits(const MemoryEstimate& need, std::int64_t available, const char* where);
+// Throws llmbench::Error ("not enough host memory: the case needs N bytes (G GiB: weights A,
+// KV cache B, activations C) but M bytes (H GiB) are available") when `need` exceeds
+// `available`. `resident_weight_bytes` of the weights are already loaded: they are not needed
+// again, and the message says so instead of listing them. Every part is printed with two
+// decimals in GiB (or in MiB below 0.01 GiB), so none reads as zero when it is not.
+void check_fits(const MemoryEstimate& need, std::int64_t available, const char* where,
+                std::int64_t resident_weight_bytes = 0);
 
 }  // namespace llmbench

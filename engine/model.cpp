@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kernels/common/error.h"
+#include "engine/finite.h"
 #include "engine/op_work.h"
 #include "kernels/cpu/argmax.h"
 
@@ -101,6 +102,26 @@ std::vector<float> Session::last_logits() const {
   return out;
 }
 
+void Session::check_output(const char* op, int layer, const float* out,
+                           std::int64_t count) const {
+  if (!check_ops_) return;
+  std::vector<float> host;
+  const float* values = out;
+  if (!be_.host_visible()) {
+    host.resize(std::size_t(count));
+    be_.to_host(host.data(), out, std::size_t(count) * sizeof(float));
+    values = host.data();
+  }
+  const std::int64_t at = first_non_finite(values, count);
+  if (at < 0) return;
+  const std::string where = layer >= 0 ? "layer " + std::to_string(layer) + ", op " + op
+                                       : std::string("op ") + op;
+  const std::string when =
+      decode_step_ == 0 ? "prefill" : "decode step " + std::to_string(decode_step_);
+  throw NonFiniteOutput(float_text(values[at]) + " first appears in " + where + " (" + when +
+                        ", element " + std::to_string(at) + " of its output)");
+}
+
 void Session::forward(int T, Phase phase) {
   const Weights& w = model_.weights();
   const int B = batch_, R = B * T, P = length_, D = c_.dim, F = c_.ffn_dim;
@@ -131,6 +152,7 @@ void Session::forward(int T, Phase phase) {
   run_op(tr, "embedding", C::kCopy, -1, {0, (wb + 4) * RD}, [&] {
     be_.embedding_weights(x, w.embed.ref(), tokens_.as<std::int32_t>(), R, D);  // x: [R, D]
   });
+  check_output("embedding", -1, x, RD);
   for (int l = 0; l < c_.n_layers; ++l) {
     const LayerWeights& lw = w.layers[l];
     OpScope layer(tr, "layer", C::kRange, l);
@@ -138,30 +160,38 @@ void Session::forward(int T, Phase phase) {
     run_op(tr, "attn_norm", C::kNorm, l, elementwise_work(RD, 4, 1, 1), [&] {
       be_.rmsnorm(h, x, lw.attn_norm.f32(), R, D, c_.norm_eps);          // h:    [R, D]
     });
+    check_output("attn_norm", l, h, RD);
     attention_block(l, T);                                                // att:  [R, Q]
     run_op(tr, "o_proj", C::kGemm, l, gemm_work(R, D, c_.q_dim(), wb), [&] {
       be_.matmul_weights(proj, att, lw.wo.ref(), R, D, c_.q_dim(), c_.q_dim());   // proj: [R, D]
     });
+    check_output("o_proj", l, proj, RD);
     run_op(tr, "attn_residual", C::kElementwise, l, elementwise_work(RD, 1, 2, 1), [&] {
       be_.add_inplace(x, proj, std::size_t(RD));                          // x += proj
     });
+    check_output("attn_residual", l, x, RD);
     // ---- MLP block ----
     run_op(tr, "ffn_norm", C::kNorm, l, elementwise_work(RD, 4, 1, 1), [&] {
       be_.rmsnorm(h, x, lw.ffn_norm.f32(), R, D, c_.norm_eps);           // h:   [R, D]
     });
+    check_output("ffn_norm", l, h, RD);
     run_op(tr, "gate_up_proj", C::kGemm, l, gemm_work(R, 2 * F, D, wb), [&] {
       be_.matmul_weights(gate_up, h, lw.w_gate_up.ref(), R, 2 * F, D, D);  // gate_up: [R, F | F]
     });
     const std::int64_t RF = std::int64_t(R) * F;
+    check_output("gate_up_proj", l, gate_up, 2 * RF);
     run_op(tr, "swiglu", C::kElementwise, l, {5 * RF, 4 * 3 * RF}, [&] {
       be_.swiglu(act, gate_up, R, F);                                     // act: [R, F]
     });
+    check_output("swiglu", l, act, RF);
     run_op(tr, "down_proj", C::kGemm, l, gemm_work(R, D, F, wb), [&] {
       be_.matmul_weights(proj, act, lw.w_down.ref(), R, D, F, F);         // proj: [R, D]
     });
+    check_output("down_proj", l, proj, RD);
     run_op(tr, "ffn_residual", C::kElementwise, l, elementwise_work(RD, 1, 2, 1), [&] {
       be_.add_inplace(x, proj, std::size_t(RD));                          // x += proj
     });
+    check_output("ffn_residual", l, x, RD);
   }
   head(T);
   length_ = P + T;
@@ -181,15 +211,20 @@ void Session::attention_block(int l, int T) {
   run_op(tr, "qkv_proj", C::kGemm, l, gemm_work(R, QKV, D, wb), [&] {
     be_.matmul_weights(qkv, h_.f32(), lw.wqkv.ref(), R, QKV, D, D);  // qkv: [R, Q | KV | KV]
   });
+  const std::int64_t RQKV = std::int64_t(R) * QKV;
+  check_output("qkv_proj", l, qkv, RQKV);
   if (c_.qkv_bias)
     run_op(tr, "qkv_bias", C::kElementwise, l, elementwise_work(std::int64_t(R) * QKV, 1, 1, 1),
            [&] { be_.add_bias_rows(qkv, R, QKV, lw.bqkv.f32(), QKV); });
+  if (c_.qkv_bias) check_output("qkv_bias", l, qkv, RQKV);
   run_op(tr, "rope_q", C::kElementwise, l, elementwise_work(std::int64_t(R) * Q, 3, 1, 1), [&] {
     be_.rope(qkv, R, QKV, c_.n_heads, HD, positions, c_.rope_theta);
   });
+  check_output("rope_q", l, qkv, RQKV);
   run_op(tr, "rope_k", C::kElementwise, l, elementwise_work(std::int64_t(R) * KV, 3, 1, 1), [&] {
     be_.rope(qkv + Q, R, QKV, c_.n_kv_heads, HD, positions, c_.rope_theta);
   });
+  check_output("rope_k", l, qkv, RQKV);
 
   // Where q, k, v and the attention output live: the fused rows (fast path), or head-major
   // copies (--qkv permute).
@@ -197,6 +232,7 @@ void Session::attention_block(int l, int T) {
   if (variants_.qkv == QkvLayout::kFused) {
     kv_.append(tr, l, qkv + Q, qkv + Q + KV, rows, P, T);
     kv_.attend(tr, l, att_.f32(), token_major(T, Q, HD), qkv, rows, P, T);  // att: [R, Q]
+    check_output("attention", l, att_.f32(), std::int64_t(R) * Q);
     return;
   }
   const HeadStrides q_hm = head_major(c_.n_heads, T, HD);
@@ -212,6 +248,7 @@ void Session::attention_block(int l, int T) {
   });
   kv_.append(tr, l, k_hm_.f32(), v_hm_.f32(), kv_hm, P, T);
   kv_.attend(tr, l, att_hm_.f32(), q_hm, q_hm_.f32(), q_hm, P, T);      // [B, H, T, HD]
+  check_output("attention", l, att_hm_.f32(), std::int64_t(R) * Q);
   // attn_output.transpose(1, 2).contiguous(): back to rows for o_proj.
   run_op(tr, "permute_out", C::kCopy, l, copy_work(std::int64_t(R) * Q), [&] {
     be_.copy_heads(att_.f32(), token_major(T, Q, HD), att_hm_.f32(), q_hm, B, T,
@@ -235,13 +272,16 @@ void Session::head(int T) {
     run_op(tr, "gather_last", C::kCopy, -1, {0, 2 * 4 * RD}, [&] {
       be_.gather_rows(hidden, x_.f32(), last_rows_.as<std::int32_t>(), B, D);  // last: [B, D]
     });
+  if (!all) check_output("gather_last", -1, hidden, RD);
   run_op(tr, "final_norm", C::kNorm, -1, elementwise_work(RD, 4, 1, 1), [&] {
     be_.rmsnorm(hidden, all ? x_.f32() : hidden, w.final_norm.f32(), rows, D, c_.norm_eps);
   });
+  check_output("final_norm", -1, hidden, RD);
   const std::int64_t wb = std::int64_t(dtype_bytes(w.head().dtype));
   run_op(tr, "lm_head", C::kGemm, -1, gemm_work(rows, V, D, wb), [&] {
     be_.matmul_weights(logits, hidden, w.head(), rows, V, D, D);          // logits: [rows, V]
   });
+  check_output("lm_head", -1, logits, RV);
   if (variants_.logits == LogitsMode::kDevice) {
     run_op(tr, "argmax", C::kSample, -1, {RV, 4 * RV}, [&] {
       be_.argmax_rows(next_.as<std::int32_t>(), logits, B, V);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/backend.h"
+#include "kernels/common/error.h"
 #include "engine/config.h"
 #include "engine/kv_cache.h"
 #include "engine/trace.h"
@@ -31,6 +32,12 @@ class Model {
   ModelConfig config_;
   Weights weights_;
   Backend& backend_;
+};
+
+// What Session::set_check_ops finds: the first op whose output is not finite.
+class NonFiniteOutput : public Error {
+ public:
+  using Error::Error;
 };
 
 class Session {
@@ -57,6 +64,10 @@ class Session {
   // Records every op and range of later calls into `tracer` (nullptr: stop tracing). The
   // tracer is resolved after each call's synchronisation.
   void set_tracer(Tracer* tracer) { tracer_ = tracer; }
+  // Diagnostic (off by default, and then a not-taken branch per op): checks every op's output
+  // after it runs and throws NonFiniteOutput naming the phase, layer and op whose output first
+  // holds a NaN or Inf. run_case turns it on only to explain logits that are not finite.
+  void set_check_ops(bool on) { check_ops_ = on; }
 
  private:
   // One forward pass over n_new tokens per sequence appended after length_ cached ones; the
@@ -77,6 +88,9 @@ class Session {
   int last_pass_tokens_ = 1;   // new tokens per sequence of the latest pass
   int decode_step_ = 0;        // decode steps since the last prefill
   Tracer* tracer_ = nullptr;
+  bool check_ops_ = false;
+  // With check_ops_: throws NonFiniteOutput if any of the `count` floats at `out` is NaN/Inf.
+  void check_output(const char* op, int layer, const float* out, std::int64_t count) const;
 
   KvCache kv_;
   // Activations, sized for batch * max_prefill rows.

@@ -16,6 +16,7 @@
 #include <set>
 #include <utility>
 
+#include "engine/input_file.h"
 #include "kernels/common/error.h"
 #include "engine/json_describe.h"
 #include "kernels/common/half.h"
@@ -189,7 +190,10 @@ std::int64_t SafetensorsTensor::numel() const {
 
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   // ---- map the file ----
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // A FIFO would block open() until a writer appeared: refused by type first, and opened
+  // non-blocking so one swapped in between cannot hang either (fstat then refuses it).
+  if (auto kind = special_file_kind(path)) bad(path, "is " + *kind + ", not a regular file");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) bad(path, std::string("cannot open: ") + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

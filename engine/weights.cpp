@@ -7,6 +7,7 @@
 
 #include "kernels/common/error.h"
 #include "kernels/common/half.h"
+#include "engine/finite.h"
 #include "engine/rng.h"
 
 namespace llmbench {
@@ -62,6 +63,19 @@ void RandomWeights::fill(const TensorSpec& spec, float* dst) const {
 
 namespace {
 
+// Fills `dst` with `spec`'s values from `source` and refuses a NaN or Inf among them, naming
+// the tensor: one +Inf in a q_proj or an all-NaN embedding otherwise runs with status ok and
+// generates token 0 everywhere.
+void fill_checked(const TensorSpec& spec, const WeightSource& source, float* dst) {
+  source.fill(spec, dst);
+  const std::int64_t n = spec.numel();
+  const std::int64_t at = first_non_finite(dst, n);
+  if (at >= 0)
+    throw BadInput("weights: tensor '" + spec.name + "' holds " + float_text(dst[at]) +
+                   " at element " + std::to_string(at) + " of " + std::to_string(n) +
+                   " (non-finite weights make every logit NaN or Inf)");
+}
+
 // Fills `parts` (in order) into one backend buffer, row blocks stacked.
 Buffer load_stacked(const std::vector<TensorSpec>& parts, const WeightSource& source,
                     Backend& backend) {
@@ -76,7 +90,7 @@ Buffer load_stacked(const std::vector<TensorSpec>& parts, const WeightSource& so
   }
   std::int64_t offset = 0;
   for (const auto& p : parts) {
-    source.fill(p, dst + offset);
+    fill_checked(p, source, dst + offset);
     offset += p.numel();
   }
   if (!backend.host_visible()) backend.to_device(buf.data(), staging.data(), buf.bytes());
@@ -92,7 +106,7 @@ WeightMatrix load_matrix(const std::vector<TensorSpec>& parts, const WeightSourc
   std::vector<float> values(static_cast<std::size_t>(total));
   std::int64_t offset = 0;
   for (const auto& p : parts) {
-    source.fill(p, values.data() + offset);
+    fill_checked(p, source, values.data() + offset);
     offset += p.numel();
   }
   WeightMatrix m{backend.alloc(std::size_t(total) * sizeof(std::uint16_t)), dtype};
@@ -106,6 +120,23 @@ WeightMatrix load_matrix(const std::vector<TensorSpec>& parts, const WeightSourc
 #pragma omp parallel for schedule(static) if (total > 65536)
   for (std::int64_t i = 0; i < total; ++i)
     dst[i] = bf16 ? fp32_to_bf16(values[std::size_t(i)]) : fp32_to_fp16(values[std::size_t(i)]);
+  // Finite fp32 values beyond the fp16 range (|x| > 65504) become Inf when narrowed.
+  if (!bf16) {
+    int any = 0;
+#pragma omp parallel for reduction(| : any) schedule(static) if (total > 65536)
+    for (std::int64_t i = 0; i < total; ++i) any |= int((dst[i] & 0x7C00u) == 0x7C00u);
+    if (any) {
+      std::int64_t i = 0;
+      while ((dst[i] & 0x7C00u) != 0x7C00u) ++i;
+      std::int64_t offset = 0;
+      std::size_t part = 0;
+      while (offset + parts[part].numel() <= i) offset += parts[part++].numel();
+      throw BadInput("weights: tensor '" + parts[part].name + "' holds " +
+                     float_text(values[std::size_t(i)]) + " at element " +
+                     std::to_string(i - offset) + ", beyond the fp16 range (65504): it would "
+                     "become Inf; load it as bf16 or fp32");
+    }
+  }
   if (!backend.host_visible()) backend.to_device(m.buf.data(), staging.data(), m.buf.bytes());
   return m;
 }

@@ -128,6 +128,49 @@ TEST(QueryCli, TheDatabaseIsOpenedReadOnly) {
   EXPECT_EQ(count.out, "n\n3\n") << count.err;
 }
 
+// A query opens the database read-only, and statements that would still write somewhere (a copy
+// through VACUUM INTO, a new journal mode through PRAGMA, another file through ATTACH) are
+// refused with one line naming the file and line; the database stays byte-identical and no
+// copy appears.
+TEST(QueryCli, StatementsThatWriteAreRefusedAndNothingChanges) {
+  const fs::path dir = scratch_dir();
+  const fs::path db = small_db();
+  const std::string before = slurp(db);
+  struct Case {
+    const char* file;
+    std::string sql;
+    const char* must_mention;
+  };
+  const fs::path copy = dir / "copy.db";
+  fs::remove(copy);
+  const Case cases[] = {
+      {"vacuum.sql", "-- copy it\nVACUUM INTO '" + copy.string() + "';\n", "line 2: VACUUM"},
+      {"vacuum_lower.sql", "SELECT 1;\n  vacuum   main into '" + copy.string() + "';\n",
+       "line 2: VACUUM"},
+      {"journal.sql", "PRAGMA journal_mode=DELETE;\n", "line 1: a PRAGMA that changes"},
+      {"user_version.sql", "PRAGMA user_version = 7;\n", "PRAGMA that changes"},
+      {"attach.sql", "ATTACH '" + (dir / "other.db").string() + "' AS o;\n", "line 1: ATTACH is refused"},
+  };
+  for (const Case& c : cases) {
+    write_file(dir / c.file, c.sql);
+    const Result r = run_llmbench("query " + db.string() + " " + (dir / c.file).string());
+    EXPECT_EQ(r.exit_code, 2) << c.file << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(c.must_mention), std::string::npos) << c.file << ": " << r.err;
+    EXPECT_NE(r.err.find(c.file), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(copy)) << c.file << " wrote a copy of the database";
+    EXPECT_FALSE(fs::exists(dir / "other.db")) << c.file;
+    EXPECT_EQ(slurp(db), before) << c.file << " changed the database";
+  }
+  // Reading PRAGMAs still work.
+  write_file(dir / "read.sql", "PRAGMA user_version;\n");
+  const Result r = run_llmbench("query " + db.string() + " " + (dir / "read.sql").string() +
+                                " --format csv");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "user_version\n2\n");
+}
+
 // ---- bad input ---------------------------------------------------------------------------------
 
 struct BadQuery {

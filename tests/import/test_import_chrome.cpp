@@ -204,6 +204,60 @@ TEST(ChromeImport, MalformedInputIsOneErrorLineAndLeavesTheTargetUnchanged) {
   EXPECT_EQ(slurp(not_db), "plain text");
 }
 
+// 20,000 nested arrays in one event's args (40 KB) overflowed the stack while flattening them
+// (exit 139): the nesting is bounded while parsing and the file refused with one line.
+TEST(ChromeImport, DeeplyNestedJsonIsRefusedNotACrash) {
+  const fs::path db = scratch_dir() / "target.db";
+  fs::remove(db);
+  ASSERT_EQ(import_json(kineto_trace().dump(), db, "good.json").exit_code, 0);
+  const std::string before = slurp(db);
+  for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
+           {"nested_args.json",
+            R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2, "args": {"x": )" +
+                std::string(20000, '[') + std::string(20000, ']') + "}}]}"},
+           {"nested_name.json", R"([{"ph": "X", "ts": 1, "dur": 2, "name": )" +
+                                    std::string(20000, '[') + std::string(20000, ']') + "}]"},
+           {"nested_metadata.json", R"({"traceEvents": [], "meta": )" +
+                                        std::string(200000, '[') + "}"}}) {
+    const fs::path in = scratch_dir() / name;
+    write_file(in, text);
+    const Result r = run_llmbench("import chrome " + in.string() + " --db " + db.string());
+    EXPECT_EQ(r.exit_code, 2) << name << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("error: chrome trace '" + in.string() + "'", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("nested deeper than 128 levels"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(slurp(db), before) << name;
+  }
+  // Nesting up to the limit imports (the event's args flatten into one arg).
+  std::string args = "1";
+  for (int i = 0; i < 120; ++i) args = "[" + args + "]";
+  const Result ok = import_json(R"({"traceEvents": [{"ph": "X", "name": "deep", "ts": 1, "dur": 2, )"
+                                R"("args": {"x": )" + args + "}}]}",
+                                db, "deep_ok.json");
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(sql_int(db.string(), "SELECT COUNT(*) FROM slice WHERE name = 'deep'"), 1);
+}
+
+// Times at the ends of the int64 ns range: a duration that would carry the end past it, and a
+// B/E pair whose difference does not fit, are skipped and counted; nothing overflows.
+TEST(ChromeImport, EventsEndingBeyondTheInt64RangeAreSkipped) {
+  const fs::path db = scratch_dir() / "target.db";
+  fs::remove(db);
+  const Result r = import_json(
+      R"([{"ph": "X", "name": "far", "ts": 9.1e15, "dur": 9.1e15, "pid": 1, "tid": 1},)"
+      R"( {"ph": "B", "name": "wide", "ts": -9.1e15, "pid": 1, "tid": 2},)"
+      R"( {"ph": "E", "ts": 9.1e15, "pid": 1, "tid": 2},)"
+      R"( {"ph": "X", "name": "fine", "ts": 9.1e15, "dur": 1, "pid": 1, "tid": 1}])",
+      db, "extreme.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(sql_rows(db.string(), "SELECT name FROM slice"), (Rows{{"fine"}}));
+  EXPECT_EQ(sql_rows(db.string(),
+                     "SELECT json_extract(skipped, '$.\"end beyond the int64 ns range\"'), "
+                     "json_extract(skipped, '$.\"interval longer than the int64 ns range\"') "
+                     "FROM import"),
+            (Rows{{"1", "1"}}));
+}
+
 // The trace-issue question in trace processor's SQL, on a record_function range with nested
 // aten:: ops whose timestamps have sub-ns fractions: the counts and sums must equal those
 // computed here from the JSON the way trace processor converts it (us -> ns: integers times

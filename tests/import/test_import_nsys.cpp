@@ -128,6 +128,48 @@ TEST(NsysImport, MapsRangesApiCallsKernelsCopiesAndSets) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
+// Rows at the ends of the int64 range: end - start does not fit, so the row is skipped and
+// counted (never stored with a wrapped duration); a row that fits exactly is kept.
+TEST(NsysImport, IntervalsBeyondTheInt64RangeAreSkippedWithoutOverflow) {
+  const fs::path dir = scratch_dir();
+  const fs::path in = dir / "extreme.sqlite", db = dir / "trace.db";
+  fs::remove(db);
+  make_nsys_export(in);
+  const std::string gp = std::to_string(kGlobalPid), a = std::to_string(kGlobalTidA);
+  sql_exec(in.string(),
+           "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, "
+           "correlationId, globalPid, demangledName, shortName, registersPerThread, gridX, gridY, "
+           "gridZ, blockX, blockY, blockZ, staticSharedMemory, dynamicSharedMemory, "
+           "localMemoryPerThread, localMemoryTotal, gridId) VALUES "
+           "(-9223372036854775808, 9223372036854775807, 0, 1, 7, 90, " + gp +
+           ", 5, 5, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 9), "
+           "(-1, 9223372036854775807, 0, 1, 7, 91, " + gp +
+           ", 5, 5, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 10), "
+           "(0, 9223372036854775807, 0, 1, 9, 92, " + gp +
+           ", 5, 5, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 11);"
+           "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, "
+           "correlationId, nameId, returnValue) VALUES "
+           "(-9223372036854775808, 1, 0, " + a + ", 93, 1, 0);"
+           "INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid) VALUES "
+           "(-9223372036854775807, 9223372036854775807, 59, " + a + ");");
+  const Result r = run_llmbench("import nsys " + in.string() + " --db " + db.string(), dir / "run");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string d = db.string();
+  EXPECT_EQ(sql_int(d, "SELECT COUNT(*) FROM slice WHERE dur < 0"), 0);
+  // The row from 0 to INT64_MAX fits (dur = INT64_MAX) and is kept.
+  EXPECT_EQ(sql_int(d, "SELECT COUNT(*) FROM slice WHERE correlation_id = 92"), 1);
+  for (int corr : {90, 91, 93})
+    EXPECT_EQ(sql_int(d, "SELECT COUNT(*) FROM slice WHERE correlation_id = " +
+                             std::to_string(corr)), 0) << corr;
+  EXPECT_EQ(sql_rows(d, "SELECT json_extract(skipped, "
+                        "'$.\"CUPTI_ACTIVITY_KIND_KERNEL: interval longer than the int64 ns range\"'), "
+                        "json_extract(skipped, "
+                        "'$.\"CUPTI_ACTIVITY_KIND_RUNTIME: interval longer than the int64 ns range\"'), "
+                        "json_extract(skipped, "
+                        "'$.\"NVTX_EVENTS: interval longer than the int64 ns range\"') FROM import"),
+            (Rows{{"2", "1", "1"}}));
+}
+
 TEST(NsysImport, ReadsTheOlderMetadataTableName) {
   NsysOptions o;
   o.meta_table = "EXPORT_META_DATA";

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "engine/input_file.h"
 #include "kernels/common/error.h"
 #include "tools/query/bundled_queries.h"
 #include "tools/cli/commands.h"
@@ -86,6 +87,7 @@ QuerySource resolve_query(const std::string& query) {
                      "; or give the path of an .sql file, or inline SQL such as \"SELECT ...\")");
     return {"query '" + q->name + "'", std::string(q->sql), q->header};
   }
+  refuse_special_file(query, "query file");
   std::ifstream in(query, std::ios::binary);
   if (!in || std::filesystem::is_directory(query))
     throw BadInput("query file '" + query + "' cannot be read");

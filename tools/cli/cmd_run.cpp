@@ -24,6 +24,10 @@ void run_with_profile(CLI::App* cmd, RunOptions& opts, CommandContext& ctx) {
   if (!opts.config.empty()) profile = std::make_unique<AppliedProfile>(apply_profile(cmd, opts));
   opts.prompt_len_given = cmd->get_option("--prompt-len")->count() > 0 ||
                           (profile && profile->applied.count("prompt-len"));
+  for (const CLI::Option* opt : cmd->get_options())
+    if (opt->count() > 0)
+      for (const std::string& name : opt->get_lnames()) opts.given.insert(name);
+  if (profile) opts.given.insert(profile->applied.begin(), profile->applied.end());
   ctx.exit_code = run_benchmarks(opts, profile.get(), ctx.command_line);
 }
 

@@ -58,6 +58,46 @@ std::size_t skip_comments(const std::string& sql, std::size_t pos) {
   throw BadInput(src.label + ", line " + std::to_string(line) + ": " + msg + hint);
 }
 
+// The statement's first keyword, upper-case ("SELECT", "VACUUM", "PRAGMA", ...).
+std::string first_keyword(const std::string& sql) {
+  std::size_t pos = skip_comments(sql, 0);
+  std::string word;
+  while (pos < sql.size() && std::isalpha(static_cast<unsigned char>(sql[pos])))
+    word += char(std::toupper(static_cast<unsigned char>(sql[pos++])));
+  return word;
+}
+
+// The database is opened read-only, but a few statements still write somewhere or fail with
+// a misleading message there: VACUUM INTO writes a copy of the database to any path, and a
+// PRAGMA that sets the journal mode (or any other persistent setting) fails with "disk I/O
+// error". Both are refused before they run, naming the line. Temp tables stay allowed (their
+// CREATE is not read-only either, but lives in memory).
+// `stmt` is null before the statement is prepared (ATTACH is denied by the authorizer while it
+// is prepared, so its refusal is decided from the text first).
+void refuse_writes(const Stmt* stmt, const std::string& sql, const QuerySource& src,
+                   std::size_t stmt_offset) {
+  const std::string word = first_keyword(sql);
+  std::string why;
+  if (word == "VACUUM")
+    why = "VACUUM is refused: llmbench query only reads (VACUUM INTO would write a copy of the "
+          "database; use the sqlite3 shell for that)";
+  else if (word == "ATTACH" || word == "DETACH")
+    why = word + " is refused: llmbench query reads the one database it was given";
+  else if (word == "PRAGMA" && stmt && !stmt->read_only())
+    why = "a PRAGMA that changes the database is refused: llmbench query only reads (PRAGMAs "
+          "that read, such as table_info or user_version, are fine)";
+  if (why.empty()) return;
+  const std::size_t pos = skip_comments(src.sql, stmt_offset);
+  const auto line = 1 + std::count(src.sql.begin(), src.sql.begin() + std::ptrdiff_t(pos), '\n');
+  throw BadInput(src.label + ", line " + std::to_string(line) + ": " + why);
+}
+
+// Belt and braces under refuse_writes(): ATTACH (also what VACUUM INTO runs inside) and
+// DETACH are denied by the authorizer, whatever the statement that triggers them.
+int deny_attach(void*, int action, const char*, const char*, const char*, const char*) {
+  return action == SQLITE_ATTACH || action == SQLITE_DETACH ? SQLITE_DENY : SQLITE_OK;
+}
+
 SqlValue column_value(const Stmt& s, int i) {
   switch (s.column_type(i)) {
     case SQLITE_NULL:
@@ -108,6 +148,7 @@ std::unique_ptr<Db> open_query_db(const std::string& path) {
     throw BadInput("database '" + path + "' has schema version " + std::to_string(version) +
                    "; this llmbench understands up to " + std::to_string(kSchemaVersion));
   register_sql_functions(db->handle());
+  sqlite3_set_authorizer(db->handle(), deny_attach, nullptr);
   return db;
 }
 
@@ -127,6 +168,7 @@ QueryResult run_query(Db& db, const QuerySource& src,
   while (!rest.empty()) {
     const std::size_t offset = src.sql.size() - rest.size();
     const std::size_t before = rest.size();
+    refuse_writes(nullptr, std::string(rest), src, offset);
     std::optional<Stmt> stmt;
     try {
       stmt.emplace(db.handle(), rest, &rest);
@@ -138,6 +180,7 @@ QueryResult run_query(Db& db, const QuerySource& src,
       continue;
     }
     ++statements;
+    refuse_writes(&*stmt, stmt->sql(), src, offset);
     bind_params(*stmt, src, params, used);
     QueryResult r;
     for (int i = 0; i < stmt->columns(); ++i) r.columns.push_back(stmt->column_name(i));

@@ -1,11 +1,14 @@
 // The sweep loop (see run_driver.h).
 #include "tools/run/run_driver.h"
 
+#include <fcntl.h>
 #include <fmt/core.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -30,10 +33,14 @@ namespace {
 std::unique_ptr<Model> build_model(const CaseSpec& spec, Backend& backend, Progress& progress) {
   const ModelConfig c = resolve_model(spec.model);
   // The weights must fit; each case checks its own KV cache and activations (run_case), so
-  // one case too large for memory fails alone.
-  MemoryEstimate weights_only{};
-  weights_only.weight_bytes = estimate_memory(c, spec.dtype, 1, 1, 1).weight_bytes;
-  check_fits(weights_only, available_host_memory(), "host");
+  // one case too large for memory fails alone. When even the weights do not fit, the message
+  // gives this case's whole need (weights, KV cache, activations), not the weights alone with
+  // the rest shown as zero.
+  const MemoryEstimate need =
+      estimate_memory(c, spec.dtype, spec.batch, spec.prompt_len,
+                      spec.prompt_len + spec.max_new_tokens, spec.variants);
+  const std::int64_t available = available_host_memory();
+  if (available >= 0 && need.weight_bytes > available) check_fits(need, available, "host");
   const auto t0 = std::chrono::steady_clock::now();
   const bool preset = find_preset(spec.model) != nullptr;
   // A checkpoint is validated (every tensor present, with its shape) when it is opened, before
@@ -56,6 +63,43 @@ std::string outcome_text(const CaseResult& r) {
   if (r.status != "ok") return "error: " + r.error;
   return fmt::format("TTFT {:.2f} ms, e2e {:.2f} ms", r.metrics.ttft_ms_p50,
                      r.metrics.e2e_ms_p50);
+}
+
+// Creates `path` as an empty file when nothing is there (O_EXCL: true only for the process
+// that created it). Throws BadInput naming --db when it cannot (a read-only directory, a full
+// disk), before anything else is written.
+bool create_if_missing(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    if (errno == EEXIST) return false;
+    throw BadInput("--db '" + path + "': cannot create the database (" + std::strerror(errno) +
+                   ")");
+  }
+  ::close(fd);
+  return true;
+}
+
+// The database and the side files SQLite may have made next to it.
+void remove_database_files(const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+    ::unlink((path + suffix).c_str());
+}
+
+// Rethrows `e`, turning a write failure of the store (a full disk, a file size limit: SQLite
+// says "database or disk is full" or "disk I/O error") into one BadInput line that says what
+// happened and that nothing was left, instead of a multi-line SQL dump with exit 1.
+[[noreturn]] void rethrow_as_storage_error(const std::string& path, const std::exception& e,
+                                           bool removed, const std::string& kept = "") {
+  const std::string what = e.what();
+  const bool full = what.find("database or disk is full") != std::string::npos;
+  const bool io = what.find("disk I/O error") != std::string::npos;
+  if (!full && !io) throw;
+  throw BadInput("--db '" + path + "': cannot write the database (" +
+                 (full ? std::string("the disk is full") :
+                         std::string("disk I/O error: a full disk or a file size limit?")) +
+                 "); " + (removed         ? "the new database was removed, nothing was written"
+                          : !kept.empty() ? kept
+                                          : "nothing of this run was stored"));
 }
 
 void notice(const RunOptions& opts, const std::string& line) {
@@ -81,7 +125,11 @@ int run_benchmarks(const RunOptions& opts, const AppliedProfile* profile,
   for (const CaseSpec& s : plan.cases) keys.push_back(case_key(s));
   const std::string pkey = plan_key(keys, plan.shard);
 
-  ResultStore store(opts.db);
+  // A new --db is created here, empty (an empty file is an empty SQLite database), so that a
+  // failure before the run row is committed (a full disk, a file size limit, no backend)
+  // removes exactly what this process created: nothing is left behind, and a database another
+  // process created meanwhile is never touched.
+  const bool created_db = create_if_missing(opts.db);
   std::int64_t run_id = 0;
   std::set<std::string> stored;
   // The run's peaks (stored with the run) are those of the first case's dtype; a case of another
@@ -100,39 +148,49 @@ int run_benchmarks(const RunOptions& opts, const AppliedProfile* profile,
                .first;
     return it->second;
   };
-  const std::optional<std::int64_t> previous = opts.resume ? store.find_run(pkey) : std::nullopt;
-  std::unique_ptr<Backend> backend_ptr = make_backend(plan.backend, plan.threads, opts.sync_check);
-  Backend& backend = *backend_ptr;
-  if (previous) {
-    run_id = *previous;
-    stored = store.stored_case_keys(run_id);
-    peaks = store.run_peaks(run_id);  // the resumed cases divide by the run's own peaks
-    if (stored.size() >= keys.size()) {
-      store.finish_run(run_id, "complete");
-      notice(opts, fmt::format("run {} in {} already has all {} cases: nothing to resume", run_id,
-                               opts.db, keys.size()));
-      return 0;
+  std::optional<ResultStore> holder;
+  std::unique_ptr<Backend> backend_ptr;
+  try {
+    holder.emplace(opts.db);
+    std::optional<std::int64_t> previous = opts.resume ? holder->find_run(pkey) : std::nullopt;
+    backend_ptr = make_backend(plan.backend, plan.threads, opts.sync_check);
+    if (previous) {
+      run_id = *previous;
+      stored = holder->stored_case_keys(run_id);
+      peaks = holder->run_peaks(run_id);  // the resumed cases divide by the run's own peaks
+      if (stored.size() >= keys.size()) {
+        holder->finish_run(run_id, "complete");
+        notice(opts, fmt::format("run {} in {} already has all {} cases: nothing to resume", run_id,
+                                 opts.db, keys.size()));
+        return 0;
+      }
+      holder->set_run_status(run_id, "running");
+      notice(opts, fmt::format("resuming run {} in {}: {} of {} cases stored, {} to run", run_id,
+                               opts.db, stored.size(), keys.size(), keys.size() - stored.size()));
+    } else {
+      if (opts.resume)
+        notice(opts, "--resume: no run of these cases in " + opts.db + "; starting a new run");
+      peaks = resolve_peaks(plan.backend, plan.threads, opts.peak_bw_gbps, opts.peak_tflops,
+                            opts.quiet, run_dtype);
+      RunInfo info = current_run_info();
+      info.command_line = command_line;
+      info.threads = plan.threads;
+      if (backend_ptr->name() != "cpu") info.gpu = backend_ptr->device_description();
+      info.peaks = peaks;
+      info.plan_key = pkey;
+      info.n_cases = int(keys.size());
+      info.profile = profile ? profile->profile.source : "";
+      info.shard = plan.shard;
+      info.sweep_key = plan.sweep_key;
+      run_id = holder->begin_run(info);
     }
-    store.set_run_status(run_id, "running");
-    notice(opts, fmt::format("resuming run {} in {}: {} of {} cases stored, {} to run", run_id,
-                             opts.db, stored.size(), keys.size(), keys.size() - stored.size()));
-  } else {
-    if (opts.resume)
-      notice(opts, "--resume: no run of these cases in " + opts.db + "; starting a new run");
-    peaks = resolve_peaks(plan.backend, plan.threads, opts.peak_bw_gbps, opts.peak_tflops,
-                          opts.quiet, run_dtype);
-    RunInfo info = current_run_info();
-    info.command_line = command_line;
-    info.threads = plan.threads;
-    if (backend.name() != "cpu") info.gpu = backend.device_description();
-    info.peaks = peaks;
-    info.plan_key = pkey;
-    info.n_cases = int(keys.size());
-    info.profile = profile ? profile->profile.source : "";
-    info.shard = plan.shard;
-    info.sweep_key = plan.sweep_key;
-    run_id = store.begin_run(info);
+  } catch (const std::exception& e) {
+    holder.reset();
+    if (created_db) remove_database_files(opts.db);
+    rethrow_as_storage_error(opts.db, e, created_db);
   }
+  ResultStore& store = *holder;
+  Backend& backend = *backend_ptr;
   // cuda: copy bandwidth and the cuBLAS GEMM peak of the first case's dtype
   notice(opts, fmt::format("peaks: {:.1f} GB/s {}, {:.3f} TFLOP/s {} {} ({})",
                            peaks.bandwidth_gbps, plan.backend == "cuda" ? "copy" : "read",
@@ -170,7 +228,23 @@ int run_benchmarks(const RunOptions& opts, const AppliedProfile* profile,
       result.error = e.what();
       ++failed;
     }
-    store.add_case(run_id, result, plan.case_index[i]);  // committed before the next starts
+    try {
+      store.add_case(run_id, result, plan.case_index[i]);  // committed before the next starts
+    } catch (const std::exception& e) {
+      // The disk filled (or a file size limit was reached) mid-sweep. A database this run
+      // created that holds none of its cases yet is removed; otherwise the cases stored so far
+      // stay, and --resume continues once there is room.
+      const bool nothing_stored = results.empty() && stored.empty();
+      if (created_db && nothing_stored) {
+        holder.reset();
+        remove_database_files(opts.db);
+        rethrow_as_storage_error(opts.db, e, true);
+      }
+      rethrow_as_storage_error(opts.db, e, false,
+                               fmt::format("{} of {} cases are stored; rerun with --resume once "
+                                           "there is room", stored.size() + results.size(),
+                                           keys.size()));
+    }
     if (opts.format == "jsonl")  // one line per case as it ends: a killed sweep leaves whole lines
       std::cout << case_json(result, run_id).dump() << std::endl;
     progress.finish_case(outcome_text(result));

@@ -98,6 +98,10 @@ void add_run_flags(CLI::App* cmd, RunOptions& o) {
   cmd->add_flag("--resume", o.resume,
                 "Continue the latest run of the same cases in --db, skipping stored cases")
       ->group(sweeps);
+  cmd->add_option("--max-cases", o.max_cases,
+                  "Refuse plans of more cases than this (default 100000; counted before any "
+                  "case is built, per shard)")
+      ->type_name("INT")->group(sweeps);
   cmd->add_option("--shard", o.shard,
                   "Run shard K of N (1 <= K <= N): every case i with i % N = K-1")
       ->type_name("K/N")->group(sweeps);

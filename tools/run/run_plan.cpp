@@ -4,15 +4,18 @@
 #include <omp.h>
 
 #include <climits>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "engine/backend_factory.h"
+#include "engine/input_file.h"
 #include "kernels/common/error.h"
 #include "engine/hf_checkpoint.h"
 #include "tools/run/flag_values.h"
 #include "tools/store/case_key.h"
+#include "tools/store/variants_json.h"
 #include "tools/report/printers.h"
 
 namespace llmbench {
@@ -47,6 +50,7 @@ void check_db_path(const std::string& db) {
   const fs::path p(db);
   std::error_code ec;
   if (fs::is_directory(p, ec)) throw BadInput("--db: '" + db + "' is a directory, expected a file");
+  refuse_special_file(db, "--db");  // a FIFO would block the first read forever
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec))
     throw BadInput("--db: directory '" + dir.string() + "' does not exist");
@@ -61,6 +65,7 @@ std::vector<std::int32_t> read_prompt_ids(const std::string& value) {
   if (value.empty()) return {};
   std::string text = value;
   if (value[0] == '@') {
+    refuse_special_file(value.substr(1), "--prompt-ids: file");
     std::ifstream in(value.substr(1));
     if (!in) throw BadInput("--prompt-ids: cannot read file '" + value.substr(1) + "'");
     std::stringstream ss;
@@ -80,17 +85,50 @@ std::vector<std::int32_t> read_prompt_ids(const std::string& value) {
   return ids;
 }
 
+// A list flag that names one value twice would run the same cases twice and store them as if
+// they were different measurements: refused, naming the value (as parsed: "4,04" repeats 4).
+std::vector<int> parse_unique_int_list(const std::string& flag, const std::string& text, int min,
+                                       int max) {
+  auto out = parse_int_list(flag, text, min, max);
+  // Sorted copy: long lists stay O(n log n).
+  auto sorted = out;
+  std::sort(sorted.begin(), sorted.end());
+  const auto dup = std::adjacent_find(sorted.begin(), sorted.end());
+  if (dup != sorted.end())
+    throw BadInput(flag + ": " + std::to_string(*dup) + " is listed twice (each value runs once; "
+                   "remove the repeat)");
+  return out;
+}
+
+std::vector<std::string> parse_unique_word_list(const std::string& flag, const std::string& text) {
+  auto out = parse_word_list(flag, text);
+  auto sorted = out;
+  std::sort(sorted.begin(), sorted.end());
+  const auto dup = std::adjacent_find(sorted.begin(), sorted.end());
+  if (dup != sorted.end())
+    throw BadInput(flag + ": '" + *dup + "' is listed twice (each value runs once; remove the "
+                   "repeat)");
+  return out;
+}
+
 // Parses a list flag of names: each item through `parse`, else one error naming the flag and
 // the accepted values.
 template <class T, class Parse>
 std::vector<T> parse_choice_list(const std::string& flag, const std::string& text,
                                  const char* accepted, Parse parse) {
   std::vector<T> out;
+  std::vector<std::string> items;
   for (const auto& item : parse_word_list(flag, text)) {
     const std::optional<T> v = parse(item);
     if (!v) throw BadInput(flag + ": expected " + accepted + ", got '" + item + "'");
     out.push_back(*v);
+    items.push_back(item);
   }
+  for (std::size_t i = 0; i < out.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (out[j] == out[i])
+        throw BadInput(flag + ": '" + items[i] + "' is listed twice (each value runs once; "
+                       "remove the repeat)");
   return out;
 }
 
@@ -108,10 +146,16 @@ std::vector<Variants> parse_variants(const RunOptions& o) {
   std::vector<Variants> out;
   if (!o.variant_sets.empty()) {
     // Named bundles: the fast paths, or every naive variant at once (the case study's pair).
+    // Given at all (even with its default value, `--variants naive --qkv fused`), one of the
+    // three flags would be silently overridden.
+    for (const char* flag : {"qkv", "kv-cache", "logits"})
+      if (o.given.count(flag))
+        throw BadInput(std::string("--variants: cannot be combined with --") + flag +
+                       " (it sets --qkv, --kv-cache and --logits)");
     if (o.qkv != "fused" || o.kv_cache != "prealloc" || o.logits != "device")
       throw BadInput("--variants: cannot be combined with --qkv, --kv-cache or --logits (it "
                      "sets all three)");
-    for (const auto& name : parse_word_list("--variants", o.variant_sets)) {
+    for (const auto& name : parse_unique_word_list("--variants", o.variant_sets)) {
       Variants v;
       if (name == "naive") {
         v.qkv = QkvLayout::kPermute;
@@ -166,21 +210,19 @@ RunPlan make_plan(const RunOptions& o) {
     shard = parse_shard(o.shard);
     plan.shard = o.shard;
   }
-  if (o.slo_ttft_p99_ms && !(*o.slo_ttft_p99_ms > 0))
-    throw BadInput("--slo-ttft-p99-ms: expected a positive number of milliseconds");
-  if (o.slo_tpot_p99_ms && !(*o.slo_tpot_p99_ms > 0))
-    throw BadInput("--slo-tpot-p99-ms: expected a positive number of milliseconds");
+  // Infinity (also what 1e400 parses to) passes a "> 0" check and turns the metric it divides
+  // into 0 or null: every real-valued flag must be finite.
+  auto positive = [](const std::optional<double>& v) { return !v || (std::isfinite(*v) && *v > 0); };
+  if (!positive(o.slo_ttft_p99_ms))
+    throw BadInput("--slo-ttft-p99-ms: expected a positive, finite number of milliseconds");
+  if (!positive(o.slo_tpot_p99_ms))
+    throw BadInput("--slo-tpot-p99-ms: expected a positive, finite number of milliseconds");
   // ---- scalar flags ----
   const BackendChoice choice = choose_backend(o.backend);
   plan.backend = choice.name;
   plan.backend_notice = choice.notice;
-  const auto dtypes = parse_word_list("--dtype", o.dtype);
-  std::vector<DType> dts;
-  for (const auto& d : dtypes) {
-    auto t = parse_dtype(d);
-    if (!t) throw BadInput("--dtype: expected fp32, fp16 or bf16, got '" + d + "'");
-    dts.push_back(*t);
-  }
+  const std::vector<DType> dts = parse_choice_list<DType>(
+      "--dtype", o.dtype, "fp32, fp16 or bf16", [](const std::string& d) { return parse_dtype(d); });
   const int warmup = parse_int("--warmup", o.warmup, 0, 1000000);
   const int repeat = parse_int("--repeat", o.repeat, 1, 1000000);
   const int threads_flag = o.threads.empty() ? 0 : parse_int("--threads", o.threads, 0, 4096);
@@ -188,19 +230,19 @@ RunPlan make_plan(const RunOptions& o) {
   const auto seed = std::uint64_t(parse_int("--seed", o.seed, 0, INT_MAX));
   if (!is_output_format(o.format) && o.format != "jsonl")
     throw BadInput("--format: expected table, md, csv, json or jsonl, got '" + o.format + "'");
-  if (o.peak_bw_gbps && !(*o.peak_bw_gbps > 0))
-    throw BadInput("--peak-bw-gbps: expected a positive number");
-  if (o.peak_tflops && !(*o.peak_tflops > 0))
-    throw BadInput("--peak-tflops: expected a positive number");
+  if (!positive(o.peak_bw_gbps))
+    throw BadInput("--peak-bw-gbps: expected a positive, finite number of GB/s");
+  if (!positive(o.peak_tflops))
+    throw BadInput("--peak-tflops: expected a positive, finite number of TFLOP/s");
   check_db_path(o.db);
   const auto trace = parse_trace_level(o.trace);
   if (!trace) throw BadInput("--trace: expected off, steps or ops, got '" + o.trace + "'");
 
   // ---- list flags ----
-  const auto models = parse_word_list("--model", o.model);
-  const auto batches = parse_int_list("--batch", o.batch, 1, 1 << 20);
+  const auto models = parse_unique_word_list("--model", o.model);
+  const auto batches = parse_unique_int_list("--batch", o.batch, 1, 1 << 20);
   const std::vector<std::int32_t> prompt_ids = read_prompt_ids(o.prompt_ids);
-  auto prompts = parse_int_list("--prompt-len", o.prompt_len, 1, 1 << 24);
+  auto prompts = parse_unique_int_list("--prompt-len", o.prompt_len, 1, 1 << 24);
   if (!prompt_ids.empty()) {
     if (o.prompt_len_given && (prompts.size() != 1 || prompts[0] != int(prompt_ids.size())))
       throw BadInput("--prompt-len: conflicts with the " + std::to_string(prompt_ids.size()) +
@@ -209,8 +251,36 @@ RunPlan make_plan(const RunOptions& o) {
       throw BadInput("--distinct-prompts: cannot be combined with --prompt-ids");
     prompts = {int(prompt_ids.size())};
   }
-  const auto gens = parse_int_list("--max-new-tokens", o.max_new_tokens, 1, 1 << 24);
+  const auto gens = parse_unique_int_list("--max-new-tokens", o.max_new_tokens, 1, 1 << 24);
   const std::vector<Variants> variants = parse_variants(o);
+
+  // ---- the case count, from the list lengths, before anything is built ----
+  const std::int64_t max_cases =
+      o.max_cases.empty() ? kDefaultMaxCases : parse_int("--max-cases", o.max_cases, 1, INT_MAX);
+  const std::size_t dims[] = {models.size(), dts.size(),     variants.size(),
+                              batches.size(), prompts.size(), gens.size()};
+  std::uint64_t total = 1;  // saturates at UINT64_MAX instead of wrapping
+  for (std::size_t d : dims)
+    total = d != 0 && total > UINT64_MAX / d ? UINT64_MAX : total * d;
+  const auto stride = std::uint64_t(shard.second), first = std::uint64_t(shard.first - 1);
+  const std::uint64_t mine_count = total > first ? (total - first + stride - 1) / stride : 0;
+  if (mine_count > std::uint64_t(max_cases) || total > std::uint64_t(INT_MAX)) {
+    const std::string factors =
+        std::to_string(dims[0]) + " model x " + std::to_string(dims[1]) + " dtype x " +
+        std::to_string(dims[2]) + " variant x " + std::to_string(dims[3]) + " batch x " +
+        std::to_string(dims[4]) + " prompt-len x " + std::to_string(dims[5]) + " max-new-tokens";
+    const std::string all = total == UINT64_MAX ? "over 1.8e19" : std::to_string(total);
+    const std::string count = stride > 1 ? "shard " + o.shard + " has " +
+                                               std::to_string(mine_count) + " of the plan's " +
+                                               all + " cases"
+                                         : "the plan has " + all + " cases";
+    if (total > std::uint64_t(INT_MAX) && mine_count <= std::uint64_t(max_cases))
+      throw BadInput("--max-cases: " + count + " (" + factors + "); a plan holds at most " +
+                     std::to_string(INT_MAX) + " cases, shard or not");
+    throw BadInput("--max-cases: " + count + " (" + factors + "), over the limit of " +
+                   std::to_string(max_cases) +
+                   "; shorten the lists or raise the limit with --max-cases N");
+  }
 
   for (const auto& name : models) {
     const ModelConfig c = resolve_model(name);
@@ -233,41 +303,65 @@ RunPlan make_plan(const RunOptions& o) {
           throw BadInput("--prompt-len/--max-new-tokens: prompt " + std::to_string(p) + " + " +
                          std::to_string(g) + " new tokens exceeds the context length of '" +
                          name + "' (" + std::to_string(c.max_seq_len) + ")");
-    for (DType dt : dts)
-      for (const Variants& v : variants)
-        for (int b : batches)
-          for (int p : prompts)
-            for (int g : gens) {
-              CaseSpec s;
-              s.model = name;
-              s.backend = plan.backend;
-              s.dtype = dt;
-              s.batch = b;
-              s.prompt_len = p;
-              s.max_new_tokens = g;
-              s.warmup = warmup;
-              s.repeat = repeat;
-              s.threads = plan.threads;
-              s.seed = seed;
-              s.distinct_prompts = o.distinct_prompts;
-              s.trace = *trace;
-              s.prompt = prompt_ids;
-              s.profile_range = o.profile_range;
-              s.variants = v;
-              plan.cases.push_back(s);
-            }
   }
-  std::vector<std::string> all_keys;
-  for (const CaseSpec& s : plan.cases) all_keys.push_back(case_key(s));
-  plan.sweep_key = plan_key(all_keys, "");
-  // Sharding: a deterministic 1/N of the plan, by index, so N shards cover it exactly once.
-  std::vector<CaseSpec> mine;
-  for (std::size_t i = 0; i < plan.cases.size(); ++i)
-    if (int(i % std::size_t(shard.second)) == shard.first - 1) {
-      mine.push_back(plan.cases[i]);
-      plan.case_index.push_back(int(i));
+  // The sweep key names the whole (unsharded) plan: its lists and common settings, hashed, so
+  // every shard of one sweep carries the same key (merge joins them into one run group) without
+  // building every case of a large plan.
+  {
+    std::string def = "backend=" + plan.backend + ";models=";
+    for (const auto& m : models) def += m + ",";
+    def += ";dtypes=";
+    for (DType dt : dts) def += std::string(dtype_name(dt)) + ",";
+    def += ";variants=";
+    for (const Variants& v : variants) def += variants_json(v).dump() + ",";
+    def += ";batches=";
+    for (int b : batches) def += std::to_string(b) + ",";
+    def += ";prompts=";
+    for (int p : prompts) def += std::to_string(p) + ",";
+    def += ";gens=";
+    for (int g : gens) def += std::to_string(g) + ",";
+    CaseSpec common;
+    common.model = "*";
+    common.backend = plan.backend;
+    common.warmup = warmup;
+    common.repeat = repeat;
+    common.threads = plan.threads;
+    common.seed = seed;
+    common.distinct_prompts = o.distinct_prompts;
+    common.trace = *trace;
+    common.prompt = prompt_ids;
+    common.profile_range = o.profile_range;
+    plan.sweep_key = plan_key({def, case_key(common)}, "");
+  }
+  // Only this shard's cases are built: case i (in model, dtype, variants, batch, prompt,
+  // new-tokens order) is decoded from its index, so N shards cover the plan exactly once.
+  plan.cases.reserve(std::size_t(mine_count));
+  for (std::uint64_t i = first; i < total; i += stride) {
+    std::uint64_t rest = i;
+    std::size_t at[6];
+    for (int d = 5; d >= 0; --d) {
+      at[d] = std::size_t(rest % dims[d]);
+      rest /= dims[d];
     }
-  plan.cases = std::move(mine);
+    CaseSpec s;
+    s.model = models[at[0]];
+    s.backend = plan.backend;
+    s.dtype = dts[at[1]];
+    s.variants = variants[at[2]];
+    s.batch = batches[at[3]];
+    s.prompt_len = prompts[at[4]];
+    s.max_new_tokens = gens[at[5]];
+    s.warmup = warmup;
+    s.repeat = repeat;
+    s.threads = plan.threads;
+    s.seed = seed;
+    s.distinct_prompts = o.distinct_prompts;
+    s.trace = *trace;
+    s.prompt = prompt_ids;
+    s.profile_range = o.profile_range;
+    plan.cases.push_back(std::move(s));
+    plan.case_index.push_back(int(i));
+  }
   return plan;
 }
 

@@ -1,7 +1,9 @@
 // `llmbench run` flags -> validated list of cases (the cartesian product of list flags).
 // Every check on user input happens here, before anything runs or any row is written.
 #pragma once
+#include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,10 @@ struct RunOptions {
   std::string seed = "0";
   bool distinct_prompts = false;
   bool prompt_len_given = false;  // --prompt-len was on the command line
+  // Long names of the flags set on the command line or by the profile ("qkv", ...): a value
+  // equal to the default still counts as given (--variants refuses --qkv fused).
+  std::set<std::string> given;
+  std::string max_cases;  // "" : kDefaultMaxCases
   std::string db = "llmbench.db";
   std::string format = "table";
   std::string trace = "ops";  // off | steps | ops
@@ -59,7 +65,13 @@ struct RunPlan {
   int threads = 0;              // resolved
 };
 
-// Throws BadInput naming the flag when a value is wrong.
+// The most cases one invocation runs unless --max-cases raises it (docs/sweeps.md). The count
+// is taken from the list lengths before any case is built, so a typo such as a 10-million-case
+// product is refused at once instead of allocating for a minute first.
+inline constexpr std::int64_t kDefaultMaxCases = 100000;
+
+// Throws BadInput naming the flag when a value is wrong: a value out of range, a value listed
+// twice in one list flag, flags that cannot be combined, a plan over the case limit.
 RunPlan make_plan(const RunOptions& o);
 
 // The model config a case names: a preset, or a Hugging Face checkpoint directory (its

@@ -1,11 +1,14 @@
 // SQLite RAII wrappers (see sqlite_db.h).
 #include "tools/store/sqlite_db.h"
 
+#include "engine/input_file.h"
 #include "kernels/common/error.h"
 
 namespace llmbench {
 
 Db::Db(const std::string& path, Mode mode) : path_(path) {
+  // SQLite would open a FIFO and then block reading it.
+  refuse_special_file(path, "database");
   const int flags = mode == Mode::kReadOnly ? SQLITE_OPEN_READONLY
                     : mode == Mode::kCreate  ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
                                              : SQLITE_OPEN_READWRITE;

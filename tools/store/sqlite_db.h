@@ -68,6 +68,11 @@ class Stmt {
   std::string parameter_name(int i) const;
 
   bool empty() const { return stmt_ == nullptr; }
+  // True when stepping it cannot change a database file (sqlite3_stmt_readonly); CREATE TEMP
+  // TABLE and PRAGMAs that set a value are not read-only, BEGIN and ATTACH are.
+  bool read_only() const { return sqlite3_stmt_readonly(stmt_) != 0; }
+  // The statement's own SQL text (for scripts: this statement only).
+  const std::string& sql() const { return sql_; }
   int columns() const { return sqlite3_column_count(stmt_); }
   std::string column_name(int i) const { return sqlite3_column_name(stmt_, i); }
   int column_type(int i) const { return sqlite3_column_type(stmt_, i); }

@@ -16,6 +16,25 @@
 
 namespace llmbench {
 
+// Why an interval from a foreign file cannot become a slice (the skip reason), or nullptr when
+// it can: its end must not precede its start, and start, end and duration must all fit in
+// int64 ns, because nesting, flow binding and the bundled queries compute ts + dur. Computed
+// without signed overflow, so a row with start = -2^63 and end = 2^63 - 1 is skipped, not
+// stored with a wrapped duration.
+inline const char* interval_problem(std::int64_t start, std::int64_t end) {
+  if (end < start) return "end before start (negative duration)";
+  std::int64_t dur;
+  if (__builtin_sub_overflow(end, start, &dur)) return "interval longer than the int64 ns range";
+  return nullptr;
+}
+// The same for a start and a duration (Chrome X events): the end must fit in int64 ns.
+inline const char* duration_problem(std::int64_t start, std::int64_t dur) {
+  if (dur < 0) return "negative duration";
+  std::int64_t end;
+  if (__builtin_add_overflow(start, dur, &end)) return "end beyond the int64 ns range";
+  return nullptr;
+}
+
 // Names repeat (every kernel launch, every aten::add): slices hold indices into one pool.
 class StringPool {
  public:

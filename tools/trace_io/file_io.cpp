@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "engine/atomic_file.h"
+#include "engine/input_file.h"
 #include "kernels/common/error.h"
 
 namespace llmbench {
@@ -46,6 +47,7 @@ std::string read_maybe_gzip(const std::string& path, const std::string& what) {
   if (!std::filesystem::exists(path, ec)) throw BadInput(what + " '" + path + "' does not exist");
   if (std::filesystem::is_directory(path, ec))
     throw BadInput(what + " '" + path + "' is a directory");
+  refuse_special_file(path, what);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw BadInput(what + " '" + path + "' cannot be read");
   unsigned char magic[2] = {0, 0};

@@ -47,6 +47,29 @@ std::optional<std::int64_t> chrome_us_to_ns(const json& v) {
 
 namespace {
 
+// Deepest JSON nesting accepted (objects and arrays; the top level is 1).
+constexpr int kMaxChromeNesting = 128;
+
+// Where the nesting first goes past `limit` (a byte offset for the message), skipping strings.
+std::size_t nesting_error_offset(const std::string& text, int limit) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return text.size();
+}
+
 std::string lower(std::string s) {
   for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
   return s;
@@ -256,7 +279,7 @@ void ChromeReader::on_event(const json& e) {
       if (dur_it == e.end()) return t_.skip("X event without dur");
       const auto dur = chrome_us_to_ns(*dur_it);
       if (!dur) return t_.skip("X event with a non-numeric dur");
-      if (*dur < 0) return t_.skip("negative duration");
+      if (const char* problem = duration_problem(*ts, *dur)) return t_.skip(problem);
       add_complete(*ts, *dur, thread_track(thread_of(e)), cat, name, &args, nullptr);
       if (e.contains("bind_id")) {
         const bool out = e.value("flow_out", false), in = e.value("flow_in", false);
@@ -347,6 +370,10 @@ void ChromeReader::finish() {
       }
       const Pending& b = *open.back();
       open.pop_back();
+      if (const char* problem = interval_problem(b.ts, p.ts)) {
+        t_.skip(problem);
+        continue;
+      }
       add_complete(b.ts, p.ts - b.ts, track, b.cat, b.name.empty() ? p.name : b.name, &b.args,
                    &p.args);
     }
@@ -429,6 +456,15 @@ ReadTrace ChromeReader::read() {
   json doc;
   try {
     doc = json::parse(text, [&](int depth, json::parse_event_t event, json& parsed) {
+      // Nesting is bounded before anything recurses over it (flattening args, dump(), copies):
+      // 20,000 nested arrays in args overflowed the stack. Real traces nest a few levels.
+      if ((event == json::parse_event_t::object_start ||
+           event == json::parse_event_t::array_start) &&
+          depth >= kMaxChromeNesting)
+        throw BadInput("chrome trace '" + path_ + "': JSON nested deeper than " +
+                       std::to_string(kMaxChromeNesting) + " levels (at byte " +
+                       std::to_string(nesting_error_offset(text, kMaxChromeNesting)) +
+                       "); a trace event's args nest a few levels");
       if (depth == 0 && event == json::parse_event_t::array_start) array_form = true;
       if (depth == 0 && event == json::parse_event_t::object_start) object_form = true;
       if (depth == 1 && event == json::parse_event_t::key && object_form)

@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "engine/input_file.h"
 #include "kernels/common/error.h"
 #include "tools/store/sqlite_db.h"
 
@@ -208,8 +209,8 @@ bool NsysReader::interval_ok(const Stmt& s, const std::string& table) {
     t_.skip(table + ": row without an end");
     return false;
   }
-  if (s.column_int(1) < s.column_int(0)) {
-    t_.skip(table + ": end before start (negative duration)");
+  if (const char* problem = interval_problem(s.column_int(0), s.column_int(1))) {
+    t_.skip(table + ": " + problem);
     return false;
   }
   return true;
@@ -285,8 +286,8 @@ void NsysReader::read_nvtx() {
         continue;
       }
       end = s->column_int(1);
-      if (end < start) {
-        t_.skip("NVTX_EVENTS: end before start (negative duration)");
+      if (const char* problem = interval_problem(start, end)) {
+        t_.skip(std::string("NVTX_EVENTS: ") + problem);
         continue;
       }
     }
@@ -489,6 +490,7 @@ ReadTrace read_nsys_export(const std::string& path) {
   if (!std::filesystem::exists(path, ec)) throw BadInput("nsys export '" + path + "' does not exist");
   if (std::filesystem::is_directory(path, ec))
     throw BadInput("nsys export '" + path + "' is a directory");
+  refuse_special_file(path, "nsys export");
   std::unique_ptr<Db> db;
   try {
     db = std::make_unique<Db>(path, Db::Mode::kReadOnly);
