@@ -23,9 +23,11 @@ inline constexpr int kFewRowsMax = 8;
 // Row counts up to which matmul uses the AVX-512 weight-streaming kernel, where the CPU has it.
 // bench_kernels stream_crossover vs sgemm_crossover (n 5632, k 2048; medians of 3, one run,
 // machine shared, load ~10): 35 vs 22 GFLOP/s at 32 rows, 49 vs 27 at 64, 55 vs 42 at 128,
-// 49 vs 45 at 256; but at 128 rows with n 2048 sgemm won (46 vs 33), so the kernel stops at 64
-// rows and prefill stays on OpenBLAS.
-inline constexpr int kStreamRowsMax = 64;
+// 49 vs 45 at 256 (at 128 rows with n 2048 sgemm won, 46 vs 33). The engine decided 128: TTFT
+// of tinyllama-1.1b at 1 x 128 in fp32, alternating builds, 4627 and 4080 ms with the kernel
+// up to 128 rows against 6150 and 7643 ms with sgemm from 65 rows. At 2048 rows sgemm is
+// ahead (58 vs 52 GFLOP/s), so batched prefill stays on OpenBLAS.
+inline constexpr int kStreamRowsMax = 128;
 
 // Reads each weight row once and multiplies it by all m rows of x while it is in L1: the
 // weights stream from memory once per call, whatever m is. Each output element is one dot
