@@ -7,15 +7,19 @@
 // 0 otherwise, 2 for bad input. Environment differences go to stderr, one line each.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include <iostream>
 #include <memory>
+#include <random>
 
 #include "kernels/common/error.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/metric_flags.h"
 #include "tools/report/compare_output.h"
 #include "tools/compare/compare_report.h"
+#include "tools/compare/compare_rounds.h"
+#include "tools/report/gate_output.h"
 
 namespace llmbench {
 
@@ -27,6 +31,15 @@ struct CompareOptions {
   double alpha = 0.05;
   double threshold_pct = 5.0;
   std::string format = "table";
+  // Interleaved mode (--run).
+  std::vector<std::string> run_bins;  // BASE_BIN CAND_BIN
+  std::string config;
+  int rounds = 20;
+  std::optional<int> repeat, warmup;
+  std::string db = "llmbench-gate.db";
+  std::optional<std::uint64_t> seed;
+  std::vector<std::string> sweep_args;
+  bool quiet = false;
 };
 
 CompareSettings settings_from(const CompareOptions& o) {
@@ -41,8 +54,49 @@ CompareSettings settings_from(const CompareOptions& o) {
   return s;
 }
 
+// `compare --run BASE_BIN CAND_BIN --config PROFILE`: rounds, then the paired decision.
+int run_interleaved(const CompareOptions& o, const CompareSettings& settings) {
+  if (o.config.empty()) throw BadInput("--run needs --config PROFILE (the profile both sides run)");
+  if (!o.base.empty() || !o.cand.empty())
+    throw BadInput("--run runs both sides itself: give BASE_BIN CAND_BIN to --run, not databases");
+  if (o.rounds < 1 || o.rounds > 1000)
+    throw BadInput(fmt::format("--rounds: expected 1 to 1000, got {}", o.rounds));
+  RoundsOptions ro;
+  ro.base_bin = o.run_bins.at(0);
+  ro.cand_bin = o.run_bins.at(1);
+  ro.profile = o.config;
+  ro.rounds = o.rounds;
+  ro.repeat = o.repeat;
+  ro.warmup = o.warmup;
+  ro.extra_args = o.sweep_args;
+  ro.db = o.db;
+  ro.order_seed = o.seed ? *o.seed : std::uint64_t(std::random_device{}()) << 32 | std::random_device{}();
+  // Progress on a terminal only (one line, rewritten); CI logs get the result alone.
+  const bool tty = !o.quiet && isatty(STDERR_FILENO);
+  if (tty) ro.progress = [](const std::string& line) { fmt::print(stderr, "\r{}   ", line); };
+  const RoundsResult rounds = run_rounds(ro);
+  if (tty) fmt::print(stderr, "\r\033[K");
+  GateReport report = build_gate_report(rounds.rounds, settings);
+  report.order_seed = ro.order_seed;
+  store_gate_result(rounds.gate_db, rounds.gate_id, report);
+  for (const SideRun& s : rounds.runs)
+    if (s.exit_code != 0)
+      fmt::print(stderr, "warning: round {} {}: exit code {}{} (log: {})\n", s.round,
+                 s.base ? "base" : "candidate", s.exit_code,
+                 s.run ? "" : ", no run read back", rounds.log_path);
+  for (const auto& w : report.warnings) fmt::print(stderr, "warning: {}\n", w);
+  if (o.format == "json" || o.format == "csv") fmt::print(stderr, "{}\n", noise_floor_text(report));
+  print_gate_report(std::cout, o.format, report, rounds);
+  std::cout.flush();
+  if (report.rounds_complete == 0) throw Error("no round completed on both sides");
+  return report.regressed() ? 1 : 0;
+}
+
 int run_compare(const CompareOptions& o) {
   const CompareSettings settings = settings_from(o);
+  if (!o.run_bins.empty()) return run_interleaved(o, settings);
+  if (o.base.empty() || o.cand.empty())
+    throw BadInput("compare: expected BASE CAND databases, or --run BASE_BIN CAND_BIN --config PROFILE");
   const LoadedRun base = load_run(parse_side(o.base), "BASE");
   const LoadedRun cand = load_run(parse_side(o.cand), "CAND");
   const CompareReport report = build_report(base, cand, settings);
@@ -61,9 +115,30 @@ void add_compare_command(CLI::App& root, CommandContext& ctx) {
   auto o = std::make_shared<CompareOptions>();
   CLI::App* cmd = root.add_subcommand(
       "compare", "Compare two runs with statistics; exit 1 when a case regresses (CI gate)");
-  cmd->add_option("base", o->base, "Base result database, DB or DB:RUN_ID (default: latest run)")
-      ->required();
-  cmd->add_option("cand", o->cand, "Candidate result database, DB or DB:RUN_ID")->required();
+  cmd->add_option("base", o->base, "Base result database, DB or DB:RUN_ID (default: latest run)");
+  cmd->add_option("cand", o->cand, "Candidate result database, DB or DB:RUN_ID");
+  cmd->add_option("--run", o->run_bins,
+                  "Interleaved mode: run BASE_BIN and CAND_BIN (two llmbench binaries) in "
+                  "randomised rounds and decide on the per-round paired ratios")
+      ->expected(2)
+      ->type_name("BASE_BIN CAND_BIN");
+  cmd->add_option("--config", o->config, "With --run: the profile both sides sweep");
+  cmd->add_option("--rounds", o->rounds, "With --run: rounds (each runs both sides once)")
+      ->capture_default_str();
+  cmd->add_option("--repeat", o->repeat, "With --run: measured repetitions per case and round "
+                                         "(default: the profile's)");
+  cmd->add_option("--warmup", o->warmup, "With --run: warm-up repetitions per case and round "
+                                         "(default: the profile's)");
+  cmd->add_option("--db", o->db, "With --run: the gate database (rounds, samples, verdicts); "
+                                 "the sides' runs go to X.base.db and X.cand.db beside it")
+      ->capture_default_str();
+  cmd->add_option("--seed", o->seed, "With --run: seed of the randomised A/B order "
+                                     "(default: random, printed)");
+  cmd->add_option("--sweep-arg", o->sweep_args,
+                  "With --run: an extra flag for both sides' `sweep` (repeatable, e.g. "
+                  "--sweep-arg=--threads --sweep-arg=1)")
+      ->allow_extra_args(false);
+  cmd->add_flag("--quiet", o->quiet, "With --run: no progress on stderr");
   cmd->add_option("--metric", o->metrics,
                   "Comma-separated metrics: ttft, tpot, e2e, throughput, or all")
       ->capture_default_str();
