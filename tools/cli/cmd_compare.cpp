@@ -40,6 +40,7 @@ struct CompareOptions {
   std::optional<std::uint64_t> seed;
   std::vector<std::string> sweep_args;
   bool quiet = false;
+  bool repetitions_independent = false;
 };
 
 CompareSettings settings_from(const CompareOptions& o) {
@@ -96,10 +97,15 @@ int run_compare(const CompareOptions& o) {
   const CompareSettings settings = settings_from(o);
   if (!o.run_bins.empty()) return run_interleaved(o, settings);
   if (o.base.empty() || o.cand.empty())
-    throw BadInput("compare: expected BASE CAND databases, or --run BASE_BIN CAND_BIN --config PROFILE");
+    throw BadInput(std::string("compare: ") + (o.base.empty() ? "base" : "cand") +
+                   " is missing: expected BASE CAND databases, or --run BASE_BIN CAND_BIN "
+                   "--config PROFILE");
+  CompareSettings two_db = settings;
+  two_db.threshold_only = !o.repetitions_independent;
   const LoadedRun base = load_run(parse_side(o.base), "BASE");
   const LoadedRun cand = load_run(parse_side(o.cand), "CAND");
-  const CompareReport report = build_report(base, cand, settings);
+  const CompareReport report = build_report(base, cand, two_db);
+  if (two_db.threshold_only) fmt::print(stderr, "warning: {}\n", one_run_warning(two_db));
   for (const auto& n : report.env)
     fmt::print(stderr, "{}: {}\n", n.warning ? "warning" : "info", n.text());
   if (report.threads_ignored)
@@ -139,6 +145,10 @@ void add_compare_command(CLI::App& root, CommandContext& ctx) {
                   "--sweep-arg=--threads --sweep-arg=1)")
       ->allow_extra_args(false);
   cmd->add_flag("--quiet", o->quiet, "With --run: no progress on stderr");
+  cmd->add_flag("--repetitions-independent", o->repetitions_independent,
+                "Two databases: treat repetitions as independent and require p < alpha (the "
+                "rule before interleaved rounds; false-alarms when the two runs saw different "
+                "machine load). Default: threshold-only verdict with a warning");
   cmd->add_option("--metric", o->metrics,
                   "Comma-separated metrics: ttft, tpot, e2e, throughput, or all")
       ->capture_default_str();
