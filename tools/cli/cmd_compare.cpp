@@ -89,7 +89,8 @@ int run_interleaved(const CompareOptions& o, const CompareSettings& settings) {
   if (o.format == "json" || o.format == "csv") fmt::print(stderr, "{}\n", noise_floor_text(report));
   print_gate_report(std::cout, o.format, report, rounds);
   std::cout.flush();
-  if (report.rounds_complete == 0) throw Error("no round completed on both sides");
+  if (report.rounds_complete == 0)
+    throw BadInput("no round completed on both sides (the children's output is in " + rounds.log_path + ")");
   return report.regressed() ? 1 : 0;
 }
 
