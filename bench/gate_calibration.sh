@@ -16,13 +16,15 @@
 # measured too: the pseudo-median ratio of every A/B gate (per metric, over cases).
 #
 # Usage: bench/gate_calibration.sh [--trials N] [--rounds R] [--profile P] [--pct PCT]
-#                                  [--out DIR] [--no-seq] [--no-ab]
+#                                  [--out DIR] [--no-seq] [--no-ab] [--bin LLMBENCH]
+# (--bin: the llmbench to calibrate, default build/tools/llmbench; a copy keeps a rebuild
+# during the calibration from replacing it mid-gate.)
 # Needs build/tools/llmbench (the ordinary build) and builds build-calib/ (the calibration
 # build, -DLLMBENCH_CALIBRATION_SLOWDOWN=ON, llmbench only) when it is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-trials=40 rounds=20 profile=profiles/ci-smoke.toml pct=30 out="" seq=1 ab=1
+trials=40 rounds=20 profile=profiles/ci-smoke.toml pct=10 out="" seq=1 ab=1 bin=""
 while [ $# -gt 0 ]; do
   case $1 in
     --trials) trials=$2; shift 2 ;;
@@ -32,12 +34,13 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --no-seq) seq=0; shift ;;
     --no-ab) ab=0; shift ;;
+    --bin) bin=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
-bin=$PWD/build/tools/llmbench
+bin=${bin:-$PWD/build/tools/llmbench}
 calib=$PWD/build-calib/tools/llmbench
-[ -x "$bin" ] || { echo "build/tools/llmbench is missing: build first" >&2; exit 2; }
+[ -x "$bin" ] || { echo "$bin is missing: build first" >&2; exit 2; }
 if [ "$ab" = 1 ] && [ ! -x "$calib" ]; then
   cmake -S . -B build-calib -G Ninja -DCMAKE_BUILD_TYPE=Release -DLLMBENCH_CUDA=OFF \
         -DLLMBENCH_BUILD_TESTS=OFF -DLLMBENCH_CALIBRATION_SLOWDOWN=ON > /dev/null
