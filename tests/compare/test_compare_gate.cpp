@@ -247,3 +247,15 @@ TEST(GateReport, TracksCasesAcrossRoundsAndCountsFailures) {
   EXPECT_EQ(g.warnings.size(), 2u);  // b4's failed round, and the round without a base
   ASSERT_TRUE(g.noise_floor);
 }
+
+TEST(GateReport, WarnsAboutEnvironmentDifferencesBetweenTheBuilds) {
+  LoadedRun base = fake_run(1, {{1, 1.0}}), cand = fake_run(1, {{1, 1.0}});
+  base.run.build_type = "Release";
+  cand.run.build_type = "Debug";
+  cand.run.git_commit = "other";  // expected between base and head: no warning
+  const std::vector<GateRound> rounds = {{1, true, &base, &cand}, {2, false, &base, &cand}};
+  const GateReport g = build_gate_report(rounds, CompareSettings{});
+  ASSERT_EQ(g.warnings.size(), 1u);
+  EXPECT_EQ(g.warnings[0], "build_type differs: base 'Release', candidate 'Debug'");
+  EXPECT_EQ(g.cases[0].metrics[0].verdict, Verdict::kTooFew);  // 2 rounds
+}

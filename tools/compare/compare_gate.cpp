@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "engine/stats.h"
+#include "tools/compare/compare_env.h"
 #include "tools/compare/compare_match.h"
 
 namespace llmbench {
@@ -125,8 +126,20 @@ GateReport build_gate_report(const std::vector<GateRound>& rounds, const Compare
       t.base[r] = p.base;
       t.cand[r] = p.cand;
     }
-    for (const CaseSamples* c : m.base_only) ++track(key_of(*c).first, key_of(*c).second).only_base;
-    for (const CaseSamples* c : m.cand_only) ++track(key_of(*c).first, key_of(*c).second).only_cand;
+    for (const CaseSamples* c : m.base_only) {
+      const auto [key, label] = key_of(*c);
+      ++track(key, label).only_base;
+    }
+    for (const CaseSamples* c : m.cand_only) {
+      const auto [key, label] = key_of(*c);
+      ++track(key, label).only_cand;
+    }
+    // Environment differences that change timings by themselves (build type, CPU, threads,
+    // ...), from the first complete round: both binaries run on one machine, so these come
+    // from the builds or their flags.
+    if (g.rounds_complete == 1)
+      for (const EnvNote& n : environment_notes(round.base->run, round.cand->run))
+        if (n.warning) g.warnings.push_back(n.text());
   }
 
   for (const std::string& key : order) {

@@ -20,6 +20,9 @@
 //             the scatter the paired ratio sees. The gate's noise floor is the largest noise
 //             over its cases and metrics: changes below it cannot be told from this machine's
 //             weather today.
+// Warnings: a round whose process failed, a case with status error in some rounds, a noise
+// floor above the threshold, and the environment differences that change timings by
+// themselves (build type, CPU, GPU, driver, threads; compare_env.h) between the two builds.
 #pragma once
 #include <cstdint>
 #include <optional>
