@@ -39,7 +39,9 @@ TEST(CompareCli, SameSamplesExitZeroWithSummaryFirst) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("llmbench compare: 0 regressions, 0 improvements, 3 same (", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("tiny fp32 cpu b2 p16 n3 t2  ttft_ms"), std::string::npos) << r.out;
-  EXPECT_TRUE(r.err.empty()) << r.err;
+  // One run per side: the only stderr line says the verdict is on the threshold alone.
+  EXPECT_EQ(r.err.rfind("warning: one run per side", 0), 0u) << r.err;
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
 }
 
 TEST(CompareCli, RegressionExitsOneAndMarkdownIsAPullRequestComment) {
@@ -83,7 +85,11 @@ TEST(CompareCli, EnvironmentDifferencesGoToStderrOneLineEach) {
   const auto [b, c] = two_dbs(10, info);
   const Result r = run_llmbench("compare " + b.string() + " " + c.string());
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.err,
+  // After the one-run-per-side warning (its own test below), one line per difference.
+  const auto first = r.err.find('\n');
+  ASSERT_NE(first, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.rfind("warning: one run per side", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.substr(first + 1),
             "warning: build_type differs: base 'Release', candidate 'Debug'\n"
             "info: git_commit differs: base 'abc123', candidate 'fff000'\n");
 }
