@@ -335,3 +335,34 @@ TEST(CompareCli, TwoDatabasesWarnThatOneRunPerSideHasNoValidPValue) {
   EXPECT_EQ(old.exit_code, 1);
   EXPECT_EQ(old.err.find("one run per side"), std::string::npos) << old.err;
 }
+
+TEST(CompareCli, SeveralRunsPerSideMakeTheRunTheUnit) {
+  const fs::path d = scratch_dir();
+  const fs::path b = d / "base.db", c = d / "cand.db";
+  fs::remove(b);
+  fs::remove(c);
+  // Four runs per side; the candidate's are 10% slower. Each run contributes one sample (its
+  // median), so the test is 4 runs against 4: the smallest p, 2 / C(8, 4) = 0.0286.
+  for (double t : {10.0, 10.1, 9.9, 10.05}) {
+    add_fake_run(b, fake_run_info(), {timed_case(t, 2)});
+    add_fake_run(c, fake_run_info(), {timed_case(t * 1.1, 2)});
+  }
+  const Result r = run_llmbench("compare " + b.string() + ":all " + c.string() + ":all --format json");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("info: runs as the unit: 4 base and 4 candidate runs"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("one run per side"), std::string::npos) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["settings"]["verdict_rule"], "p < alpha and threshold (one sample per run)");
+  const auto& ttft = doc["cases"][0]["metrics"]["ttft"];
+  EXPECT_EQ(ttft["n_base"], 4);
+  EXPECT_EQ(ttft["n_candidate"], 4);
+  EXPECT_NEAR(ttft["p_value"].get<double>(), 2.0 / 70.0, 1e-12);
+  EXPECT_EQ(ttft["verdict"], "slower");
+  // Three runs against three cannot reach p < 0.05: too few samples, exit 0.
+  const Result three = run_llmbench("compare " + b.string() + ":1,2,3 " + c.string() + ":1,2,3");
+  EXPECT_EQ(three.exit_code, 0) << three.err;
+  EXPECT_NE(three.out.find("too few samples"), std::string::npos) << three.out;
+  EXPECT_EQ(run_llmbench("compare " + b.string() + ":1,x " + c.string()).exit_code, 2);
+  EXPECT_EQ(run_llmbench("compare " + b.string() + ":1,9 " + c.string()).exit_code, 2);
+}

@@ -19,6 +19,7 @@
 #include "tools/report/compare_output.h"
 #include "tools/compare/compare_report.h"
 #include "tools/compare/compare_rounds.h"
+#include "tools/compare/compare_runs.h"
 #include "tools/report/gate_output.h"
 
 namespace llmbench {
@@ -101,10 +102,26 @@ int run_compare(const CompareOptions& o) {
     throw BadInput(std::string("compare: ") + (o.base.empty() ? "base" : "cand") +
                    " is missing: expected BASE CAND databases, or --run BASE_BIN CAND_BIN "
                    "--config PROFILE");
+  // Several runs per side (DB:all, DB:1,2,3): one sample per run, a valid test over runs.
+  // One run on either side: no valid test, the threshold alone (unless told otherwise).
+  auto load_side = [](const std::string& arg, const std::string& what, std::size_t& n_runs) {
+    const std::vector<SideSpec> specs = parse_sides(arg, what);
+    n_runs = specs.size();
+    if (specs.size() == 1) return load_run(specs.front(), what);
+    std::vector<LoadedRun> runs;
+    for (const SideSpec& s : specs) runs.push_back(load_run(s, what));
+    return collapse_runs(runs);
+  };
+  std::size_t n_base = 0, n_cand = 0;
+  const LoadedRun base = load_side(o.base, "BASE", n_base);
+  const LoadedRun cand = load_side(o.cand, "CAND", n_cand);
+  const bool runs_as_unit = n_base > 1 && n_cand > 1;
   CompareSettings two_db = settings;
-  two_db.threshold_only = !o.repetitions_independent;
-  const LoadedRun base = load_run(parse_side(o.base), "BASE");
-  const LoadedRun cand = load_run(parse_side(o.cand), "CAND");
+  two_db.threshold_only = !runs_as_unit && !o.repetitions_independent;
+  two_db.runs_as_unit = runs_as_unit;
+  if (runs_as_unit)
+    fmt::print(stderr, "info: runs as the unit: {} base and {} candidate runs, one sample per run "
+                       "(its median per case and metric)\n", n_base, n_cand);
   const CompareReport report = build_report(base, cand, two_db);
   if (two_db.threshold_only) fmt::print(stderr, "warning: {}\n", one_run_warning(two_db));
   for (const auto& n : report.env)
@@ -122,8 +139,10 @@ void add_compare_command(CLI::App& root, CommandContext& ctx) {
   auto o = std::make_shared<CompareOptions>();
   CLI::App* cmd = root.add_subcommand(
       "compare", "Compare two runs with statistics; exit 1 when a case regresses (CI gate)");
-  cmd->add_option("base", o->base, "Base result database, DB or DB:RUN_ID (default: latest run)");
-  cmd->add_option("cand", o->cand, "Candidate result database, DB or DB:RUN_ID");
+  cmd->add_option("base", o->base,
+                  "Base result database: DB or DB:RUN_ID (default: latest run), or several runs "
+                  "as DB:ID,ID,... or DB:all (one sample per run)");
+  cmd->add_option("cand", o->cand, "Candidate result database, the same forms");
   cmd->add_option("--run", o->run_bins,
                   "Interleaved mode: run BASE_BIN and CAND_BIN (two llmbench binaries) in "
                   "randomised rounds and decide on the per-round paired ratios")

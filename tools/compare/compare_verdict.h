@@ -51,6 +51,9 @@ struct CompareSettings {
   // kMinSamples repetitions per side). `llmbench compare` sets it unless
   // --repetitions-independent is given.
   bool threshold_only = false;
+  // Set when each sample is one run's median (several runs per side, compare_runs.h); only
+  // changes how outputs name the rule.
+  bool runs_as_unit = false;
 };
 
 enum class Verdict { kFaster, kSlower, kSame, kTooFew, kNotApplicable };

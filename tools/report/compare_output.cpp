@@ -140,6 +140,8 @@ nlohmann::ordered_json compare_json(const CompareReport& r) {
                         {"confidence", 1 - r.settings.alpha},
                         {"verdict_rule", r.settings.threshold_only
                                              ? "threshold only (one run per side: no valid p-value)"
+                                         : r.settings.runs_as_unit
+                                             ? "p < alpha and threshold (one sample per run)"
                                              : "p < alpha and threshold (repetitions treated as independent)"}}},
           {"warnings", r.settings.threshold_only ? ordered_json::array({one_run_warning(r.settings)})
                                                  : ordered_json::array()},
