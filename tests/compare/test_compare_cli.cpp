@@ -190,9 +190,12 @@ TEST(ExportGbenchCli, WritesOneIterationRowPerRepetitionWithGoogleBenchmarksFiel
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(slurp(db), before);
   const auto j = nlohmann::json::parse(slurp(out));
-  for (const char* key : {"date", "host_name", "executable", "num_cpus", "mhz_per_cpu",
-                          "cpu_scaling_enabled", "caches", "library_build_type"})
+  for (const char* key : {"date", "host_name", "executable", "library_build_type"})
     EXPECT_TRUE(j["context"].contains(key)) << key;
+  // Machine facts llmbench does not measure are left out, not guessed.
+  for (const char* key : {"num_cpus", "mhz_per_cpu", "cpu_scaling_enabled", "caches", "load_avg"})
+    EXPECT_FALSE(j["context"].contains(key)) << key;
+  EXPECT_TRUE(j["context"]["llmbench"].contains("threads"));
   EXPECT_EQ(j["context"]["library_build_type"], "release");
   // 5 reps x (ttft, tpot, e2e) + 4 reps x (ttft, e2e): TPOT of the n1 case and the failed
   // case have no rows.

@@ -1,4 +1,4 @@
-// The verdict rule of `llmbench compare` (tools/compare_verdict.h) on hand-made samples:
+// The verdict rule of `llmbench compare` (tools/compare/compare_verdict.h) on hand-made samples:
 // direction per metric, the threshold's exact boundaries, significance, too few samples, n/a;
 // and the --metric parser.
 #include <gtest/gtest.h>

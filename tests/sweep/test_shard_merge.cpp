@@ -89,7 +89,7 @@ TEST(Merge, KnowsEveryTableOfTheStore) {
     ++tables;
     const std::string t = q.column_text(0);
     EXPECT_NE(std::find(known.begin(), known.end(), t), known.end())
-        << "merge does not copy table " << t << " (tools/merge.cpp)";
+        << "merge does not copy table " << t << " (tools/store/merge.cpp)";
   }
   EXPECT_GT(tables, 5);
 }

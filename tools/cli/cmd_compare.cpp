@@ -139,6 +139,11 @@ void add_compare_command(CLI::App& root, CommandContext& ctx) {
   auto o = std::make_shared<CompareOptions>();
   CLI::App* cmd = root.add_subcommand(
       "compare", "Compare two runs with statistics; exit 1 when a case regresses (CI gate)");
+  cmd->footer(
+      "Examples:\n  llmbench compare --run base/llmbench head/llmbench --config "
+      "profiles/ci-smoke.toml --rounds 20\n  llmbench compare base.db head.db\n  llmbench "
+      "compare base.db:all head.db:all --metric ttft,tpot --threshold 10\n  llmbench compare "
+      "base.db head.db --format json");
   cmd->add_option("base", o->base,
                   "Base result database: DB or DB:RUN_ID (default: latest run), or several runs "
                   "as DB:ID,ID,... or DB:all (one sample per run)");

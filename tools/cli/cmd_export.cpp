@@ -44,6 +44,7 @@ void add_export_chrome(CLI::App& export_cmd, CommandContext& ctx) {
   auto o = std::make_shared<ChromeOptions>();
   CLI::App* cmd = export_cmd.add_subcommand(
       "chrome", "A run's trace as Chrome trace-event JSON (Perfetto UI, chrome://tracing)");
+  cmd->footer("Examples:\n  llmbench export chrome llmbench.db -o trace.json.gz");
   cmd->add_option("db", o->db, "SQLite database written by llmbench run")->required();
   cmd->add_option("--run", o->run, "run.id to export (default: the latest run with a trace)");
   cmd->add_option("-o,--output", o->out, "Output file (.json, or .json.gz to compress; - for stdout)")
@@ -94,6 +95,7 @@ void add_export_gbench(CLI::App* export_cmd, CommandContext& ctx) {
   auto o = std::make_shared<GbenchOptions>();
   CLI::App* cmd = export_cmd->add_subcommand(
       "gbench", "Per-repetition samples of one run as Google Benchmark JSON (for its compare.py)");
+  cmd->footer("Examples:\n  llmbench export gbench llmbench.db -o results.json\n  llmbench export gbench llmbench.db --run 2 --metric ttft -o -");
   cmd->add_option("db", o->db, "Result database written by llmbench run (opened read-only)")
       ->required();
   cmd->add_option("--run", o->run_id, "Run id (default: the latest run)");
@@ -108,6 +110,7 @@ void add_export_gbench(CLI::App* export_cmd, CommandContext& ctx) {
 void add_export_command(CLI::App& root, CommandContext& ctx) {
   CLI::App* export_cmd =
       root.add_subcommand("export", "Write a database's traces or results in another format");
+  export_cmd->footer("Examples:\n  llmbench export chrome llmbench.db -o trace.json\n  llmbench export gbench llmbench.db -o results.json");
   export_cmd->require_subcommand(1);
   add_export_chrome(*export_cmd, ctx);
   add_export_gbench(export_cmd, ctx);

@@ -89,6 +89,7 @@ void add_export_weights_command(CLI::App& root, CommandContext& ctx) {
   auto opts = std::make_shared<Options>();
   CLI::App* cmd = root.add_subcommand(
       "export-weights", "Write a preset's random weights as config.json + model.safetensors");
+  cmd->footer("Examples:\n  llmbench export-weights --model tiny -o tiny-hf\n  llmbench export-weights --model small --dtype bf16 --seed 3 -o small-bf16");
   cmd->add_option("--model", opts->model, "Model preset (see `llmbench models`)")->required();
   cmd->add_option("--dtype", opts->dtype, "fp32|fp16|bf16 (stored dtype)")->capture_default_str();
   cmd->add_option("--seed", opts->seed, "Seed of the random weights")->capture_default_str();

@@ -89,6 +89,7 @@ void add_format(CLI::App& import_cmd, CommandContext& ctx, const std::string& fo
 void add_import_command(CLI::App& root, CommandContext& ctx) {
   CLI::App* cmd = root.add_subcommand(
       "import", "Add a trace of another tool to a database (see docs/import.md)");
+  cmd->footer("Examples:\n  llmbench import nsys report.sqlite --db traces.db\n  llmbench import chrome trace.json.gz --db traces.db");
   cmd->require_subcommand(1);
   add_format(*cmd, ctx, "nsys", "Import an Nsight Systems SQLite export (nsys export --type sqlite)",
              "The .sqlite file nsys export wrote");

@@ -1,4 +1,4 @@
-// `llmbench merge A.db B.db ... -o ALL.db` (tools/merge.h).
+// `llmbench merge A.db B.db ... -o ALL.db` (tools/store/merge.h).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
@@ -18,6 +18,7 @@ void add_merge_command(CLI::App& root, CommandContext& ctx) {
   auto o = std::make_shared<Options>();
   CLI::App* cmd = root.add_subcommand(
       "merge", "Join result databases (e.g. the shards of a sweep) into one, ids renumbered");
+  cmd->footer("Examples:\n  llmbench merge s1.db s2.db -o all.db\n  llmbench merge nightly/*.db -o history.db --quiet");
   cmd->add_option("inputs", o->inputs, "Databases to merge")->required();
   cmd->add_option("-o,--output", o->output, "The merged database (created, or appended to)")
       ->required();

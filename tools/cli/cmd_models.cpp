@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 
 #include <iostream>
+#include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "engine/config.h"
 #include "tools/cli/commands.h"
@@ -12,19 +14,47 @@ namespace llmbench {
 
 namespace {
 
+// One preset's columns: name, json value, printed text. The table and json read the same list.
+std::vector<std::tuple<std::string, nlohmann::ordered_json, std::string>> model_fields(
+    const ModelConfig& c) {
+  const double params_m = double(c.total_params()) / 1e6;
+  const double fp32_gib = double(c.weight_bytes(DType::kFp32)) / (1 << 30);
+  const double bf16_gib = double(c.weight_bytes(DType::kBf16)) / (1 << 30);
+  return {{"model", c.name, c.name},
+          {"params_m", params_m, fmt::format("{:.1f}", params_m)},
+          {"dim", c.dim, std::to_string(c.dim)},
+          {"layers", c.n_layers, std::to_string(c.n_layers)},
+          {"heads", c.n_heads, std::to_string(c.n_heads)},
+          {"kv_heads", c.n_kv_heads, std::to_string(c.n_kv_heads)},
+          {"ffn", c.ffn_dim, std::to_string(c.ffn_dim)},
+          {"vocab", c.vocab_size, std::to_string(c.vocab_size)},
+          {"context", c.max_seq_len, std::to_string(c.max_seq_len)},
+          {"rope_theta", c.rope_theta, fmt::format("{:g}", c.rope_theta)},
+          {"tied", c.tied_embeddings, c.tied_embeddings ? "yes" : "no"},
+          {"fp32_gib", fp32_gib, fmt::format("{:.3f}", fp32_gib)},
+          {"bf16_gib", bf16_gib, fmt::format("{:.3f}", bf16_gib)}};
+}
+
 int list_models(const std::string& format) {
-  const Row header = {"model", "params_m", "dim", "layers", "heads", "kv_heads", "ffn",
-                      "vocab", "context", "rope_theta", "tied", "fp32_gib", "bf16_gib"};
+  if (format == "json") {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto& c : model_presets()) {
+      nlohmann::ordered_json j;
+      for (const auto& [name, value, text] : model_fields(c)) j[name] = value;
+      out.push_back(j);
+    }
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  Row header;
   std::vector<Row> rows;
   for (const auto& c : model_presets()) {
-    const double p = double(c.total_params());
-    rows.push_back({c.name, fmt::format("{:.1f}", p / 1e6), std::to_string(c.dim),
-                    std::to_string(c.n_layers), std::to_string(c.n_heads),
-                    std::to_string(c.n_kv_heads), std::to_string(c.ffn_dim),
-                    std::to_string(c.vocab_size), std::to_string(c.max_seq_len),
-                    fmt::format("{:g}", c.rope_theta), c.tied_embeddings ? "yes" : "no",
-                    fmt::format("{:.3f}", double(c.weight_bytes(DType::kFp32)) / (1 << 30)),
-                    fmt::format("{:.3f}", double(c.weight_bytes(DType::kBf16)) / (1 << 30))});
+    Row row;
+    for (const auto& [name, value, text] : model_fields(c)) {
+      if (rows.empty()) header.push_back(name);
+      row.push_back(text);
+    }
+    rows.push_back(std::move(row));
   }
   print_rows(std::cout, format, header, rows);
   return 0;
@@ -35,8 +65,10 @@ int list_models(const std::string& format) {
 void add_models_command(CLI::App& root, CommandContext& ctx) {
   auto format = std::make_shared<std::string>("table");
   CLI::App* cmd = root.add_subcommand("models", "List model presets with parameters and bytes");
-  cmd->add_option("--format", *format, "table|md|csv")
-      ->check(CLI::IsMember({"table", "md", "csv"}))
+  cmd->footer("Examples:\n  llmbench models\n  llmbench models --format json");
+  cmd->add_option("--format", *format, "table|md|csv|json")
+      ->type_name("WORD")
+      ->check(CLI::IsMember({"table", "md", "csv", "json"}))
       ->capture_default_str();
   cmd->callback([format, &ctx] { ctx.exit_code = list_models(*format); });
 }

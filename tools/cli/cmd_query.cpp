@@ -70,15 +70,20 @@ std::map<std::string, std::string> parse_params(const std::vector<std::string>& 
   return params;
 }
 
-// A name with a '/' or ending in .sql is a file; anything else names a bundled query.
+// Inline SQL (the argument holds whitespace and is not an existing file: "SELECT ..."), a file
+// (a '/' in it, or ending in .sql), or else the name of a bundled query. All run read-only.
 QuerySource resolve_query(const std::string& query) {
-  const bool is_file = query.find('/') != std::string::npos ||
-                       (query.size() > 4 && query.compare(query.size() - 4, 4, ".sql") == 0);
+  std::error_code ec;
+  const bool ends_sql = query.size() > 4 && query.compare(query.size() - 4, 4, ".sql") == 0;
+  const bool exists = std::filesystem::exists(query, ec);
+  const bool is_inline = !exists && !ends_sql && query.find_first_of(" \t\n") != std::string::npos;
+  const bool is_file = !is_inline && (query.find('/') != std::string::npos || ends_sql || exists);
+  if (is_inline) return {"inline SQL", query, parse_query_header(query, "inline SQL")};
   if (!is_file) {
     const BundledQuery* q = find_bundled_query(query);
     if (!q)
       throw BadInput("unknown query '" + query + "' (bundled: " + bundled_query_names() +
-                     "; or give the path of an .sql file)");
+                     "; or give the path of an .sql file, or inline SQL such as \"SELECT ...\")");
     return {"query '" + q->name + "'", std::string(q->sql), q->header};
   }
   std::ifstream in(query, std::ios::binary);
@@ -113,8 +118,10 @@ void add_query_command(CLI::App& root, CommandContext& ctx) {
   auto o = std::make_shared<QueryOptions>();
   CLI::App* cmd = root.add_subcommand(
       "query", "Run a bundled query (see --list) or an .sql file on a result database");
+  cmd->footer("Examples:\n  llmbench query --list\n  llmbench query llmbench.db case_summary\n  llmbench query llmbench.db top_ops --param phase=\"'decode'\" --format md\n  llmbench query llmbench.db \"SELECT model, batch, ttft_ms_p50 FROM bench_case\"");
   cmd->add_option("db", o->db, "SQLite database written by llmbench run (opened read-only)");
-  cmd->add_option("query", o->query, "A bundled query name or the path of an .sql file");
+  cmd->add_option("query", o->query,
+                  "A bundled query name, the path of an .sql file, or inline SQL (\"SELECT ...\")");
   // One key=value per --param, so that a value never swallows the positional arguments.
   cmd->add_option("--param", o->params, "key=value for the query's :key parameter (repeatable)")
       ->allow_extra_args(false);

@@ -1,5 +1,5 @@
 // `llmbench roofline`: measure the backend's peak bandwidth and GEMM FLOP/s, print them, and
-// cache them as the MBU/MFU denominators of later runs (tools/peaks_cache.h). The backend is
+// cache them as the MBU/MFU denominators of later runs (tools/run/peaks_cache.h). The backend is
 // chosen as `run` chooses it (engine/backend_factory.h): cpu (read bandwidth, OpenBLAS sgemm),
 // or cuda (device-to-device copy bandwidth, cuBLAS GEMM per dtype; engine/cuda_roofline.h).
 #include <CLI/CLI.hpp>
@@ -78,6 +78,7 @@ void add_roofline_command(CLI::App& root, CommandContext& ctx) {
   auto backend = std::make_shared<std::string>("auto");
   auto threads = std::make_shared<int>(0);
   CLI::App* cmd = root.add_subcommand("roofline", "Measure peak bandwidth and FLOP/s");
+  cmd->footer("Examples:\n  llmbench roofline\n  llmbench roofline --threads 1\n  llmbench roofline --backend cuda");
   cmd->add_option("--backend", *backend, "auto|cpu|cuda")->capture_default_str();
   cmd->add_option("--threads", *threads, "CPU threads; 0 = all")
       ->check(CLI::NonNegativeNumber)

@@ -1,5 +1,5 @@
-// `llmbench run` and `llmbench sweep`: the same flags (tools/run_options.h) and the same loop
-// (tools/run_driver.h). `sweep PROFILE` is `run --config PROFILE`.
+// `llmbench run` and `llmbench sweep`: the same flags (tools/run/run_options.h) and the same loop
+// (tools/run/run_driver.h). `sweep PROFILE` is `run --config PROFILE`.
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -32,6 +32,7 @@ void run_with_profile(CLI::App* cmd, RunOptions& opts, CommandContext& ctx) {
 void add_run_command(CLI::App& root, CommandContext& ctx) {
   auto opts = std::make_shared<RunOptions>();
   CLI::App* cmd = root.add_subcommand("run", "Benchmark TTFT, TPOT, throughput, MBU and MFU");
+  cmd->footer("Examples:\n  llmbench run --batch 16 --max-new-tokens 1\n  llmbench run --model tiny,small --batch 1,4,16 --prompt-len 128,512 --format csv\n  llmbench run --model tinyllama-1.1b --dtype fp32,bf16 --max-new-tokens 32 --trace off");
   add_run_flags(cmd, *opts);
   cmd->callback([cmd, opts, &ctx] { run_with_profile(cmd, *opts, ctx); });
 }
@@ -52,6 +53,7 @@ void add_sweep_command(CLI::App& root, CommandContext& ctx) {
   CLI::App* cmd = root.add_subcommand(
       "sweep", "Run a sweep profile (profiles/*.toml, or a bundled name such as quick); "
                "the same as run --config PROFILE");
+  cmd->footer("Examples:\n  llmbench sweep --list\n  llmbench sweep quick\n  llmbench sweep decode-scaling --shard 1/2 --db s1.db");
   add_run_flags(cmd, *opts);
   cmd->remove_option(cmd->get_option("--config"));  // the positional PROFILE is the config
   cmd->add_option("profile", opts->config, "Profile file, or a bundled profile name");

@@ -120,10 +120,18 @@ LoadedRun load_run(const SideSpec& spec, const std::string& what) {
   out.path = spec.path;
   out.run = read_run(*db, spec, what);
 
+  // The run's cases, and those of the other shards of its sweep when shards were merged
+  // (run.run_group, schema version 5): a merged sweep compares as one run.
+  auto has_group = db->prepare("SELECT 1 FROM pragma_table_info('run') WHERE name = 'run_group'");
+  const std::string runs =
+      has_group.step()
+          ? "(SELECT id FROM run WHERE COALESCE(run_group, id) ="
+            " (SELECT COALESCE(run_group, id) FROM run WHERE id = ?1))"
+          : "(?1)";
   std::map<std::int64_t, std::size_t> index;  // case id -> position in out.cases
   auto cases = db->prepare(
       "SELECT id, model, dtype, backend, batch, prompt_len, max_new_tokens, threads, variants,"
-      " status, error FROM bench_case WHERE run_id = ? ORDER BY id");
+      " status, error FROM bench_case WHERE run_id IN " + runs + " ORDER BY id");
   cases.bind(1, out.run.id);
   while (cases.step()) {
     CaseSamples c;
@@ -148,7 +156,7 @@ LoadedRun load_run(const SideSpec& spec, const std::string& what) {
       "SELECT s.case_id, s.ttft_ns, s.e2e_ns,"
       " (SELECT avg(st.decode_ns) FROM bench_step st WHERE st.sample_id = s.id)"
       " FROM bench_sample s JOIN bench_case c ON c.id = s.case_id"
-      " WHERE c.run_id = ? ORDER BY s.case_id, s.rep");
+      " WHERE c.run_id IN " + runs + " ORDER BY s.case_id, s.rep");
   samples.bind(1, out.run.id);
   while (samples.step()) {
     CaseSamples& c = out.cases[index.at(samples.column_int(0))];

@@ -26,7 +26,12 @@ std::vector<SideSpec> parse_sides(const std::string& arg, const std::string& wha
       throw BadInput(what + ": " + e.what());
     }
     std::vector<SideSpec> out;
-    auto st = db->prepare("SELECT id FROM run ORDER BY id");
+    // The shards of one merged sweep (run.run_group, schema 5) load as one run: list each
+    // group once, by its first run.
+    auto has_group = db->prepare("SELECT 1 FROM pragma_table_info('run') WHERE name = 'run_group'");
+    auto st = db->prepare(has_group.step()
+                              ? "SELECT min(id) FROM run GROUP BY COALESCE(run_group, id) ORDER BY 1"
+                              : "SELECT id FROM run ORDER BY id");
     while (st.step()) out.push_back({path, st.column_int(0)});
     if (out.empty()) throw BadInput(what + " '" + path + "' has no runs");
     return out;

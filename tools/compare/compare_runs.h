@@ -11,7 +11,7 @@
 
 namespace llmbench {
 
-// "x.db:all" -> every run of x.db in id order; "x.db:1,2,5" -> those runs; anything else is
+// "x.db:all" -> every run of x.db in id order (the shards of a merged sweep once); "x.db:1,2,5" -> those runs; anything else is
 // parse_side's single run. Throws BadInput (naming `what`) for a missing file or run.
 std::vector<SideSpec> parse_sides(const std::string& arg, const std::string& what);
 

@@ -5,28 +5,10 @@
 #include <cmath>
 #include <string>
 
+#include "engine/stats.h"
 #include "kernels/common/error.h"
 
 namespace llmbench {
-
-double percentile_sorted(const std::vector<double>& sorted, double p) {
-  // numpy's "linear" method: rank p/100 * (n - 1), interpolated between its neighbours.
-  const double rank = p / 100.0 * double(sorted.size() - 1);
-  const std::size_t lo = std::size_t(std::floor(rank));
-  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - double(lo));
-}
-
-double sample_stdev(const std::vector<double>& values) {
-  // Two passes: the one-pass sum-of-squares formula loses precision on large, close values
-  // (ns timestamps).
-  double mean = 0;
-  for (double v : values) mean += v;
-  mean /= double(values.size());
-  double ss = 0;
-  for (double v : values) ss += (v - mean) * (v - mean);
-  return std::sqrt(ss / double(values.size() - 1));
-}
 
 namespace {
 
@@ -110,7 +92,7 @@ void percentile_final(sqlite3_context* ctx) { percentile_final_at(ctx, -1); }
 void stdev_final(sqlite3_context* ctx) {
   Samples* s = take_samples(ctx);
   if (s && s->values.size() >= 2)
-    sqlite3_result_double(ctx, sample_stdev(s->values));
+    sqlite3_result_double(ctx, stdev(s->values));
   else
     sqlite3_result_null(ctx);
   delete s;

@@ -14,11 +14,7 @@ namespace llmbench {
 
 // Registers median, percentile and stdev on `db` (for this connection only). Throws Error.
 void register_sql_functions(sqlite3* db);
-
-// The arithmetic behind the SQL functions, exposed for tests. `sorted` must be ascending and
-// non-empty; p in [0, 100].
-double percentile_sorted(const std::vector<double>& sorted, double p);
-// `values` needs at least two elements.
-double sample_stdev(const std::vector<double>& values);
+// The arithmetic is engine/stats.h's (percentile_sorted, stdev): one definition for `run`'s
+// summaries and the SQL functions.
 
 }  // namespace llmbench

@@ -1,6 +1,7 @@
-// The field list of `llmbench run` results: one row per case, the same fields in every format.
-// Not-applicable values (TPOT and MBU when max_new_tokens = 1) print as "n/a" in table and md,
-// as an empty cell in csv, and as null in json, never as 0.
+// The printed forms of `llmbench run` results, all read from the field list
+// (tools/store/result_fields.h): table and md (the compact view, with n and p10-p90 spreads),
+// csv (every field, full precision, empty cells for not-applicable), json (the run, the peaks
+// and every case) and jsonl (one case per line, written as each case ends).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -9,20 +10,34 @@
 
 #include "engine/bench_case.h"
 #include "tools/report/printers.h"
+#include "tools/store/result_fields.h"
+#include "tools/store/run_info.h"
 
 namespace llmbench {
 
-Row result_header();
-// `na` is the text of a not-applicable value.
-Row result_row(const CaseResult& r, const std::string& na);
+// Header and rows of the table/md view, or of csv (`csv` true).
+Row result_header(bool csv);
+Row result_row(const CaseResult& r, bool csv);
 
-// A case in full: spec, status, metrics, raw per-repetition samples, prompt and generated ids.
-nlohmann::json case_json(const CaseResult& r);
+// A case in full: every field (csv's set), the raw per-repetition samples, the trace summary,
+// the prompt and generated ids. `run_id` > 0 is added (jsonl lines are self-contained).
+nlohmann::ordered_json case_json(const CaseResult& r, std::int64_t run_id = 0);
 
-// Prints results in `format` (table|md|csv|json); json wraps the cases with the peaks used,
-// plus `extra`'s keys (e.g. the SLO report) when it is an object.
+// The run's row as json: id, start time, command line, commit, build, host, CPU/GPU, threads.
+nlohmann::ordered_json run_json(std::int64_t run_id, const RunInfo& info);
+
+// Warnings the numbers need next to them: a p99 backed by fewer than kMinSamplesForP99
+// samples (TPOT's in every table; TTFT's when the SLO report uses it), the host-nosync timer.
+// One line each, without a prefix.
+inline constexpr int kMinSamplesForP99 = 20;
+std::vector<std::string> result_warnings(const std::vector<CaseResult>& results, bool slo_used);
+
+// Prints results in `format` (table|md|csv|json; jsonl prints nothing here: its lines are
+// written as cases end). json wraps the cases with `run` (run_json) and the peaks, plus
+// `extra`'s keys (e.g. the SLO report) when it is an object.
 void print_results(std::ostream& out, const std::string& format,
                    const std::vector<CaseResult>& results, const Peaks& peaks,
+                   const nlohmann::ordered_json& run = nullptr,
                    const nlohmann::json& extra = nullptr);
 
 }  // namespace llmbench

@@ -45,9 +45,9 @@ std::vector<SloGroup> slo_groups(const std::vector<CaseResult>& results, const S
 }
 
 Row slo_header() {
-  return {"model", "dtype", "backend", "prompt", "gen", "variants", "slo_ttft_p99_ms",
-          "slo_tpot_p99_ms",
-          "max_batch", "ttft_p99_ms", "tpot_p99_ms", "throughput_tok_s"};
+  return {"model", "dtype", "backend", "prompt_len", "max_new_tokens", "variants",
+          "slo_ttft_ms_p99", "slo_tpot_ms_p99", "max_batch", "n", "ttft_ms_p99", "tpot_ms_p99",
+          "throughput_tok_s"};
 }
 
 std::vector<Row> slo_rows(const std::vector<SloGroup>& groups, const SloLimits& limits,
@@ -61,10 +61,11 @@ std::vector<Row> slo_rows(const std::vector<SloGroup>& groups, const SloLimits& 
             s.variants.describe().empty() ? "default" : s.variants.describe(),
             limit(limits.ttft_p99_ms), limit(limits.tpot_p99_ms)};
     if (!g.best) {
-      row.insert(row.end(), {"none", na, na, na});
+      row.insert(row.end(), {"none", na, na, na, na});
     } else {
       const CaseMetrics& m = g.best->metrics;
       row.push_back(std::to_string(g.best->spec.batch));
+      row.push_back(std::to_string(m.repetitions));
       row.push_back(fmt::format("{:.2f}", m.ttft_ms_p99));
       row.push_back(m.tpot_ms_p99 ? fmt::format("{:.2f}", *m.tpot_ms_p99) : na);
       row.push_back(fmt::format("{:.1f}", m.throughput_tok_s));
@@ -83,14 +84,15 @@ nlohmann::json slo_json(const std::vector<SloGroup>& groups, const SloLimits& li
     json j = {{"model", s.model}, {"dtype", dtype_name(s.dtype)}, {"backend", s.backend},
               {"prompt_len", s.prompt_len}, {"max_new_tokens", s.max_new_tokens},
               {"variants", variants_json(s.variants)},
-              {"slo_ttft_p99_ms", opt(limits.ttft_p99_ms)},
-              {"slo_tpot_p99_ms", opt(limits.tpot_p99_ms)},
+              {"slo_ttft_ms_p99", opt(limits.ttft_p99_ms)},
+              {"slo_tpot_ms_p99", opt(limits.tpot_p99_ms)},
               {"batches_tested", g.batches_tested}};
     if (g.best) {
       const CaseMetrics& m = g.best->metrics;
       j["max_batch"] = g.best->spec.batch;
-      j["ttft_p99_ms"] = m.ttft_ms_p99;
-      j["tpot_p99_ms"] = opt(m.tpot_ms_p99);
+      j["n"] = m.repetitions;
+      j["ttft_ms_p99"] = m.ttft_ms_p99;
+      j["tpot_ms_p99"] = opt(m.tpot_ms_p99);
       j["throughput_tok_s"] = m.throughput_tok_s;
     } else {
       j["max_batch"] = nullptr;

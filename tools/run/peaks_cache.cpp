@@ -3,6 +3,8 @@
 
 #include <fmt/core.h>
 
+#include <chrono>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -90,9 +92,17 @@ MeasuredPeaks cpu_peaks(int threads, bool quiet) {
     return m;
   }
   if (!quiet)
-    fmt::print(stderr, "measuring peaks for {} (first use; `llmbench roofline` re-measures)...\n",
+    fmt::print(stderr,
+               "measuring the roofline for {} (first run at this thread count: 15 reads of a "
+               "1 GiB buffer and 15 sgemm 2048^3, usually 5-15 s; cached for later runs, "
+               "`llmbench roofline` re-measures)...\n",
                key);
+  const auto t0 = std::chrono::steady_clock::now();
   const RooflineResult r = measure_and_cache_roofline(key);
+  if (!quiet)
+    fmt::print(stderr, "roofline measured in {:.1f} s: {:.1f} GB/s read, {:.3f} TFLOP/s sgemm\n",
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+               r.read_gbps_best, r.sgemm_tflops_best);
   m.bandwidth_gbps = r.read_gbps_best;
   m.tflops = r.sgemm_tflops_best;
   m.origin = "measured now by the roofline (cached in " + roofline_cache_path() + ")";

@@ -1,7 +1,7 @@
 // Sweep profiles: TOML files whose keys are the long flag names of `llmbench run`
 // (`batch = [1, 4, 16]`, `model = "tiny"`, `trace = "off"`, `distinct-prompts = true`), so
 // whatever a flag does a key does. `description = "..."` is the one key that is not a flag.
-// This file reads and type-checks a profile; tools/run_options.cpp applies its entries to the
+// This file reads and type-checks a profile; tools/run/run_options.cpp applies its entries to the
 // run's flags (command-line flags win) and attributes later range errors to file:line.
 #pragma once
 #include <string>

@@ -54,8 +54,8 @@ std::unique_ptr<Model> build_model(const CaseSpec& spec, Backend& backend, Progr
 
 std::string outcome_text(const CaseResult& r) {
   if (r.status != "ok") return "error: " + r.error;
-  return fmt::format("TTFT {:.2f} ms, e2e {:.2f} ms", r.metrics.ttft_ms_median,
-                     r.metrics.e2e_ms_median);
+  return fmt::format("TTFT {:.2f} ms, e2e {:.2f} ms", r.metrics.ttft_ms_p50,
+                     r.metrics.e2e_ms_p50);
 }
 
 void notice(const RunOptions& opts, const std::string& line) {
@@ -130,6 +130,7 @@ int run_benchmarks(const RunOptions& opts, const AppliedProfile* profile,
     info.n_cases = int(keys.size());
     info.profile = profile ? profile->profile.source : "";
     info.shard = plan.shard;
+    info.sweep_key = plan.sweep_key;
     run_id = store.begin_run(info);
   }
   // cuda: copy bandwidth and the cuBLAS GEMM peak of the first case's dtype
@@ -170,6 +171,8 @@ int run_benchmarks(const RunOptions& opts, const AppliedProfile* profile,
       ++failed;
     }
     store.add_case(run_id, result, plan.case_index[i]);  // committed before the next starts
+    if (opts.format == "jsonl")  // one line per case as it ends: a killed sweep leaves whole lines
+      std::cout << case_json(result, run_id).dump() << std::endl;
     progress.finish_case(outcome_text(result));
     results.push_back(std::move(result));
     interrupted = interrupt_requested();
@@ -183,8 +186,9 @@ int run_benchmarks(const RunOptions& opts, const AppliedProfile* profile,
     groups = slo_groups(results, limits);
     extra = {{"slo", slo_json(groups, limits)}};
   }
-  print_results(std::cout, opts.format, results, peaks, extra);
-  if (limits.any() && opts.format != "json") {
+  print_results(std::cout, opts.format, results, peaks, run_json(run_id, store.run_info(run_id)),
+                extra);
+  if (limits.any() && opts.format != "json" && opts.format != "jsonl") {
     std::cout << (opts.format == "csv" ? "\n" : "\nSLO: largest batch meeting the limits\n");
     print_rows(std::cout, opts.format, slo_header(),
                slo_rows(groups, limits, opts.format == "csv" ? "" : "n/a"));

@@ -8,62 +8,105 @@
 namespace llmbench {
 
 void add_run_flags(CLI::App* cmd, RunOptions& o) {
-  cmd->add_option("--config", o.config,
-                  "Sweep profile (TOML; keys are these flags' long names): a file or a bundled "
-                  "profile name; flags on the command line override it");
-  cmd->add_option("--model", o.model, "Model preset(s) or checkpoint dir(s), comma-separated")
-      ->capture_default_str();
-  cmd->add_option("--backend", o.backend, "auto|cpu|cuda")->capture_default_str();
-  cmd->add_option("--dtype", o.dtype, "fp32|fp16|bf16 (list)")->capture_default_str();
-  cmd->add_option("--batch", o.batch, "Batch size(s), e.g. 1,4,16")->capture_default_str();
-  cmd->add_option("--prompt-len", o.prompt_len, "Prompt length(s) in tokens")->capture_default_str();
-  cmd->add_option("--prompt-ids", o.prompt_ids,
-                  "Explicit prompt token ids for every sequence: 1,2,3 or @FILE");
+  // Types in --help: LIST is comma-separated values (the run covers their cartesian product),
+  // INT and FLOAT single values; ranges are checked when the plan is made (make_plan) with an
+  // error naming the flag, so profiles get the same checks as the command line.
+  const std::string cases = "Cases (LIST flags: the run covers their cartesian product)";
+  cmd->add_option("--model", o.model, "Model preset(s) or checkpoint dir(s)")
+      ->type_name("LIST")->capture_default_str()->group(cases);
+  cmd->add_option("--backend", o.backend, "auto|cpu|cuda")
+      ->type_name("WORD")->capture_default_str()->group(cases);
+  cmd->add_option("--dtype", o.dtype, "fp32|fp16|bf16")
+      ->type_name("LIST")->capture_default_str()->group(cases);
+  cmd->add_option("--batch", o.batch, "Sequences per case, each >= 1, e.g. 1,4,16")
+      ->type_name("LIST")->capture_default_str()->group(cases);
+  cmd->add_option("--prompt-len", o.prompt_len, "Prompt tokens, each >= 1 (and within the "
+                  "model's context with the new tokens)")
+      ->type_name("LIST")->capture_default_str()->group(cases);
   cmd->add_option("--max-new-tokens", o.max_new_tokens,
-                  "Generated tokens per sequence (list); 1 = prefill only")->capture_default_str();
-  cmd->add_option("--warmup", o.warmup, "Unmeasured repetitions per case")->capture_default_str();
-  cmd->add_option("--repeat", o.repeat, "Measured repetitions per case")->capture_default_str();
-  cmd->add_option("--threads", o.threads, "CPU threads (OpenMP and OpenBLAS); default: all");
-  cmd->add_option("--seed", o.seed, "Seed of weights and synthetic prompts")->capture_default_str();
+                  "Generated tokens per sequence, each >= 1; 1 = prefill only")
+      ->type_name("LIST")->capture_default_str()->group(cases);
+  cmd->add_option("--prompt-ids", o.prompt_ids,
+                  "Explicit prompt token ids for every sequence: 1,2,3 or @FILE")
+      ->type_name("IDS")->group(cases);
   cmd->add_flag("--distinct-prompts", o.distinct_prompts,
-                "Give each sequence its own prompt (default: the same prompt for all)");
-  cmd->add_option("--db", o.db, "SQLite database results are appended to")->capture_default_str();
-  cmd->add_option("--format", o.format, "table|md|csv|json")->capture_default_str();
-  cmd->add_option("--peak-bw-gbps", o.peak_bw_gbps, "Override the MBU bandwidth peak (GB/s)");
-  cmd->add_option("--peak-tflops", o.peak_tflops, "Override the MFU FLOP/s peak (TFLOP/s)");
+                "Give each sequence its own prompt (default: the same prompt for all)")
+      ->group(cases);
+  cmd->add_option("--seed", o.seed, "Seed of weights and synthetic prompts, in [0, 2^31)")
+      ->type_name("INT")->capture_default_str()->group(cases);
+
+  const std::string measure = "Measurement";
+  cmd->add_option("--warmup", o.warmup, "Unmeasured repetitions per case, >= 0")
+      ->type_name("INT")->capture_default_str()->group(measure);
+  cmd->add_option("--repeat", o.repeat, "Measured repetitions per case, >= 1 (20+ for a p99)")
+      ->type_name("INT")->capture_default_str()->group(measure);
+  cmd->add_option("--threads", o.threads,
+                  "CPU threads (OpenMP and OpenBLAS), in [1, 4096]; 0 or absent: all")
+      ->type_name("INT")->group(measure);
   cmd->add_option("--trace", o.trace,
                   "off|steps|ops: trace one extra repetition per case into the database")
-      ->capture_default_str();
-  cmd->add_flag("--quiet", o.quiet, "No progress or notices on stderr");
-  cmd->add_flag("--sync-check", o.sync_check,
-                "CUDA: synchronise and check after every op (blames async faults on the op)");
-  cmd->add_flag("--profile-range", o.profile_range,
-                "Wrap measured repetitions in cudaProfilerStart/Stop (nsys --capture-range)");
-  cmd->add_option("--qkv", o.qkv,
-                  "fused|permute (list): permute copies q, k, v into head-major layout")
-      ->capture_default_str();
-  cmd->add_option("--kv-cache", o.kv_cache,
-                  "prealloc|concat|paged|paged-gather (list): how the KV cache is kept")
-      ->capture_default_str();
-  cmd->add_option("--kv-cache-block", o.kv_cache_block, "Tokens per block of the paged KV caches")
-      ->capture_default_str();
-  cmd->add_option("--logits", o.logits,
-                  "device|last|all (list): argmax on the device, or logits copied to the host")
-      ->capture_default_str();
+      ->type_name("WORD")->capture_default_str()->group(measure);
+  cmd->add_option("--peak-bw-gbps", o.peak_bw_gbps,
+                  "Override the MBU bandwidth peak (GB/s, finite, > 0)")
+      ->type_name("FLOAT")->group(measure);
+  cmd->add_option("--peak-tflops", o.peak_tflops,
+                  "Override the MFU FLOP/s peak (TFLOP/s, finite, > 0)")
+      ->type_name("FLOAT")->group(measure);
+
+  const std::string output = "Output";
+  cmd->add_option("--db", o.db, "SQLite database results are appended to")
+      ->type_name("PATH")->capture_default_str()->group(output);
+  cmd->add_option("--format", o.format,
+                  "table|md|csv|json|jsonl (jsonl: one case per line, as each case ends)")
+      ->type_name("WORD")->capture_default_str()->group(output);
+  cmd->add_flag("--quiet", o.quiet, "No progress or notices on stderr")->group(output);
+
+  const std::string variants = "Engine variants (LIST flags, docs/variants.md)";
   cmd->add_option("--variants", o.variant_sets,
-                  "fast|naive (list): named sets of --qkv/--kv-cache/--logits; naive = permute, "
-                  "concat, all");
+                  "fast|naive: named sets of --qkv/--kv-cache/--logits; naive = permute, "
+                  "concat, all (not combined with those flags)")
+      ->type_name("LIST")->group(variants);
+  cmd->add_option("--qkv", o.qkv, "fused|permute: permute copies q, k, v into head-major layout")
+      ->type_name("LIST")->capture_default_str()->group(variants);
+  cmd->add_option("--kv-cache", o.kv_cache,
+                  "prealloc|concat|paged|paged-gather: how the KV cache is kept")
+      ->type_name("LIST")->capture_default_str()->group(variants);
+  cmd->add_option("--kv-cache-block", o.kv_cache_block,
+                  "Tokens per block of the paged KV caches, in [1, 65536]")
+      ->type_name("INT")->capture_default_str()->group(variants);
+  cmd->add_option("--logits", o.logits,
+                  "device|last|all: argmax on the device, or logits copied to the host")
+      ->type_name("LIST")->capture_default_str()->group(variants);
   cmd->add_option("--timer", o.timer,
-                  "device|host-nosync (list): how traced ops are timed; host-nosync is the "
-                  "naive way, wrong on purpose (diagnostic)")
-      ->capture_default_str();
+                  "device|host-nosync: how traced ops are timed; host-nosync is the naive way, "
+                  "wrong on purpose (diagnostic)")
+      ->type_name("LIST")->capture_default_str()->group(variants);
+
+  const std::string cuda = "CUDA only";
+  cmd->add_flag("--sync-check", o.sync_check,
+                "Synchronise and check after every op (blames async faults on the op)")
+      ->group(cuda);
+  cmd->add_flag("--profile-range", o.profile_range,
+                "Wrap measured repetitions in cudaProfilerStart/Stop (nsys --capture-range)")
+      ->group(cuda);
+
+  const std::string sweeps = "Sweeps";
+  cmd->add_option("--config", o.config,
+                  "Sweep profile (TOML; keys are these flags' long names): a file or a bundled "
+                  "profile name; flags on the command line override it")
+      ->type_name("PROFILE")->group(sweeps);
   cmd->add_flag("--resume", o.resume,
-                "Continue the latest run of the same cases in --db, skipping stored cases");
-  cmd->add_option("--shard", o.shard, "Run shard K of N (K/N, 1-based): every case i with i % N = K-1");
+                "Continue the latest run of the same cases in --db, skipping stored cases")
+      ->group(sweeps);
+  cmd->add_option("--shard", o.shard,
+                  "Run shard K of N (1 <= K <= N): every case i with i % N = K-1")
+      ->type_name("K/N")->group(sweeps);
   cmd->add_option("--slo-ttft-p99-ms", o.slo_ttft_p99_ms,
-                  "SLO: p99 TTFT limit (ms); reports the largest batch meeting the SLO");
+                  "SLO: p99 TTFT limit (ms, > 0); reports the largest batch meeting the SLO")
+      ->type_name("FLOAT")->group(sweeps);
   cmd->add_option("--slo-tpot-p99-ms", o.slo_tpot_p99_ms,
-                  "SLO: p99 TPOT limit (ms); reports the largest batch meeting the SLO");
+                  "SLO: p99 TPOT limit (ms, > 0); reports the largest batch meeting the SLO")
+      ->type_name("FLOAT")->group(sweeps);
 }
 
 namespace {

@@ -12,6 +12,7 @@
 #include "kernels/common/error.h"
 #include "engine/hf_checkpoint.h"
 #include "tools/run/flag_values.h"
+#include "tools/store/case_key.h"
 #include "tools/report/printers.h"
 
 namespace llmbench {
@@ -182,11 +183,11 @@ RunPlan make_plan(const RunOptions& o) {
   }
   const int warmup = parse_int("--warmup", o.warmup, 0, 1000000);
   const int repeat = parse_int("--repeat", o.repeat, 1, 1000000);
-  const int threads_flag = o.threads.empty() ? 0 : parse_int("--threads", o.threads, 1, 4096);
+  const int threads_flag = o.threads.empty() ? 0 : parse_int("--threads", o.threads, 0, 4096);
   plan.threads = threads_flag > 0 ? threads_flag : omp_get_max_threads();
   const auto seed = std::uint64_t(parse_int("--seed", o.seed, 0, INT_MAX));
-  if (!is_output_format(o.format))
-    throw BadInput("--format: expected table, md, csv or json, got '" + o.format + "'");
+  if (!is_output_format(o.format) && o.format != "jsonl")
+    throw BadInput("--format: expected table, md, csv, json or jsonl, got '" + o.format + "'");
   if (o.peak_bw_gbps && !(*o.peak_bw_gbps > 0))
     throw BadInput("--peak-bw-gbps: expected a positive number");
   if (o.peak_tflops && !(*o.peak_tflops > 0))
@@ -256,6 +257,9 @@ RunPlan make_plan(const RunOptions& o) {
               plan.cases.push_back(s);
             }
   }
+  std::vector<std::string> all_keys;
+  for (const CaseSpec& s : plan.cases) all_keys.push_back(case_key(s));
+  plan.sweep_key = plan_key(all_keys, "");
   // Sharding: a deterministic 1/N of the plan, by index, so N shards cover it exactly once.
   std::vector<CaseSpec> mine;
   for (std::size_t i = 0; i < plan.cases.size(); ++i)

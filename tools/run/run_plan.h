@@ -31,7 +31,7 @@ struct RunOptions {
   bool quiet = false;
   bool sync_check = false;     // CUDA: synchronise and check after every op
   bool profile_range = false;  // bracket measured repetitions with cudaProfilerStart/Stop
-  // Sweeps (tools/run_driver.h): the profile applied, resuming, sharding, SLO limits.
+  // Sweeps (tools/run/run_driver.h): the profile applied, resuming, sharding, SLO limits.
   std::string config;          // --config / the sweep PROFILE ("" if none)
   bool resume = false;         // continue the latest run of the same plan in --db
   std::string shard;           // "K/N": run the cases whose plan index i has i % N == K - 1
@@ -53,6 +53,7 @@ struct RunPlan {
   std::vector<CaseSpec> cases;
   std::vector<int> case_index;  // each case's place in the unsharded plan
   std::string shard;            // "K/N" as given, "" when not sharded
+  std::string sweep_key;        // plan key of the unsharded plan (equal across its shards)
   std::string backend;          // resolved: "cpu" or "cuda"
   std::string backend_notice;   // why auto chose what it chose, when worth saying
   int threads = 0;              // resolved

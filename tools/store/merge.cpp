@@ -171,6 +171,11 @@ std::vector<MergedInput> merge_databases(const std::vector<std::string>& inputs,
         merged.push_back(merge_one(db, in));
         db.exec("DETACH DATABASE src");
       }
+      // Shards of one sweep (equal sweep_key) become one run group: queries and compare read
+      // them as one run.
+      db.exec("UPDATE run SET run_group = (SELECT MIN(g.id) FROM run AS g"
+              " WHERE g.sweep_key = run.sweep_key AND COALESCE(g.shard, '') <> '')"
+              " WHERE sweep_key IS NOT NULL AND COALESCE(shard, '') <> ''");
       db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
       db.exec("PRAGMA journal_mode=DELETE");
     }

@@ -19,11 +19,12 @@ struct RunInfo {
   std::string driver;          // GPU driver version, "" on CPU
   int threads = 0;
   Peaks peaks;
-  // The plan the run executes (tools/case_key.h): what `--resume` matches on.
+  // The plan the run executes (tools/store/case_key.h): what `--resume` matches on.
   std::string plan_key;
   int n_cases = 0;
   std::string profile;  // the --config / sweep profile, "" if none
   std::string shard;    // "K/N", "" when not sharded
+  std::string sweep_key;  // plan key of the unsharded plan: equal for every shard of a sweep
 };
 
 // Fills everything but command_line, threads and peaks.

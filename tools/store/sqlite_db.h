@@ -73,6 +73,7 @@ class Stmt {
   int column_type(int i) const { return sqlite3_column_type(stmt_, i); }
   std::int64_t column_int(int i) const { return sqlite3_column_int64(stmt_, i); }
   double column_double(int i) const { return sqlite3_column_double(stmt_, i); }
+  bool column_is_null(int i) const { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
   std::string column_text(int i) const;
 
  private:

@@ -7,6 +7,8 @@
 
 #include "kernels/common/error.h"
 #include "tools/store/case_key.h"
+#include "tools/store/event_writer.h"
+#include "tools/store/result_fields.h"
 #include "tools/store/variants_json.h"
 
 namespace llmbench {
@@ -251,39 +253,97 @@ std::string rows_json(const std::vector<std::int32_t>& flat, int batch) {
 
 }  // namespace
 
+namespace {
+
+// Tables llmbench creates. A database at user_version 0 that already holds one of them
+// belongs to another program: it is refused before anything is written to it.
+constexpr const char* kOwnTables[] = {"run", "bench_case", "bench_sample", "bench_step",
+                                      "process", "thread", "track", "event", "arg", "flow",
+                                      "import", "counter"};
+
+// Version 5: one name per metric, with its statistic and unit (tools/store/result_fields.h):
+// the medians are renamed, and every bench_case column of the field list that is missing is
+// added (ttft_ms_p10, ttft_ms_mean, tpot_ms_p10, e2e_ms_p90, ...). Future fields need only a
+// field-list entry and a new version that runs add_missing_result_columns again.
+// Shards of one sweep share sweep_key (the plan key of the unsharded plan); `merge` gives the
+// shards of one sweep one run_group (the smallest of their run ids), and queries and compare
+// read a run group as one run. NULL run_group: the run is its own group.
+constexpr const char* kSchemaV5 = R"sql(
+ALTER TABLE bench_case RENAME COLUMN ttft_ms TO ttft_ms_p50;
+ALTER TABLE bench_case RENAME COLUMN e2e_ms TO e2e_ms_p50;
+ALTER TABLE run ADD COLUMN sweep_key TEXT;         -- plan key of the whole (unsharded) sweep
+ALTER TABLE run ADD COLUMN run_group INTEGER;      -- merged shards: the group's first run id
+)sql";
+
+void add_missing_result_columns(Db& db) {
+  std::set<std::string> have;
+  auto cols = db.prepare("SELECT name FROM pragma_table_info('bench_case')");
+  while (cols.step()) have.insert(cols.column_text(0));
+  for (const ResultField& f : result_fields()) {
+    if (!(f.outputs & kDb) || have.count(std::string(f.name))) continue;
+    db.exec("ALTER TABLE bench_case ADD COLUMN " + std::string(f.name) + " " +
+            std::string(sql_type(f.type)));
+  }
+}
+
+}  // namespace
+
+void create_schema_version(Db& db, int version) {
+  LLMBENCH_CHECK(version >= 1 && version <= kSchemaVersion, "no such schema version");
+  transaction(db, [&] {
+    db.exec(kSchemaV1);
+    if (version >= 2) db.exec(kSchemaV2);
+    if (version >= 3) db.exec(kSchemaV3);
+    if (version >= 4) db.exec(kSchemaV4);
+    if (version >= 5) {
+      db.exec(kSchemaV5);
+      add_missing_result_columns(db);
+    }
+    db.exec("PRAGMA user_version = " + std::to_string(version));
+  });
+}
+
 ResultStore::ResultStore(const std::string& path) : db_(path, /*create=*/true) {
-  const int version = db_.user_version();
+  // Schema creation and migration are one exclusive transaction (BEGIN IMMEDIATE waits on the
+  // busy timeout for a concurrent writer), and the version is read again inside it: of two
+  // processes opening a new database together, one creates the schema and the other finds it
+  // done. Nothing is written before the database is recognised as llmbench's (or empty).
+  const auto foreign = [&](int version) {
+    if (version != 0) return false;
+    for (const char* t : kOwnTables)
+      if (db_.prepare("SELECT 1 FROM sqlite_master WHERE name = '" + std::string(t) + "'").step())
+        return true;
+    return false;
+  };
+  int version = db_.user_version();
   if (version > kSchemaVersion)
     throw BadInput("database '" + path + "' has schema version " + std::to_string(version) +
                    "; this llmbench understands up to " + std::to_string(kSchemaVersion));
+  if (foreign(version))
+    throw BadInput("database '" + path + "' is not an llmbench database (it has tables named "
+                   "like llmbench's but schema version 0); use another --db");
+  if (version < kSchemaVersion) {
+    transaction(db_, [&] {
+      version = db_.user_version();
+      if (foreign(version))
+        throw BadInput("database '" + path + "' is not an llmbench database; use another --db");
+      // Migrations, oldest first.
+      if (version < 1) db_.exec(kSchemaV1);
+      if (version < 2) db_.exec(kSchemaV2);
+      if (version < 3) db_.exec(kSchemaV3);
+      if (version < 4) db_.exec(kSchemaV4);
+      if (version < 5) {
+        db_.exec(kSchemaV5);
+        add_missing_result_columns(db_);
+      }
+      db_.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
+    });
+  }
+  // WAL is set after the schema: a foreign or newer database is never switched. journal_mode
+  // is persistent, so only the first opener changes it; the others see "wal" already.
   db_.exec("PRAGMA journal_mode=WAL");
   db_.exec("PRAGMA synchronous=NORMAL");
   db_.exec("PRAGMA foreign_keys=ON");
-  // Migrations, oldest first; each in its own transaction.
-  if (version < 1) {
-    transaction(db_, [&] {
-      db_.exec(kSchemaV1);
-      db_.exec("PRAGMA user_version = 1");
-    });
-  }
-  if (version < 2) {
-    transaction(db_, [&] {
-      db_.exec(kSchemaV2);
-      db_.exec("PRAGMA user_version = 2");
-    });
-  }
-  if (version < 3) {
-    transaction(db_, [&] {
-      db_.exec(kSchemaV3);
-      db_.exec("PRAGMA user_version = 3");
-    });
-  }
-  if (version < 4) {
-    transaction(db_, [&] {
-      db_.exec(kSchemaV4);
-      db_.exec("PRAGMA user_version = 4");
-    });
-  }
 }
 
 std::int64_t ResultStore::begin_run(const RunInfo& r) {
@@ -292,13 +352,14 @@ std::int64_t ResultStore::begin_run(const RunInfo& r) {
     db_.prepare(
            "INSERT INTO run (started_at, command_line, llmbench_version, git_commit, build_type,"
            " host, cpu, gpu, driver, threads, peak_bandwidth_gbps, peak_tflops, peak_source,"
-           " status, plan_key, n_cases, profile, shard)"
-           " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,'running',?,?,?,?)")
+           " status, plan_key, n_cases, profile, shard, sweep_key)"
+           " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,'running',?,?,?,?,?)")
         .bind(1, r.started_at).bind(2, r.command_line).bind(3, r.version)
         .bind(4, r.git_commit).bind(5, r.build_type).bind(6, r.host).bind(7, r.cpu)
         .bind(8, r.gpu).bind(9, r.driver).bind(10, r.threads)
         .bind(11, r.peaks.bandwidth_gbps).bind(12, r.peaks.tflops).bind(13, r.peaks.source)
         .bind(14, r.plan_key).bind(15, r.n_cases).bind(16, r.profile).bind(17, r.shard)
+        .bind(18, r.sweep_key)
         .run();
     id = db_.last_insert_id();
     // The trace's process and (host) thread: Perfetto's model, one process per run.
@@ -334,6 +395,32 @@ Peaks ResultStore::run_peaks(std::int64_t run_id) {
   return p;
 }
 
+RunInfo ResultStore::run_info(std::int64_t run_id) {
+  auto q = db_.prepare(
+      "SELECT started_at, command_line, llmbench_version, git_commit, build_type, host, cpu, gpu,"
+      " driver, threads, COALESCE(plan_key, ''), COALESCE(n_cases, 0), COALESCE(profile, ''),"
+      " COALESCE(shard, '') FROM run WHERE id = ?");
+  q.bind(1, run_id);
+  if (!q.step()) throw Error("run " + std::to_string(run_id) + " is not in the database");
+  RunInfo r;
+  r.started_at = q.column_text(0);
+  r.command_line = q.column_text(1);
+  r.version = q.column_text(2);
+  r.git_commit = q.column_text(3);
+  r.build_type = q.column_text(4);
+  r.host = q.column_text(5);
+  r.cpu = q.column_text(6);
+  r.gpu = q.column_text(7);
+  r.driver = q.column_text(8);
+  r.threads = int(q.column_int(9));
+  r.plan_key = q.column_text(10);
+  r.n_cases = int(q.column_int(11));
+  r.profile = q.column_text(12);
+  r.shard = q.column_text(13);
+  r.peaks = run_peaks(run_id);
+  return r;
+}
+
 std::optional<std::int64_t> ResultStore::find_run(const std::string& plan_key) {
   auto q = db_.prepare("SELECT id FROM run WHERE plan_key = ? ORDER BY id DESC LIMIT 1");
   q.bind(1, plan_key);
@@ -351,43 +438,40 @@ std::set<std::string> ResultStore::stored_case_keys(std::int64_t run_id) {
 
 std::int64_t ResultStore::add_case(std::int64_t run_id, const CaseResult& c, int case_index) {
   const CaseSpec& s = c.spec;
-  const CaseMetrics& m = c.metrics;
   const bool ok = c.status == "ok";
   std::int64_t case_id = 0;
   transaction(db_, [&] {
-    auto ins = db_.prepare(
-        "INSERT INTO bench_case (run_id, model, dtype, backend, batch, prompt_len,"
-        " max_new_tokens, warmup, repeat, threads, seed, distinct_prompts, variants, status,"
-        " error, ttft_ms, ttft_ms_p90, tpot_ms_mean, tpot_ms_p50, tpot_ms_p90, tpot_ms_p99,"
-        " e2e_ms, prefill_tok_s, decode_tok_s, throughput_tok_s, prefill_tflops, decode_gbps,"
-        " mfu, mbu, prefill_flops, weight_bytes, kv_cache_bytes, prompt_ids, generated_ids,"
-        " finished_at, trace, trace_overhead_ttft, trace_overhead_tpot, case_index, case_key,"
-        " ttft_ms_p99)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-        "?)");
-    ins.bind(1, run_id).bind(2, s.model).bind(3, std::string(dtype_name(s.dtype)))
-        .bind(4, s.backend).bind(5, s.batch).bind(6, s.prompt_len).bind(7, s.max_new_tokens)
-        .bind(8, s.warmup).bind(9, s.repeat).bind(10, s.threads)
-        .bind(11, std::int64_t(s.seed)).bind(12, int(s.distinct_prompts))
-        .bind(13, variants_json(s.variants).dump()).bind(14, c.status);
-    if (ok) {
-      ins.bind_null(15).bind(16, m.ttft_ms_median).bind(17, m.ttft_ms_p90)
-          .bind(18, m.tpot_ms_mean).bind(19, m.tpot_ms_p50).bind(20, m.tpot_ms_p90)
-          .bind(21, m.tpot_ms_p99).bind(22, m.e2e_ms_median).bind(23, m.prefill_tok_s)
-          .bind(24, m.decode_tok_s).bind(25, m.throughput_tok_s).bind(26, m.prefill_tflops)
-          .bind(27, m.decode_gbps).bind(28, m.mfu).bind(29, m.mbu)
-          .bind(30, c.cost.prefill_flops).bind(31, c.memory.weight_bytes)
-          .bind(32, c.memory.kv_cache_bytes).bind(33, rows_json(c.prompt_ids, s.batch));
-      nlohmann::json gen = c.generated;
-      ins.bind(34, gen.dump());
-    } else {
-      ins.bind(15, c.error);  // metric columns stay NULL
+    // Columns: the run, the field list's database fields (values by name, never by position),
+    // then what only the store knows.
+    std::string cols = "run_id", marks = "?";
+    std::vector<FieldValue> values;
+    for (const ResultField& f : result_fields()) {
+      if (!(f.outputs & kDb)) continue;
+      cols += ", " + std::string(f.name);
+      marks += ",?";
+      values.push_back(field_value(f, c, FieldSink::kDb));
     }
-    ins.bind(35, utc_now_iso8601()).bind(36, std::string(trace_level_name(s.trace)));
-    if (ok) ins.bind(37, c.trace_overhead_ttft).bind(38, c.trace_overhead_tpot);
-    if (case_index >= 0) ins.bind(39, case_index); else ins.bind_null(39);
-    ins.bind(40, case_key(s));
-    if (ok) ins.bind(41, m.ttft_ms_p99);
+    cols += ", prompt_ids, generated_ids, finished_at, case_index, case_key";
+    marks += ",?,?,?,?,?";
+    auto ins = db_.prepare("INSERT INTO bench_case (" + cols + ") VALUES (" + marks + ")");
+    int i = 1;
+    ins.bind(i++, run_id);
+    for (const FieldValue& v : values) {
+      if (const auto* x = std::get_if<std::int64_t>(&v)) ins.bind(i, *x);
+      else if (const auto* d = std::get_if<double>(&v)) ins.bind(i, *d);
+      else if (const auto* t = std::get_if<std::string>(&v)) ins.bind(i, *t);
+      else ins.bind_null(i);
+      ++i;
+    }
+    if (ok) {
+      ins.bind(i, rows_json(c.prompt_ids, s.batch));
+      ins.bind(i + 1, nlohmann::json(c.generated).dump());
+    } else {
+      ins.bind_null(i).bind_null(i + 1);
+    }
+    ins.bind(i + 2, utc_now_iso8601());
+    if (case_index >= 0) ins.bind(i + 3, case_index); else ins.bind_null(i + 3);
+    ins.bind(i + 4, case_key(s));
     ins.run();
     case_id = db_.last_insert_id();
     if (!c.trace.empty()) write_trace(run_id, case_id, c);
@@ -419,23 +503,30 @@ void ResultStore::write_trace(std::int64_t run_id, std::int64_t case_id, const C
       .bind(4, case_id).run();
   const std::int64_t track_id = db_.last_insert_id();
 
-  auto ev = db_.prepare(
-      "INSERT INTO event (ts, dur, track_id, category, name, depth, parent_id, case_id, rep,"
-      " phase, step, layer, flops, bytes, enqueue_ts) VALUES (?,?,?,?,?,?,?,?,0,?,?,?,?,?,?)");
+  EventWriter events(db_);
   // Records come in begin order, so a parent's event id is known before its children's.
   std::vector<std::int64_t> ids(c.trace.size());
   for (std::size_t i = 0; i < c.trace.size(); ++i) {
     const OpRecord& r = c.trace[i];
-    ev.bind(1, r.start_ns).bind(2, r.dur_ns).bind(3, track_id)
-        .bind(4, std::string(category_name(r.category))).bind(5, std::string(r.name))
-        .bind(6, r.depth);
-    if (r.parent >= 0) ev.bind(7, ids[std::size_t(r.parent)]); else ev.bind_null(7);
-    ev.bind(8, case_id).bind(9, std::string(phase_name(r.phase))).bind(10, r.step);
-    if (r.layer >= 0) ev.bind(11, r.layer); else ev.bind_null(11);
-    if (r.category == OpCategory::kRange) ev.bind_null(12).bind_null(13);
-    else ev.bind(12, r.flops).bind(13, r.bytes);
-    ev.bind(14, r.enqueue_ns).run();
-    ids[i] = db_.last_insert_id();
+    EventRow row;
+    row.ts = r.start_ns;
+    row.dur = r.dur_ns;
+    row.track_id = track_id;
+    row.category = std::string(category_name(r.category));
+    row.name = std::string(r.name);
+    row.depth = r.depth;
+    if (r.parent >= 0) row.parent_id = ids[std::size_t(r.parent)];
+    row.case_id = case_id;
+    row.rep = 0;
+    row.phase = std::string(phase_name(r.phase));
+    row.step = r.step;
+    if (r.layer >= 0) row.layer = r.layer;
+    if (r.category != OpCategory::kRange) {
+      row.flops = r.flops;
+      row.bytes = r.bytes;
+    }
+    row.enqueue_ts = r.enqueue_ns;
+    ids[i] = events.write(row);
   }
 }
 

@@ -16,7 +16,11 @@
 
 namespace llmbench {
 
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
+
+// Creates the schema of `version` (1..kSchemaVersion) on an empty database, as the llmbench of
+// that version did: tests use it to build old databases and check their migration.
+void create_schema_version(Db& db, int version);
 
 class ResultStore {
  public:
@@ -30,11 +34,13 @@ class ResultStore {
   void set_run_status(std::int64_t run_id, const std::string& status);
   // The peaks the run's metrics divide by.
   Peaks run_peaks(std::int64_t run_id);
+  // The run's row (what begin_run stored).
+  RunInfo run_info(std::int64_t run_id);
   // Sets the run's final status ('complete' or 'interrupted') and finished_at.
   void finish_run(std::int64_t run_id, const std::string& status);
   // The latest run executing the plan `plan_key` (what --resume continues), if any.
   std::optional<std::int64_t> find_run(const std::string& plan_key);
-  // The case keys (tools/case_key.h) stored for a run: the cases --resume skips.
+  // The case keys (tools/store/case_key.h) stored for a run: the cases --resume skips.
   std::set<std::string> stored_case_keys(std::int64_t run_id);
   // Inserts one case (and its samples and steps) in one transaction; returns the case id.
   // case_index: its place in the unsharded plan (-1: not from a plan; stored as NULL).

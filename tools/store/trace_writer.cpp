@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "tools/store/event_writer.h"
 #include "tools/store/run_info.h"
 
 namespace llmbench {
@@ -106,25 +107,26 @@ ImportCounts write_import(Db& db, const ImportedTrace& t, const TrackIndex& inde
       q.step();
       next_arg_set = q.column_int(0);
     }
-    auto ev = db.prepare(
-        "INSERT INTO event (ts, dur, track_id, category, name, depth, parent_id, arg_set_id,"
-        " bytes, flops, correlation_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+    EventWriter events(db);
     auto arg = db.prepare(
         "INSERT INTO arg (arg_set_id, flat_key, key, int_value, string_value, real_value,"
         " value_type) VALUES (?,?,?,?,?,?,?)");
     for (std::size_t i : index.write_order()) {
       const TraceSlice& s = t.slices[i];
-      ev.bind(1, s.ts).bind(2, s.dur).bind(3, track_id[s.track]);
-      bind_text_or_null(ev, 4, t.strings[s.category]);
-      ev.bind(5, t.strings[s.name]).bind(6, s.depth);
-      if (s.parent != kNoParent) ev.bind(7, event_id[std::size_t(s.parent)]); else ev.bind_null(7);
+      EventRow row;
+      row.ts = s.ts;
+      row.dur = s.dur;
+      row.track_id = track_id[s.track];
+      row.category = t.strings[s.category];
+      row.name = t.strings[s.name];
+      row.depth = s.depth;
+      if (s.parent != kNoParent) row.parent_id = event_id[std::size_t(s.parent)];
       const std::int64_t arg_set = s.arg_count ? next_arg_set++ : 0;
-      if (arg_set) ev.bind(8, arg_set); else ev.bind_null(8);
-      bind_opt(ev, 9, s.bytes);
-      bind_opt(ev, 10, s.flops);
-      bind_opt(ev, 11, s.correlation_id);
-      ev.run();
-      event_id[i] = db.last_insert_id();
+      if (arg_set) row.arg_set_id = arg_set;
+      row.bytes = s.bytes;
+      row.flops = s.flops;
+      row.correlation_id = s.correlation_id;
+      event_id[i] = events.write(row);
       for (std::uint32_t a = s.arg_begin; a < s.arg_begin + s.arg_count; ++a) {
         const TraceArg& x = t.args[a];
         arg.bind(1, arg_set).bind(2, t.strings[x.flat_key]).bind(3, t.strings[x.key]);
