@@ -4,10 +4,12 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <new>
+#include <vector>
 
 #include "kernels/common/error.h"
 #include "kernels/cpu/argmax.h"
@@ -72,9 +74,33 @@ void CpuBackend::rmsnorm(float* out, const float* x, const float* weight, int n_
                          float eps) {
   cpu::rmsnorm(out, x, weight, n_rows, dim, eps);
 }
+#ifdef LLMBENCH_CALIBRATION_SLOWDOWN
+namespace {
+// Calibration builds only (-DLLMBENCH_CALIBRATION_SLOWDOWN=ON, see the top CMakeLists.txt):
+// LLMBENCH_EXTRA_MATMUL_PCT=P recomputes the first P% of every matmul's output columns into
+// scratch, a deliberate extra pass (a second kernel call, so not proportional to P; 10 costs
+// the ci-smoke cases about 10%); the result is unchanged.
+int extra_matmul_pct() {
+  static const int pct = [] {
+    const char* v = std::getenv("LLMBENCH_EXTRA_MATMUL_PCT");
+    return v ? std::max(0, std::atoi(v)) : 0;
+  }();
+  return pct;
+}
+}  // namespace
+#endif
+
 void CpuBackend::matmul(float* out, const float* x, const float* w, int m, int n, int k,
                         int lda) {
   cpu::matmul(out, x, w, m, n, k, lda);
+#ifdef LLMBENCH_CALIBRATION_SLOWDOWN
+  if (const int pct = extra_matmul_pct(); pct > 0) {
+    const int n_extra = std::max(1, int(std::int64_t(n) * pct / 100));
+    thread_local std::vector<float> scratch;
+    scratch.resize(std::size_t(m) * std::size_t(n_extra));
+    cpu::matmul(scratch.data(), x, w, m, n_extra, k, lda);
+  }
+#endif
 }
 void CpuBackend::matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype,
                              int m, int n, int k, int lda) {

@@ -39,7 +39,9 @@ TEST(CompareCli, SameSamplesExitZeroWithSummaryFirst) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("llmbench compare: 0 regressions, 0 improvements, 3 same (", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("tiny fp32 cpu b2 p16 n3 t2  ttft_ms"), std::string::npos) << r.out;
-  EXPECT_TRUE(r.err.empty()) << r.err;
+  // One run per side: the only stderr line says the verdict is on the threshold alone.
+  EXPECT_EQ(r.err.rfind("warning: one run per side", 0), 0u) << r.err;
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
 }
 
 TEST(CompareCli, RegressionExitsOneAndMarkdownIsAPullRequestComment) {
@@ -83,7 +85,11 @@ TEST(CompareCli, EnvironmentDifferencesGoToStderrOneLineEach) {
   const auto [b, c] = two_dbs(10, info);
   const Result r = run_llmbench("compare " + b.string() + " " + c.string());
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.err,
+  // After the one-run-per-side warning (its own test below), one line per difference.
+  const auto first = r.err.find('\n');
+  ASSERT_NE(first, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.rfind("warning: one run per side", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.substr(first + 1),
             "warning: build_type differs: base 'Release', candidate 'Debug'\n"
             "info: git_commit differs: base 'abc123', candidate 'fff000'\n");
 }
@@ -222,4 +228,144 @@ TEST(ExportGbenchCli, WritesOneIterationRowPerRepetitionWithGoogleBenchmarksFiel
   const Result e2e = run_llmbench("export gbench " + db.string() + " --run 1 --metric e2e -o -");
   ASSERT_EQ(e2e.exit_code, 0) << e2e.err;
   EXPECT_EQ(nlohmann::json::parse(e2e.out)["benchmarks"].size(), 9u);
+}
+
+// ---- compare --run: the interleaved mode end to end, with this llmbench as both sides ----
+
+namespace {
+
+// A profile of seconds: tiny, one case with decode steps, 3 repetitions per round.
+fs::path tiny_profile(const fs::path& d) {
+  const fs::path p = d / "gate.toml";
+  write_file(p, "model = \"tiny\"\nbackend = \"cpu\"\nbatch = 1\nprompt-len = 8\n"
+                "max-new-tokens = 3\nwarmup = 1\nrepeat = 3\nthreads = 1\ntrace = \"off\"\n");
+  return p;
+}
+
+// The peaks given, so no roofline is measured inside the test.
+const char* kPeaks = " --sweep-arg=--peak-bw-gbps --sweep-arg=10 --sweep-arg=--peak-tflops "
+                     "--sweep-arg=1";
+
+}  // namespace
+
+TEST(CompareCliRun, InterleavedRoundsRecordEverythingAndDecideOnRounds) {
+  const fs::path d = scratch_dir();
+  for (const char* f : {"gate.db", "gate.base.db", "gate.cand.db", "gate.db.log"}) fs::remove(d / f);
+  // A threshold no timing noise reaches: the verdict must be "same", exit 0.
+  const Result r = run_llmbench(std::string("compare --run " LLMBENCH_BIN " " LLMBENCH_BIN
+                                            " --config ") +
+                                tiny_profile(d).string() + " --rounds 6 --seed 7 --db " +
+                                (d / "gate.db").string() + " --threshold 1000 --format json" +
+                                kPeaks);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["mode"], "interleaved");
+  EXPECT_EQ(doc["settings"]["rounds"], 6);
+  EXPECT_EQ(doc["settings"]["rounds_complete"], 6);
+  EXPECT_EQ(doc["settings"]["order_seed"], 7);
+  ASSERT_EQ(doc["rounds"].size(), 12u);
+  for (const auto& round : doc["rounds"]) EXPECT_EQ(round["exit_code"], 0);
+  ASSERT_EQ(doc["cases"].size(), 1u);
+  EXPECT_EQ(doc["cases"][0]["case"].get<std::string>().rfind("tiny fp32 cpu b1 p8 n3 t1", 0), 0u);
+  for (const char* m : {"ttft", "tpot", "e2e"}) {
+    const auto& x = doc["cases"][0]["metrics"][m];
+    EXPECT_EQ(x["verdict"], "same") << m;
+    EXPECT_EQ(x["rounds"], 6) << m;
+    EXPECT_EQ(x["aa_pairs"], 6) << m;  // 3 adjacent pairs per side
+    EXPECT_TRUE(x["p_value"].is_number()) << m;
+  }
+  EXPECT_TRUE(doc["noise_floor_pct"].is_number());
+  EXPECT_NE(r.err.find("noise floor"), std::string::npos) << r.err;
+
+  // The gate database: 12 runs by round and side, every repetition's samples, the verdicts;
+  // each side's database has its 6 runs.
+  llmbench::Db gate((d / "gate.db").string(), llmbench::Db::Mode::kReadOnly);
+  auto count = [&](llmbench::Db& db, const std::string& sql) {
+    auto st = db.prepare(sql);
+    st.step();
+    return st.column_int(0);
+  };
+  EXPECT_EQ(count(gate, "SELECT count(*) FROM gate_round"), 12);
+  EXPECT_EQ(count(gate, "SELECT count(DISTINCT round) FROM gate_round WHERE position = 0"), 6);
+  // 6 rounds x 2 sides x 3 repetitions x 4 metrics (ttft, tpot, e2e, throughput)
+  EXPECT_EQ(count(gate, "SELECT count(*) FROM gate_sample"), 6 * 2 * 3 * 4);
+  EXPECT_EQ(count(gate, "SELECT count(*) FROM gate_result WHERE verdict = 'same'"), 3);
+  llmbench::Db base((d / "gate.base.db").string(), llmbench::Db::Mode::kReadOnly);
+  EXPECT_EQ(count(base, "SELECT count(*) FROM run"), 6);
+
+  // The same seed gives the same A/B order.
+  const Result again = run_llmbench(std::string("compare --run " LLMBENCH_BIN " " LLMBENCH_BIN
+                                                " --config ") +
+                                    tiny_profile(d).string() + " --rounds 6 --seed 7 --db " +
+                                    (d / "again.db").string() + " --threshold 1000 --format json" +
+                                    kPeaks);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  const auto doc2 = nlohmann::json::parse(again.out);
+  for (std::size_t i = 0; i < 12; ++i)
+    EXPECT_EQ(doc2["rounds"][i]["side"], doc["rounds"][i]["side"]) << i;
+}
+
+TEST(CompareCliRun, FailingCandidateAndBadArguments) {
+  const fs::path d = scratch_dir();
+  const fs::path broken = d / "broken.sh";
+  write_file(broken, "#!/bin/sh\nexit 3\n");
+  fs::permissions(broken, fs::perms::owner_all);
+  const std::string profile = tiny_profile(d).string();
+  const Result r = run_llmbench(std::string("compare --run " LLMBENCH_BIN " ") + broken.string() +
+                                " --config " + profile + " --rounds 2 --db " +
+                                (d / "g.db").string() + kPeaks);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("exit code 3"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no round completed"), std::string::npos) << r.err;
+
+  EXPECT_EQ(run_llmbench("compare --run /no/such/llmbench " LLMBENCH_BIN " --config " + profile)
+                .exit_code, 2);
+  const Result no_config = run_llmbench("compare --run " LLMBENCH_BIN " " LLMBENCH_BIN);
+  EXPECT_EQ(no_config.exit_code, 2);
+  EXPECT_NE(no_config.err.find("--config"), std::string::npos) << no_config.err;
+}
+
+TEST(CompareCli, TwoDatabasesWarnThatOneRunPerSideHasNoValidPValue) {
+  const auto [b, c] = two_dbs(11);
+  const Result r = run_llmbench("compare " + b.string() + " " + c.string() + " --format json");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("warning: one run per side"), std::string::npos) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["settings"]["verdict_rule"], "threshold only (one run per side: no valid p-value)");
+  // The old rule on request: no warning.
+  const Result old = run_llmbench("compare " + b.string() + " " + c.string() +
+                                  " --repetitions-independent");
+  EXPECT_EQ(old.exit_code, 1);
+  EXPECT_EQ(old.err.find("one run per side"), std::string::npos) << old.err;
+}
+
+TEST(CompareCli, SeveralRunsPerSideMakeTheRunTheUnit) {
+  const fs::path d = scratch_dir();
+  const fs::path b = d / "base.db", c = d / "cand.db";
+  fs::remove(b);
+  fs::remove(c);
+  // Four runs per side; the candidate's are 10% slower. Each run contributes one sample (its
+  // median), so the test is 4 runs against 4: the smallest p, 2 / C(8, 4) = 0.0286.
+  for (double t : {10.0, 10.1, 9.9, 10.05}) {
+    add_fake_run(b, fake_run_info(), {timed_case(t, 2)});
+    add_fake_run(c, fake_run_info(), {timed_case(t * 1.1, 2)});
+  }
+  const Result r = run_llmbench("compare " + b.string() + ":all " + c.string() + ":all --format json");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("info: runs as the unit: 4 base and 4 candidate runs"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("one run per side"), std::string::npos) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["settings"]["verdict_rule"], "p < alpha and threshold (one sample per run)");
+  const auto& ttft = doc["cases"][0]["metrics"]["ttft"];
+  EXPECT_EQ(ttft["n_base"], 4);
+  EXPECT_EQ(ttft["n_candidate"], 4);
+  EXPECT_NEAR(ttft["p_value"].get<double>(), 2.0 / 70.0, 1e-12);
+  EXPECT_EQ(ttft["verdict"], "slower");
+  // Three runs against three cannot reach p < 0.05: too few samples, exit 0.
+  const Result three = run_llmbench("compare " + b.string() + ":1,2,3 " + c.string() + ":1,2,3");
+  EXPECT_EQ(three.exit_code, 0) << three.err;
+  EXPECT_NE(three.out.find("too few samples"), std::string::npos) << three.out;
+  EXPECT_EQ(run_llmbench("compare " + b.string() + ":1,x " + c.string()).exit_code, 2);
+  EXPECT_EQ(run_llmbench("compare " + b.string() + ":1,9 " + c.string()).exit_code, 2);
 }

@@ -7,15 +7,20 @@
 // 0 otherwise, 2 for bad input. Environment differences go to stderr, one line each.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include <iostream>
 #include <memory>
+#include <random>
 
 #include "kernels/common/error.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/metric_flags.h"
 #include "tools/report/compare_output.h"
 #include "tools/compare/compare_report.h"
+#include "tools/compare/compare_rounds.h"
+#include "tools/compare/compare_runs.h"
+#include "tools/report/gate_output.h"
 
 namespace llmbench {
 
@@ -27,6 +32,16 @@ struct CompareOptions {
   double alpha = 0.05;
   double threshold_pct = 5.0;
   std::string format = "table";
+  // Interleaved mode (--run).
+  std::vector<std::string> run_bins;  // BASE_BIN CAND_BIN
+  std::string config;
+  int rounds = 20;
+  std::optional<int> repeat, warmup;
+  std::string db = "llmbench-gate.db";
+  std::optional<std::uint64_t> seed;
+  std::vector<std::string> sweep_args;
+  bool quiet = false;
+  bool repetitions_independent = false;
 };
 
 CompareSettings settings_from(const CompareOptions& o) {
@@ -41,11 +56,74 @@ CompareSettings settings_from(const CompareOptions& o) {
   return s;
 }
 
+// `compare --run BASE_BIN CAND_BIN --config PROFILE`: rounds, then the paired decision.
+int run_interleaved(const CompareOptions& o, const CompareSettings& settings) {
+  if (o.config.empty()) throw BadInput("--run needs --config PROFILE (the profile both sides run)");
+  if (!o.base.empty() || !o.cand.empty())
+    throw BadInput("--run runs both sides itself: give BASE_BIN CAND_BIN to --run, not databases");
+  if (o.rounds < 1 || o.rounds > 1000)
+    throw BadInput(fmt::format("--rounds: expected 1 to 1000, got {}", o.rounds));
+  RoundsOptions ro;
+  ro.base_bin = o.run_bins.at(0);
+  ro.cand_bin = o.run_bins.at(1);
+  ro.profile = o.config;
+  ro.rounds = o.rounds;
+  ro.repeat = o.repeat;
+  ro.warmup = o.warmup;
+  ro.extra_args = o.sweep_args;
+  ro.db = o.db;
+  ro.order_seed = o.seed ? *o.seed : std::uint64_t(std::random_device{}()) << 32 | std::random_device{}();
+  // Progress on a terminal only (one line, rewritten); CI logs get the result alone.
+  const bool tty = !o.quiet && isatty(STDERR_FILENO);
+  if (tty) ro.progress = [](const std::string& line) { fmt::print(stderr, "\r{}   ", line); };
+  const RoundsResult rounds = run_rounds(ro);
+  if (tty) fmt::print(stderr, "\r\033[K");
+  GateReport report = build_gate_report(rounds.rounds, settings);
+  report.order_seed = ro.order_seed;
+  store_gate_result(rounds.gate_db, rounds.gate_id, report);
+  for (const SideRun& s : rounds.runs)
+    if (s.exit_code != 0)
+      fmt::print(stderr, "warning: round {} {}: exit code {}{} (log: {})\n", s.round,
+                 s.base ? "base" : "candidate", s.exit_code,
+                 s.run ? "" : ", no run read back", rounds.log_path);
+  for (const auto& w : report.warnings) fmt::print(stderr, "warning: {}\n", w);
+  if (o.format == "json" || o.format == "csv") fmt::print(stderr, "{}\n", noise_floor_text(report));
+  print_gate_report(std::cout, o.format, report, rounds);
+  std::cout.flush();
+  if (report.rounds_complete == 0)
+    throw BadInput("no round completed on both sides (the children's output is in " + rounds.log_path + ")");
+  return report.regressed() ? 1 : 0;
+}
+
 int run_compare(const CompareOptions& o) {
   const CompareSettings settings = settings_from(o);
-  const LoadedRun base = load_run(parse_side(o.base), "BASE");
-  const LoadedRun cand = load_run(parse_side(o.cand), "CAND");
-  const CompareReport report = build_report(base, cand, settings);
+  if (!o.run_bins.empty()) return run_interleaved(o, settings);
+  if (o.base.empty() || o.cand.empty())
+    throw BadInput(std::string("compare: ") + (o.base.empty() ? "base" : "cand") +
+                   " is missing: expected BASE CAND databases, or --run BASE_BIN CAND_BIN "
+                   "--config PROFILE");
+  // Several runs per side (DB:all, DB:1,2,3): one sample per run, a valid test over runs.
+  // One run on either side: no valid test, the threshold alone (unless told otherwise).
+  auto load_side = [](const std::string& arg, const std::string& what, std::size_t& n_runs) {
+    const std::vector<SideSpec> specs = parse_sides(arg, what);
+    n_runs = specs.size();
+    if (specs.size() == 1) return load_run(specs.front(), what);
+    std::vector<LoadedRun> runs;
+    for (const SideSpec& s : specs) runs.push_back(load_run(s, what));
+    return collapse_runs(runs);
+  };
+  std::size_t n_base = 0, n_cand = 0;
+  const LoadedRun base = load_side(o.base, "BASE", n_base);
+  const LoadedRun cand = load_side(o.cand, "CAND", n_cand);
+  const bool runs_as_unit = n_base > 1 && n_cand > 1;
+  CompareSettings two_db = settings;
+  two_db.threshold_only = !runs_as_unit && !o.repetitions_independent;
+  two_db.runs_as_unit = runs_as_unit;
+  if (runs_as_unit)
+    fmt::print(stderr, "info: runs as the unit: {} base and {} candidate runs, one sample per run "
+                       "(its median per case and metric)\n", n_base, n_cand);
+  const CompareReport report = build_report(base, cand, two_db);
+  if (two_db.threshold_only) fmt::print(stderr, "warning: {}\n", one_run_warning(two_db));
   for (const auto& n : report.env)
     fmt::print(stderr, "{}: {}\n", n.warning ? "warning" : "info", n.text());
   if (report.threads_ignored)
@@ -61,10 +139,41 @@ void add_compare_command(CLI::App& root, CommandContext& ctx) {
   auto o = std::make_shared<CompareOptions>();
   CLI::App* cmd = root.add_subcommand(
       "compare", "Compare two runs with statistics; exit 1 when a case regresses (CI gate)");
-  cmd->footer("Examples:\n  llmbench compare base.db head.db\n  llmbench compare base.db:3 head.db --metric ttft,tpot --threshold 10\n  llmbench compare base.db head.db --format json");
-  cmd->add_option("base", o->base, "Base result database, DB or DB:RUN_ID (default: latest run)")
-      ->required();
-  cmd->add_option("cand", o->cand, "Candidate result database, DB or DB:RUN_ID")->required();
+  cmd->footer(
+      "Examples:\n  llmbench compare --run base/llmbench head/llmbench --config "
+      "profiles/ci-smoke.toml --rounds 20\n  llmbench compare base.db head.db\n  llmbench "
+      "compare base.db:all head.db:all --metric ttft,tpot --threshold 10\n  llmbench compare "
+      "base.db head.db --format json");
+  cmd->add_option("base", o->base,
+                  "Base result database: DB or DB:RUN_ID (default: latest run), or several runs "
+                  "as DB:ID,ID,... or DB:all (one sample per run)");
+  cmd->add_option("cand", o->cand, "Candidate result database, the same forms");
+  cmd->add_option("--run", o->run_bins,
+                  "Interleaved mode: run BASE_BIN and CAND_BIN (two llmbench binaries) in "
+                  "randomised rounds and decide on the per-round paired ratios")
+      ->expected(2)
+      ->type_name("BASE_BIN CAND_BIN");
+  cmd->add_option("--config", o->config, "With --run: the profile both sides sweep");
+  cmd->add_option("--rounds", o->rounds, "With --run: rounds (each runs both sides once)")
+      ->capture_default_str();
+  cmd->add_option("--repeat", o->repeat, "With --run: measured repetitions per case and round "
+                                         "(default: the profile's)");
+  cmd->add_option("--warmup", o->warmup, "With --run: warm-up repetitions per case and round "
+                                         "(default: the profile's)");
+  cmd->add_option("--db", o->db, "With --run: the gate database (rounds, samples, verdicts); "
+                                 "the sides' runs go to X.base.db and X.cand.db beside it")
+      ->capture_default_str();
+  cmd->add_option("--seed", o->seed, "With --run: seed of the randomised A/B order "
+                                     "(default: random, printed)");
+  cmd->add_option("--sweep-arg", o->sweep_args,
+                  "With --run: an extra flag for both sides' `sweep` (repeatable, e.g. "
+                  "--sweep-arg=--threads --sweep-arg=1)")
+      ->allow_extra_args(false);
+  cmd->add_flag("--quiet", o->quiet, "With --run: no progress on stderr");
+  cmd->add_flag("--repetitions-independent", o->repetitions_independent,
+                "Two databases: treat repetitions as independent and require p < alpha (the "
+                "rule before interleaved rounds; false-alarms when the two runs saw different "
+                "machine load). Default: threshold-only verdict with a warning");
   cmd->add_option("--metric", o->metrics,
                   "Comma-separated metrics: ttft, tpot, e2e, throughput, or all")
       ->capture_default_str();

@@ -3,6 +3,8 @@
 
 #include <map>
 
+#include <fmt/core.h>
+
 #include "tools/compare/compare_match.h"
 
 namespace llmbench {
@@ -94,6 +96,15 @@ CompareReport build_report(const LoadedRun& base, const LoadedRun& cand,
   }
   for (const auto& c : r.cases) count(r.summary, c);
   return r;
+}
+
+std::string one_run_warning(const CompareSettings& s) {
+  return fmt::format(
+      "one run per side: the repetitions of a run share the machine's state for that minute, "
+      "so the p-values are no valid test between the two runs (shown for information only); "
+      "verdicts use the threshold alone (ratio beyond {:g}%). Interleaved rounds give a valid "
+      "test: llmbench compare --run BASE_BIN CAND_BIN --config PROFILE",
+      s.threshold * 100);
 }
 
 std::string summary_headline(const CompareSummary& s) {

@@ -47,6 +47,9 @@ struct CompareReport {
 CompareReport build_report(const LoadedRun& base, const LoadedRun& cand,
                            const CompareSettings& settings);
 
+// The warning every two-database comparison with CompareSettings::threshold_only carries.
+std::string one_run_warning(const CompareSettings& s);
+
 // "1 regression, 0 improvements, 5 same"
 std::string summary_headline(const CompareSummary& s);
 // "2 too few samples, 1 n/a; 3 cases compared, 0 only in base, 0 only in candidate, 0 failed"

@@ -46,7 +46,7 @@ MetricComparison compare_samples(Metric metric, const std::optional<std::vector<
   c.median_base = median(*base);
   c.median_cand = median(*cand);
   if (c.n_base < kMinSamples || c.n_cand < kMinSamples ||
-      mann_whitney_min_p(c.n_base, c.n_cand) >= s.alpha) {
+      (!s.threshold_only && mann_whitney_min_p(c.n_base, c.n_cand) >= s.alpha)) {
     c.verdict = Verdict::kTooFew;
     return c;
   }
@@ -55,7 +55,7 @@ MetricComparison compare_samples(Metric metric, const std::optional<std::vector<
   // "worse" > 1 means the candidate is worse, whatever the metric's direction.
   const double worse = metric_info(metric).higher_is_better ? 1.0 / c.ratio->ratio : c.ratio->ratio;
   const double factor = 1.0 + s.threshold;
-  const bool significant = c.test->p_value < s.alpha;
+  const bool significant = s.threshold_only || c.test->p_value < s.alpha;
   if (significant && worse > factor)
     c.verdict = Verdict::kSlower;
   else if (significant && worse < 1.0 / factor)

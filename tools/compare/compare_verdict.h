@@ -12,6 +12,8 @@
 //   faster           p < alpha and the candidate is better by more than (1 + t):
 //                    r < 1 / (1 + t) for times, r > 1 + t for throughput;
 //   same             otherwise.
+// With CompareSettings::threshold_only, "p < alpha" is dropped from both rules and "too few
+// samples" means fewer than kMinSamples repetitions on a side.
 // The factor is symmetric on a log scale, so a latency and the throughput derived from it
 // (its reciprocal) always get the same verdict.
 #pragma once
@@ -42,6 +44,16 @@ struct CompareSettings {
   double alpha = 0.05;         // significance level of the two-sided test, in (0, 1)
   double threshold = 0.05;     // smallest change that counts, as a fraction (--threshold 5)
   std::vector<Metric> metrics = {Metric::kTtft, Metric::kTpot, Metric::kE2e};
+  // One run per side (the two-database mode): the repetitions of a run share that minute's
+  // machine state, so the Mann-Whitney p-value is no valid test between the runs. When set,
+  // the p-value is still computed and shown, but the verdict is the threshold alone: slower
+  // when the ratio is worse than 1 + t, faster when better by that factor (at least
+  // kMinSamples repetitions per side). `llmbench compare` sets it unless
+  // --repetitions-independent is given.
+  bool threshold_only = false;
+  // Set when each sample is one run's median (several runs per side, compare_runs.h); only
+  // changes how outputs name the rule.
+  bool runs_as_unit = false;
 };
 
 enum class Verdict { kFaster, kSlower, kSame, kTooFew, kNotApplicable };

@@ -137,7 +137,14 @@ nlohmann::ordered_json compare_json(const CompareReport& r) {
           {"candidate", run_json(*r.cand)},
           {"settings", {{"metrics", metrics}, {"alpha", r.settings.alpha},
                         {"threshold_pct", r.settings.threshold * 100},
-                        {"confidence", 1 - r.settings.alpha}}},
+                        {"confidence", 1 - r.settings.alpha},
+                        {"verdict_rule", r.settings.threshold_only
+                                             ? "threshold only (one run per side: no valid p-value)"
+                                         : r.settings.runs_as_unit
+                                             ? "p < alpha and threshold (one sample per run)"
+                                             : "p < alpha and threshold (repetitions treated as independent)"}}},
+          {"warnings", r.settings.threshold_only ? ordered_json::array({one_run_warning(r.settings)})
+                                                 : ordered_json::array()},
           {"environment", env},
           {"threads_ignored_in_matching", r.threads_ignored},
           {"cases", cases},
@@ -163,16 +170,19 @@ void print_report(std::ostream& out, const std::string& format, const CompareRep
     out << "**" << headline << "**\n\n";
     out << summary_details(r.summary) << "; " << settings_text(r.settings) << ".\n";
     out << "Base: `" << run_text(*r.base) << "`; candidate: `" << run_text(*r.cand) << "`.\n\n";
+    if (r.settings.threshold_only) out << "- **warning:** " << one_run_warning(r.settings) << "\n";
     for (const auto& n : r.env)
       out << "- " << (n.warning ? "**warning:** " : "info: ") << n.text() << "\n";
     if (r.threads_ignored) out << "- cases are matched ignoring threads\n";
-    if (!r.env.empty() || r.threads_ignored) out << "\n";
+    if (!r.env.empty() || r.threads_ignored || r.settings.threshold_only) out << "\n";
     print_markdown(out, compare_header(), compare_rows(r, ""));
     return;
   }
   out << headline << " (" << summary_details(r.summary) << "; " << settings_text(r.settings)
       << ")\n";
-  out << "base " << run_text(*r.base) << ", candidate " << run_text(*r.cand) << "\n\n";
+  out << "base " << run_text(*r.base) << ", candidate " << run_text(*r.cand) << "\n";
+  if (r.settings.threshold_only) out << "warning: " << one_run_warning(r.settings) << "\n";
+  out << "\n";
   print_table(out, compare_header(), compare_rows(r, "-"));
 }
 
