@@ -92,15 +92,16 @@ void Server::serve() {
 }
 
 void Server::shutdown(std::chrono::milliseconds grace) {
-  draining_ = true;
-  http_->stop();  // closes the listening socket; in-flight handlers go on
-  const auto deadline = std::chrono::steady_clock::now() + grace;
-  while (!engine_->idle() && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  engine_->abort_all();
-  const auto hard = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (!engine_->idle() && std::chrono::steady_clock::now() < hard)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  draining_ = true;  // new completions get 503 from here on
+  auto wait_until = [&](std::chrono::steady_clock::time_point deadline) {
+    while ((!engine_->idle() || active_handlers_ > 0) &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  };
+  wait_until(std::chrono::steady_clock::now() + grace);
+  engine_->abort_all();  // what is left ends with finish_reason "abort"
+  wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(2));
+  http_->stop();  // closes the listening socket; serve() returns once handlers have
 }
 
 std::string Server::metrics_text() const {
@@ -201,6 +202,15 @@ void Server::routes() {
                                "rate_limit_error"));
       return;
     }
+    // Counted until the response is written (a stream: until its releaser runs).
+    ++active_handlers_;
+    struct Done {
+      std::atomic<int>& n;
+      bool armed = true;
+      ~Done() {
+        if (armed) --n;
+      }
+    } done{active_handlers_};
     const std::string completion_id = "cmpl-" + std::to_string(++completion_ids_);
     const std::int64_t created = unix_seconds();
 
@@ -247,6 +257,7 @@ void Server::routes() {
     st->include_usage = r.include_usage;
     st->prompt_tokens = prompt_tokens;
     res.set_header("Cache-Control", "no-cache");
+    done.armed = false;  // the releaser below counts this stream out
     res.set_chunked_content_provider(
         "text/event-stream",
         [this, st](std::size_t, httplib::DataSink& sink) {
@@ -296,6 +307,7 @@ void Server::routes() {
         [this, st](bool) {
           // The connection is finished, or broken: a request still running is cancelled.
           if (!st->finished) engine_->cancel(st->id);
+          --active_handlers_;
         });
   });
 

@@ -6,8 +6,10 @@
 //   GET  /metrics          Prometheus text: running / waiting requests, KV blocks, tokens, steps
 // One engine thread (engine_loop.h) runs the steps; each HTTP request waits on its own stream.
 // A client that disconnects mid-stream is cancelled and its blocks freed at the next step
-// boundary. shutdown() stops accepting, lets in-flight requests finish for a grace period,
-// aborts the rest, and returns once every handler has.
+// boundary. shutdown() stops accepting (new completions get 503, /health 503), lets in-flight
+// requests finish for a grace period, aborts the rest (their streams end with finish_reason
+// "abort" and [DONE]), and only then closes the listening socket: cpp-httplib ends every
+// chunked response at once when its server stops, so closing first would cut streams.
 // Writing to a closed socket must not kill the process: constructing a Server ignores SIGPIPE
 // (process-wide).
 // Not here: loading the model or the CLI (tools/cmd_serve.cpp).
@@ -65,6 +67,7 @@ class Server {
   std::unique_ptr<EngineLoop> engine_;
   std::unique_ptr<httplib::Server> http_;
   std::atomic<bool> draining_{false};
+  std::atomic<int> active_handlers_{0};  // completions being answered (streams until released)
   std::atomic<std::uint64_t> completion_ids_{0};
 };
 
