@@ -105,14 +105,20 @@ void Scheduler::add(RequestId id, GenerationRequest request) {
   waiting_.push_back(std::move(s));
 }
 
-bool Scheduler::abort(RequestId id) {
+bool Scheduler::abort(RequestId id, RequestTimes* times) {
+  auto report = [&](Sequence& s) {
+    s.times.finished_ns = now_ns();
+    if (times) *times = s.times;
+  };
   for (auto it = waiting_.begin(); it != waiting_.end(); ++it)
     if ((*it)->id == id) {
+      report(**it);
       waiting_.erase(it);
       return true;
     }
   for (auto it = running_.begin(); it != running_.end(); ++it)
     if ((*it)->id == id) {
+      report(**it);
       pool_.release((*it)->blocks);
       free_slots_.push_back((*it)->slot);
       running_.erase(it);

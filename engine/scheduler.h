@@ -100,7 +100,8 @@ class Scheduler {
   // Queues a request (validate() first). Ids must be unique among queued and running ones.
   void add(RequestId id, GenerationRequest request);
   // Drops a queued or running request and frees its blocks; false when the id is unknown.
-  bool abort(RequestId id);
+  // `times` (if given) receives the request's times, finished now.
+  bool abort(RequestId id, RequestTimes* times = nullptr);
 
   // Runs one engine step (nothing when idle) and returns what happened to each request.
   std::vector<RequestUpdate> step(StepStats* stats = nullptr);

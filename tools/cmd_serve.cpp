@@ -15,6 +15,7 @@
 #include "kernels/common/error.h"
 #include "tools/commands.h"
 #include "tools/run_plan.h"
+#include "tools/serve/serve_store.h"
 #include "tools/serve/server.h"
 #include "tools/signals.h"
 
@@ -32,13 +33,14 @@ struct ServeArgs {
   ServeOptions serve;
   SchedulerOptions sched;
   bool no_chunked_prefill = false;
+  std::string db;  // --db: the serving tables are written here when the server stops
 };
 
 bool loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
-int run_serve(ServeArgs a) {
+int run_serve(ServeArgs a, const std::string& command_line) {
   if (!loopback(a.serve.host))
     throw BadInput("--host: llmbench serve listens on loopback addresses only (127.0.0.1, ::1); "
                    "got '" + a.serve.host + "'");
@@ -82,6 +84,25 @@ int run_serve(ServeArgs a) {
   const EngineCounters end = server.engine().counters();
   fmt::print(stderr, "serve: stopped after {} steps, {} tokens generated\n", end.steps_total,
              end.generation_tokens_total);
+  if (!a.db.empty()) {
+    ServeSessionInfo info;
+    info.command_line = command_line;
+    info.model = a.serve.model_name;
+    info.dtype = std::string(dtype_name(*dtype));
+    info.backend = choice.name;
+    info.device = backend->device_description();
+    const auto since_origin = std::chrono::steady_clock::now() - server.origin();
+    info.started_unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               (std::chrono::system_clock::now() - since_origin).time_since_epoch())
+                               .count();
+    info.scheduler = server.engine().options();
+    info.kv_blocks = end.kv_blocks_total;
+    const auto steps = server.engine().step_log();
+    const auto requests = server.engine().request_log();
+    const std::int64_t id = write_serve_session(a.db, info, steps, requests);
+    fmt::print(stderr, "serve: stored session {} ({} steps, {} requests) in {}\n", id,
+               steps.size(), requests.size(), a.db);
+  }
   return 0;
 }
 
@@ -122,7 +143,9 @@ void add_serve_command(CLI::App& root, CommandContext& ctx) {
   cmd->add_option("--shutdown-timeout", a->shutdown_timeout_s,
                   "Seconds in-flight requests get after SIGINT/SIGTERM before they are aborted")
       ->capture_default_str();
-  cmd->callback([a, &ctx] { ctx.exit_code = run_serve(*a); });
+  cmd->add_option("--db", a->db,
+                  "SQLite database for the serving tables (steps, requests), written at exit");
+  cmd->callback([a, &ctx] { ctx.exit_code = run_serve(*a, ctx.command_line); });
 }
 
 }  // namespace llmbench

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -123,6 +124,60 @@ TEST(ServeCli, SigintWhileStreamingExitsZero) {
       EXPECT_NE(body.find("data: [DONE]"), std::string::npos) << body;
     }
   }
+}
+
+// Runs `sql` and returns the first column of every row as text.
+std::vector<std::string> column(sqlite3* db, const std::string& sql) {
+  std::vector<std::string> out;
+  sqlite3_stmt* s = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  while (s && sqlite3_step(s) == SQLITE_ROW) {
+    const unsigned char* t = sqlite3_column_text(s, 0);
+    out.push_back(t ? reinterpret_cast<const char*>(t) : "NULL");
+  }
+  sqlite3_finalize(s);
+  return out;
+}
+
+TEST(ServeCli, DbGetsStepsAndRequestEvents) {
+  const std::string db_path = "serve_cli_" + std::to_string(getpid()) + ".db";
+  std::remove(db_path.c_str());
+  {
+    Child c({"serve", "--model", "tiny", "--port", "0", "--threads", "1", "--db", db_path});
+    const std::string port = c.wait_for(kListening, std::chrono::seconds(30));
+    ASSERT_FALSE(port.empty()) << c.err;
+    std::vector<std::future<int>> reqs;
+    for (int i = 0; i < 3; ++i)
+      reqs.push_back(std::async(std::launch::async, [&, i] {
+        httplib::Client cli("127.0.0.1", std::stoi(port));
+        cli.set_read_timeout(10);
+        const std::string body = "{\"prompt\": [" + std::to_string(i + 1) + ", 2, 3, 4, 5], " +
+                                 "\"max_tokens\": " + std::to_string(5 + i) + "}";
+        auto res = cli.Post("/v1/completions", body, "application/json");
+        return res ? res->status : 0;
+      }));
+    for (auto& r : reqs) EXPECT_EQ(r.get(), 200);
+    kill(c.pid, SIGTERM);
+    EXPECT_EQ(c.exit_code(std::chrono::seconds(10)), 0) << c.err;
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(column(db, "SELECT count(*) FROM serve_session"), std::vector<std::string>{"1"});
+  EXPECT_EQ(column(db, "SELECT count(*) FROM serve_request WHERE finish_reason = 'length' AND "
+                       "arrival_ns <= first_scheduled_ns AND first_scheduled_ns < first_token_ns "
+                       "AND first_token_ns <= finished_ns AND prompt_tokens = 5"),
+            std::vector<std::string>{"3"});
+  EXPECT_EQ(column(db, "SELECT sum(completion_tokens) FROM serve_request"),
+            std::vector<std::string>{"18"});
+  EXPECT_EQ(column(db, "SELECT sum(prefill_tokens) FROM serve_step"),
+            std::vector<std::string>{"15"});
+  // Every token came from a decode row or the end of a prompt.
+  EXPECT_EQ(column(db, "SELECT sum(decode_rows) + 3 FROM serve_step"),
+            std::vector<std::string>{"18"});
+  EXPECT_EQ(column(db, "SELECT count(*) FROM serve_step WHERE forward_ns > dur_ns"),
+            std::vector<std::string>{"0"});
+  sqlite3_close(db);
+  std::remove(db_path.c_str());
 }
 
 TEST(ServeCli, NonLoopbackHostIsRefused) {

@@ -3,6 +3,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <exception>
 
 namespace llmbench {
@@ -59,8 +60,8 @@ std::shared_ptr<RequestStream> EngineLoop::submit(GenerationRequest r, RequestId
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_ || int(inbox_.size()) + counters_.waiting >= max_waiting_) return nullptr;
     id = next_id_++;
+    streams_[id] = Live{stream, int(r.prompt.size()), 0};
     inbox_.emplace_back(id, std::move(r));
-    streams_[id] = stream;
     ++counters_.waiting;
   }
   cv_.notify_all();
@@ -107,6 +108,8 @@ std::vector<RequestRecord> EngineLoop::request_log() const {
 void EngineLoop::finish_stream(RequestId id, StreamEvent e, const RequestTimes& times) {
   auto it = streams_.find(id);
   if (it == streams_.end()) return;
+  e.prompt_tokens = it->second.prompt_tokens;  // an abort carries no counts of its own
+  e.completion_tokens = std::max(e.completion_tokens, it->second.completion_tokens);
   switch (e.finish) {
     case FinishReason::kLength: ++counters_.finished_length; break;
     case FinishReason::kStop: ++counters_.finished_stop; break;
@@ -114,7 +117,7 @@ void EngineLoop::finish_stream(RequestId id, StreamEvent e, const RequestTimes& 
   }
   append_bounded(requests_, RequestRecord{id, e.prompt_tokens, e.completion_tokens, e.finish,
                                           times});
-  it->second->push(std::move(e));
+  it->second.stream->push(std::move(e));
   streams_.erase(it);
 }
 
@@ -154,14 +157,15 @@ void EngineLoop::run() {
     adds.clear();
     if (abort_everything) {
       std::lock_guard<std::mutex> lock(mu_);
-      for (auto& [id, stream] : streams_) cancels.push_back(id);
+      for (auto& [id, live] : streams_) cancels.push_back(id);
     }
     for (RequestId id : cancels) {
-      if (!scheduler_.abort(id)) continue;
+      RequestTimes times;
+      if (!scheduler_.abort(id, &times)) continue;
       std::lock_guard<std::mutex> lock(mu_);
       StreamEvent ev;
       ev.finish = FinishReason::kAbort;
-      finish_stream(id, std::move(ev), {});
+      finish_stream(id, std::move(ev), times);
     }
     cancels.clear();
     if (scheduler_.idle()) {
@@ -183,7 +187,7 @@ void EngineLoop::run() {
     std::lock_guard<std::mutex> lock(mu_);
     if (!failure.empty()) {
       // The engine failed: every request ends with the error; the server keeps serving.
-      for (auto& [id, stream] : streams_) scheduler_.abort(id);
+      for (auto& [id, live] : streams_) scheduler_.abort(id);
       while (!streams_.empty()) {
         StreamEvent ev;
         ev.finish = FinishReason::kAbort;
@@ -201,7 +205,8 @@ void EngineLoop::run() {
       if (u.finish != FinishReason::kNone) {
         finish_stream(u.id, std::move(ev), u.times);
       } else if (auto it = streams_.find(u.id); it != streams_.end()) {
-        it->second->push(std::move(ev));
+        it->second.completion_tokens = u.completion_tokens;
+        it->second.stream->push(std::move(ev));
       }
     }
     if (st.step > 0) {

@@ -101,7 +101,11 @@ class EngineLoop {
   RequestId next_id_ = 1;
   std::vector<std::pair<RequestId, GenerationRequest>> inbox_;
   std::vector<RequestId> cancels_;
-  std::map<RequestId, std::shared_ptr<RequestStream>> streams_;  // queued or running
+  struct Live {  // a request queued or running
+    std::shared_ptr<RequestStream> stream;
+    int prompt_tokens = 0, completion_tokens = 0;
+  };
+  std::map<RequestId, Live> streams_;
   EngineCounters counters_;
   std::vector<StepStats> steps_;
   std::vector<RequestRecord> requests_;
