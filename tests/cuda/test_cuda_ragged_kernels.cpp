@@ -37,7 +37,7 @@ void check(cudaStream_t stream, int n_heads, int n_kv_heads, int head_dim, int b
   const int n_seqs = 3, max_len = 3000, kv_dim = n_kv_heads * head_dim;
   const PagedKv paged{block_size, (max_len + block_size - 1) / block_size};
   const int n_blocks = n_seqs * paged.max_blocks;
-  std::vector<std::int32_t> table(std::size_t(n_blocks));
+  std::vector<std::int32_t> table(static_cast<std::size_t>(n_blocks));
   for (int i = 0; i < n_blocks; ++i) table[i] = int((std::int64_t(i) * 7 + 3) % n_blocks);
   const std::size_t pool_floats = std::size_t(n_blocks) * block_size * kv_dim;
   std::vector<float> k_pool = test::random_floats(pool_floats, 1);
