@@ -21,6 +21,7 @@
 #include "kernels/cpu/paged_attention.h"
 #include "kernels/cpu/paged_kv.h"
 #include "kernels/cpu/ragged_attention.h"
+#include "kernels/cpu/ragged_attention_gemm.h"
 #include "kernels/cpu/rmsnorm.h"
 #include "kernels/cpu/rope.h"
 #include "kernels/cpu/swiglu.h"
@@ -141,8 +142,9 @@ void CpuBackend::ragged_paged_attention(float* out, int out_stride, const float*
                                         const std::int32_t* block_table, const PagedKv& paged,
                                         const std::int32_t* seq, const std::int32_t* pos,
                                         int n_rows, int n_heads, int n_kv_heads, int head_dim) {
-  cpu::ragged_paged_attention(out, out_stride, q, q_stride, k_pool, v_pool, block_table, paged,
-                              seq, pos, n_rows, n_heads, n_kv_heads, head_dim);
+  // Prompt chunks of kAttentionGemmMinRows rows or more as GEMMs, like attention() above.
+  cpu::ragged_paged_attention_gemm(out, out_stride, q, q_stride, k_pool, v_pool, block_table,
+                                   paged, seq, pos, n_rows, n_heads, n_kv_heads, head_dim);
 }
 void CpuBackend::swiglu(float* out, const float* gate_up, int n_rows, int ffn_dim) {
   cpu::swiglu(out, gate_up, n_rows, ffn_dim);

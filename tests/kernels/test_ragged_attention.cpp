@@ -11,6 +11,7 @@
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/paged_kv.h"
 #include "kernels/cpu/ragged_attention.h"
+#include "kernels/cpu/ragged_attention_gemm.h"
 #include "tests/kernels/check.h"
 
 namespace llmbench::cpu {
@@ -123,6 +124,40 @@ TEST(RaggedAttention, MixedRowsMatchReferenceAndStaticKernel) { check_mixed(4, 2
 TEST(RaggedAttention, OddShapes) {
   check_mixed(3, 3, 7, 1);
   check_mixed(6, 1, 19, 16);
+}
+
+// The GEMM path (prompt chunks of 16+ rows as GEMMs, the rest on the loop) against the
+// reference: decode rows, a 20-row chunk, a 5-row chunk, a 17-row prompt, and a chunk of one
+// sequence split by another's row (two runs, neither long enough for a GEMM).
+TEST(RaggedAttention, GemmPathMatchesTheReference) {
+  for (int heads : {4, 6}) {
+    RaggedCase c(heads, 2, 16, 5);
+    c.fill(0, 40);
+    c.fill(1, 40);
+    c.fill(2, 40);
+    std::vector<std::int32_t> seq, pos;
+    auto add = [&](int s, int from, int n) {
+      for (int i = 0; i < n; ++i) seq.push_back(s), pos.push_back(from + i);
+    };
+    add(1, 33, 1);
+    add(2, 39, 1);
+    add(0, 5, 20);   // GEMM
+    add(1, 10, 5);   // loop
+    add(2, 0, 17);   // GEMM
+    add(0, 30, 8);   // loop, split by the next row
+    add(1, 20, 1);
+    add(0, 38, 2);
+    const int n_rows = int(seq.size()), q_dim = heads * c.head_dim, stride = q_dim + 1;
+    const std::vector<float> q = test::random_floats(std::size_t(n_rows) * stride, 5);
+    std::vector<float> ref(std::size_t(n_rows) * stride, -7.0f), got = ref;
+    ragged_paged_attention(ref.data(), stride, q.data(), stride, c.k_pool.data(),
+                           c.v_pool.data(), c.table.data(), c.paged, seq.data(), pos.data(),
+                           n_rows, heads, 2, c.head_dim);
+    ragged_paged_attention_gemm(got.data(), stride, q.data(), stride, c.k_pool.data(),
+                                c.v_pool.data(), c.table.data(), c.paged, seq.data(),
+                                pos.data(), n_rows, heads, 2, c.head_dim);
+    EXPECT_TRUE(test::all_close(got, ref, 1e-5, 1e-4)) << heads << " heads";
+  }
 }
 
 }  // namespace
