@@ -1,6 +1,6 @@
 # Writes a C++ source that embeds every <DIR>/*.<EXT> file as a raw string literal, so the
-# llmbench binary carries its bundled queries and profiles (tools/bundled_queries.h,
-# tools/bundled_profiles.h). Run in script mode at build time:
+# llmbench binary carries its bundled queries and profiles (tools/query/bundled_queries.h,
+# tools/run/bundled_profiles.h). Run in script mode at build time:
 #   cmake -DDIR=<dir> -DEXT=<sql|toml> -DFUNCTION=<name> -DHEADER=<tools/x.h> -DOUTPUT=<file.cpp>
 #         -P embed_files.cmake
 # FUNCTION is defined as `std::span<const EmbeddedFile> FUNCTION()` in namespace llmbench.

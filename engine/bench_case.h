@@ -1,6 +1,6 @@
 // One benchmark case: a fixed (model, dtype, backend, batch, prompt length, new tokens), run
 // with warm-up and measured repetitions. Lists of values are expanded into cases by the CLI
-// (tools/sweep.cpp); printing and storing results is the CLI's job too.
+// (tools/run/run_plan.cpp); printing and storing results is the CLI's job too.
 #pragma once
 #include <chrono>
 #include <cstdint>

@@ -5,7 +5,9 @@
 #include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstdint>
+#include <deque>
 #include <cstdio>
 #include <vector>
 
@@ -15,6 +17,7 @@
 #include "kernels/cuda/convert.cuh"
 #include "kernels/cuda/copy_heads.cuh"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_event.h"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/embedding.cuh"
 #include "kernels/cuda/gemm.cuh"
@@ -41,36 +44,21 @@ std::string version_text(int v) {  // 13000 -> "13.0"
 class CudaEventTimer final : public OpTimer {
  public:
   explicit CudaEventTimer(cudaStream_t stream) : stream_(stream) {
-    LLMBENCH_CUDA_CHECK(cudaEventCreate(&anchor_));
-    LLMBENCH_CUDA_CHECK(cudaEventRecord(anchor_, stream_));
-    LLMBENCH_CUDA_CHECK(cudaEventSynchronize(anchor_));
+    anchor_.record(stream_);
+    anchor_.synchronize();
     anchor_host_ = std::chrono::steady_clock::now();
   }
-  ~CudaEventTimer() override {
-    for (auto e : starts_) LLMBENCH_CUDA_CHECK_NOTHROW(cudaEventDestroy(e));
-    for (auto e : stops_) LLMBENCH_CUDA_CHECK_NOTHROW(cudaEventDestroy(e));
-    LLMBENCH_CUDA_CHECK_NOTHROW(cudaEventDestroy(anchor_));
-  }
-  CudaEventTimer(const CudaEventTimer&) = delete;
-  CudaEventTimer& operator=(const CudaEventTimer&) = delete;
 
   void start(int slot) override {
-    while (std::size_t(slot) >= starts_.size()) {
-      cudaEvent_t a, b;
-      LLMBENCH_CUDA_CHECK(cudaEventCreate(&a));
-      LLMBENCH_CUDA_CHECK(cudaEventCreate(&b));
-      starts_.push_back(a);
-      stops_.push_back(b);
-    }
-    LLMBENCH_CUDA_CHECK(cudaEventRecord(starts_[slot], stream_));
+    while (std::size_t(slot) >= pairs_.size()) pairs_.emplace_back();
+    pairs_[std::size_t(slot)].start(stream_);
   }
-  void stop(int slot) override { LLMBENCH_CUDA_CHECK(cudaEventRecord(stops_[slot], stream_)); }
+  void stop(int slot) override { pairs_[std::size_t(slot)].stop(stream_); }
   void resolve(int slot, std::chrono::steady_clock::time_point origin, std::int64_t& start_ns,
                std::int64_t& dur_ns) override {
-    float from_anchor_ms = 0, dur_ms = 0;
-    LLMBENCH_CUDA_CHECK(cudaEventSynchronize(stops_[slot]));
-    LLMBENCH_CUDA_CHECK(cudaEventElapsedTime(&from_anchor_ms, anchor_, starts_[slot]));
-    LLMBENCH_CUDA_CHECK(cudaEventElapsedTime(&dur_ms, starts_[slot], stops_[slot]));
+    cuda::CudaEventPair& pair = pairs_[std::size_t(slot)];
+    const float dur_ms = pair.elapsed_ms();
+    const float from_anchor_ms = cuda::CudaEvent::elapsed_ms(anchor_, pair.start_event());
     const auto anchor_ns =
         std::chrono::duration_cast<std::chrono::nanoseconds>(anchor_host_ - origin).count();
     start_ns = anchor_ns + std::int64_t(double(from_anchor_ms) * 1e6);
@@ -79,9 +67,9 @@ class CudaEventTimer final : public OpTimer {
 
  private:
   cudaStream_t stream_;
-  cudaEvent_t anchor_{};
+  cuda::CudaEvent anchor_;
   std::chrono::steady_clock::time_point anchor_host_;
-  std::vector<cudaEvent_t> starts_, stops_;
+  std::deque<cuda::CudaEventPair> pairs_;  // a deque: growing never moves live pairs
 };
 
 }  // namespace

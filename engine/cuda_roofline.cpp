@@ -13,6 +13,7 @@
 #include "engine/stats.h"
 #include "kernels/cuda/convert.cuh"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_event.h"
 #include "kernels/cuda/gemm.cuh"
 
 namespace llmbench {
@@ -36,21 +37,6 @@ class Stream {
   cudaStream_t stream_ = nullptr;
 };
 
-// A timing CUDA event, owned.
-class Event {
- public:
-  Event() { LLMBENCH_CUDA_CHECK(cudaEventCreate(&event_)); }
-  ~Event() {
-    if (event_) LLMBENCH_CUDA_CHECK_NOTHROW(cudaEventDestroy(event_));
-  }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  cudaEvent_t get() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
-};
-
 Buffer device_alloc(std::size_t bytes) {
   void* p = nullptr;
   LLMBENCH_CUDA_CHECK(cudaMalloc(&p, bytes));
@@ -65,15 +51,13 @@ std::vector<double> rates_on_stream(cudaStream_t stream, int reps, double work,
                                     Enqueue&& enqueue) {
   for (int i = 0; i < kWarmups; ++i) enqueue();
   LLMBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
-  Event start, stop;
+  cuda::CudaEventPair events;
   std::vector<double> rates;
   for (int i = 0; i < reps; ++i) {
-    LLMBENCH_CUDA_CHECK(cudaEventRecord(start.get(), stream));
+    events.start(stream);
     enqueue();
-    LLMBENCH_CUDA_CHECK(cudaEventRecord(stop.get(), stream));
-    LLMBENCH_CUDA_CHECK(cudaEventSynchronize(stop.get()));
-    float ms = 0;
-    LLMBENCH_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+    events.stop(stream);
+    const float ms = events.elapsed_ms();
     LLMBENCH_CHECK(ms > 0, "a CUDA event interval of zero");
     rates.push_back(work / (double(ms) * 1e-3));
   }

@@ -55,20 +55,26 @@ CaseMetrics compute_metrics(int batch, int prompt_len, int max_new_tokens,
       decode_s += double(s.decode_ns[i]) / 1e9;
     }
   }
-  m.ttft_ms_median = median(ttft_ms);
+  m.ttft_ms_p50 = median(ttft_ms);
+  m.ttft_ms_p10 = percentile(ttft_ms, 10);
   m.ttft_ms_p90 = percentile(ttft_ms, 90);
   m.ttft_ms_p99 = percentile(ttft_ms, 99);
   m.ttft_ms_mean = mean(ttft_ms);
   m.ttft_ms_stdev = stdev(ttft_ms);
-  m.e2e_ms_median = median(e2e_ms);
-  const double ttft_s = m.ttft_ms_median / 1e3;
+  m.e2e_ms_p50 = median(e2e_ms);
+  m.e2e_ms_p10 = percentile(e2e_ms, 10);
+  m.e2e_ms_p90 = percentile(e2e_ms, 90);
+  const double ttft_s = m.ttft_ms_p50 / 1e3;
   m.prefill_tok_s = double(batch) * prompt_len / ttft_s;
-  m.throughput_tok_s = double(batch) * max_new_tokens / (m.e2e_ms_median / 1e3);
+  m.throughput_tok_s = double(batch) * max_new_tokens / (m.e2e_ms_p50 / 1e3);
   m.prefill_tflops = double(cost.prefill_flops) / ttft_s / 1e12;
   if (peaks.tflops > 0) m.mfu = m.prefill_tflops / peaks.tflops;
   if (!tpot_ms.empty()) {
+    m.tpot_samples = int(tpot_ms.size());
     m.tpot_ms_mean = mean(tpot_ms);
+    m.tpot_ms_p10 = percentile(tpot_ms, 10);
     m.tpot_ms_p50 = percentile(tpot_ms, 50);
+    m.tpot_ms_stdev = stdev(tpot_ms);
     m.tpot_ms_p90 = percentile(tpot_ms, 90);
     m.tpot_ms_p99 = percentile(tpot_ms, 99);
     m.decode_tok_s = double(batch) / (*m.tpot_ms_mean / 1e3);

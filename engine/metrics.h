@@ -47,10 +47,13 @@ CaseCost case_cost(const ModelConfig& c, int batch, int prompt_len, int max_new_
 // Derived figures. std::nullopt means "not applicable" (no decode step when
 // max_new_tokens == 1), never 0.
 struct CaseMetrics {
-  int repetitions = 0;
-  double ttft_ms_median = 0, ttft_ms_p90 = 0, ttft_ms_p99 = 0, ttft_ms_mean = 0, ttft_ms_stdev = 0;
-  double e2e_ms_median = 0;
-  std::optional<double> tpot_ms_mean, tpot_ms_p50, tpot_ms_p90, tpot_ms_p99;
+  int repetitions = 0;                      // measured repetitions (n of every TTFT/e2e figure)
+  int tpot_samples = 0;                     // decode steps behind the TPOT figures (n x steps)
+  double ttft_ms_p50 = 0, ttft_ms_p10 = 0, ttft_ms_p90 = 0, ttft_ms_p99 = 0;
+  double ttft_ms_mean = 0, ttft_ms_stdev = 0;
+  double e2e_ms_p50 = 0, e2e_ms_p10 = 0, e2e_ms_p90 = 0;
+  std::optional<double> tpot_ms_mean, tpot_ms_p10, tpot_ms_p50, tpot_ms_p90, tpot_ms_p99,
+      tpot_ms_stdev;
   double prefill_tok_s = 0;                 // batch * prompt_len / median TTFT
   std::optional<double> decode_tok_s;       // batch / mean TPOT
   double throughput_tok_s = 0;              // batch * max_new_tokens / median e2e

@@ -4,7 +4,7 @@
 // follows the header), an optional "__metadata__" string map, then the raw little-endian data.
 // The whole header is validated when the file is opened, before any tensor byte is read, so a
 // damaged or hostile file fails there with one BadInput line naming the file and the field.
-// Deliberately not: a writer (tools/safetensors_writer.h), dtypes other than F32/F16/BF16, or
+// Deliberately not: a writer (engine/safetensors_writer.h), dtypes other than F32/F16/BF16, or
 // knowledge of which tensors a model needs (engine/hf_checkpoint.h).
 #pragma once
 #include <cstddef>

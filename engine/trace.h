@@ -3,7 +3,7 @@
 // for one traced repetition, and OpScope, the one RAII scope every op of the forward pass runs
 // in. OpScope also pushes an NVTX range (domain "llmbench", payload = layer index) whenever the
 // NVTX3 headers were found at build time, traced or not, so Nsight Systems shows the same names.
-// Not here: storing records (tools/store.cpp) or analysing them (queries/).
+// Not here: storing records (tools/store/store.cpp) or analysing them (queries/).
 #pragma once
 #include <chrono>
 #include <cstdint>

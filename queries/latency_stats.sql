@@ -1,12 +1,15 @@
 -- purpose: TTFT and decode-step (TPOT) distributions per case from the raw untraced samples: median, p90, p99, sample stdev
 -- params: run_id = NULL (run.id; NULL: the latest run)
--- columns: case_id (bench_case.id), model (preset), batch (sequences), prompt_len (tokens), reps (measured repetitions), ttft_ms_median (ms), ttft_ms_p90 (ms), ttft_ms_stdev (sample stdev, ms), steps (decode steps over all repetitions), tpot_ms_median (ms), tpot_ms_p90 (ms), tpot_ms_p99 (ms), tpot_ms_stdev (sample stdev, ms), tpot_cv (stdev / mean: run-to-run noise)
+-- columns: case_id (bench_case.id), model (preset), dtype (weight type), backend (cpu|cuda), batch (sequences), prompt_len (tokens), max_new_tokens (tokens per sequence), variants (engine variants, JSON), n (measured repetitions), ttft_ms_p50 (ms), ttft_ms_p90 (ms), ttft_ms_stdev (sample stdev, ms), tpot_n (decode steps over all repetitions), tpot_ms_p50 (ms), tpot_ms_p90 (ms), tpot_ms_p99 (ms), tpot_ms_stdev (sample stdev, ms), tpot_cv (stdev / mean: run-to-run noise)
 
 -- Uses llmbench's median / percentile / stdev SQL functions (registered by `llmbench query`;
 -- percentile interpolates linearly between ranks, as numpy does). Distributions are over raw
 -- samples (bench_sample, bench_step), never over the per-case summaries.
-WITH target AS (
-  SELECT COALESCE(:run_id, (SELECT MAX(id) FROM run)) AS run_id
+WITH target AS (  -- the run (default: the latest run) and the other shards of its sweep
+  SELECT r.id AS run_id FROM run AS r
+  WHERE COALESCE(r.run_group, r.id) = (
+    SELECT COALESCE(g.run_group, g.id) FROM run AS g
+    WHERE g.id = COALESCE(:run_id, (SELECT MAX(id) FROM run)))
 ),
 run_cases AS (
   SELECT c.id FROM bench_case AS c JOIN target ON c.run_id = target.run_id
@@ -27,12 +30,13 @@ tpot AS (
   WHERE m.case_id IN (SELECT id FROM run_cases)
   GROUP BY m.case_id
 )
-SELECT c.id AS case_id, c.model, c.batch, c.prompt_len,
-       COALESCE(a.reps, 0) AS reps, a.p50 AS ttft_ms_median, a.p90 AS ttft_ms_p90,
-       a.sd AS ttft_ms_stdev, COALESCE(d.steps, 0) AS steps, d.p50 AS tpot_ms_median,
+SELECT c.id AS case_id, c.model, c.dtype, c.backend, c.batch, c.prompt_len,
+       c.max_new_tokens, c.variants,
+       COALESCE(a.reps, 0) AS n, a.p50 AS ttft_ms_p50, a.p90 AS ttft_ms_p90,
+       a.sd AS ttft_ms_stdev, COALESCE(d.steps, 0) AS tpot_n, d.p50 AS tpot_ms_p50,
        d.p90 AS tpot_ms_p90, d.p99 AS tpot_ms_p99, d.sd AS tpot_ms_stdev, d.cv AS tpot_cv
 FROM bench_case AS c
 JOIN target ON c.run_id = target.run_id
 LEFT JOIN ttft AS a ON a.case_id = c.id
 LEFT JOIN tpot AS d ON d.case_id = c.id
-ORDER BY c.id;
+ORDER BY c.case_index, c.id;

@@ -8,9 +8,12 @@
 -- variants) series, so cases that differ in more than batch are never mixed. A "phase instance" is one
 -- depth-0 range: the prefill, or one decode step; times are means over instances and traced
 -- repetitions.
-WITH target AS (
-  SELECT COALESCE(:run_id, (SELECT MAX(c.run_id) FROM bench_case AS c
-                                    JOIN track AS t ON t.case_id = c.id)) AS run_id
+WITH target AS (  -- the run (default: the latest run with a trace) and the other shards of its sweep
+  SELECT r.id AS run_id FROM run AS r
+  WHERE COALESCE(r.run_group, r.id) = (
+    SELECT COALESCE(g.run_group, g.id) FROM run AS g
+    WHERE g.id = COALESCE(:run_id, (SELECT MAX(c.run_id) FROM bench_case AS c
+                   JOIN track AS t ON t.case_id = c.id)))
 ),
 cases AS (
   SELECT c.id AS case_id, c.model, c.dtype, c.backend, c.prompt_len, c.variants, c.batch

@@ -4,7 +4,7 @@
 // the same operations in the same order and precision, so that on the host it reproduces the CPU
 // reference bit for bit.
 // Deliberately not: vectorised, or the reductions themselves (their order differs by design
-// between one CPU thread and a GPU block; see kernels/cuda/reduce.cuh).
+// between one CPU thread and a GPU block; see kernels/cuda/device_common.cuh).
 #pragma once
 
 #include <math.h>  // expf, exp, pow, sqrt, cos, sin: the global names both nvcc and the host see

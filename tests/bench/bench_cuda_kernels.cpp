@@ -21,6 +21,7 @@
 #include "kernels/cuda/attention.cuh"
 #include "kernels/cuda/convert.cuh"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_event.h"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/embedding.cuh"
 #include "kernels/cuda/gemm.cuh"
@@ -52,16 +53,12 @@ class DeviceTimer {
  public:
   DeviceTimer() {
     LLMBENCH_CUDA_CHECK(cudaStreamCreate(&stream_));
-    LLMBENCH_CUDA_CHECK(cudaEventCreate(&start_));
-    LLMBENCH_CUDA_CHECK(cudaEventCreate(&stop_));
     int device = 0, l2_bytes = 0;
     LLMBENCH_CUDA_CHECK(cudaGetDevice(&device));
     LLMBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
     flush_ = DeviceBuffer<unsigned char>(2 * static_cast<std::size_t>(l2_bytes));
   }
   ~DeviceTimer() {
-    LLMBENCH_CUDA_CHECK_NOTHROW(cudaEventDestroy(stop_));
-    LLMBENCH_CUDA_CHECK_NOTHROW(cudaEventDestroy(start_));
     LLMBENCH_CUDA_CHECK_NOTHROW(cudaStreamDestroy(stream_));
   }
   DeviceTimer(const DeviceTimer&) = delete;
@@ -78,12 +75,10 @@ class DeviceTimer {
     double total_s = 0.0;
     for (auto _ : state) {
       LLMBENCH_CUDA_CHECK(cudaMemsetAsync(flush_.get(), 0, flush_.size(), stream_));
-      LLMBENCH_CUDA_CHECK(cudaEventRecord(start_, stream_));
+      events_.start(stream_);
       enqueue();
-      LLMBENCH_CUDA_CHECK(cudaEventRecord(stop_, stream_));
-      LLMBENCH_CUDA_CHECK(cudaEventSynchronize(stop_));
-      float ms = 0.0f;
-      LLMBENCH_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+      events_.stop(stream_);
+      const float ms = events_.elapsed_ms();
       state.SetIterationTime(ms * 1e-3);
       total_s += ms * 1e-3;
     }
@@ -96,7 +91,7 @@ class DeviceTimer {
 
  private:
   cudaStream_t stream_ = nullptr;
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  cuda::CudaEventPair events_;
   DeviceBuffer<unsigned char> flush_{0};
 };
 

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/openmp_policy.h"
+#include "tools/run/openmp_policy.h"
 #include "kernels/cpu/argmax.h"
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/elementwise.h"
@@ -369,7 +369,7 @@ BENCHMARK(BM_argmax_rows)->ArgName("rows")->Arg(1)->Arg(16)->UseRealTime()->MinT
 }  // namespace llmbench::cpu
 
 int main(int argc, char** argv) {
-  llmbench::use_passive_openmp(argv);  // as the llmbench binary does (engine/openmp_policy.h)
+  llmbench::use_passive_openmp(argv);  // as the llmbench binary does (tools/run/openmp_policy.h)
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "engine/bench_case.h"
-#include "tools/sqlite_db.h"
-#include "tools/store.h"
+#include "tools/store/sqlite_db.h"
+#include "tools/store/store.h"
 
 namespace {
 

@@ -104,14 +104,14 @@ TEST(Cli, TinyRunWritesJsonAndDatabase) {
     EXPECT_EQ(c["prompt_ids"][0].size(), 16u);
     EXPECT_EQ(c["samples"][0]["decode_ns"].size(), std::size_t(gen - 1));
     if (gen == 1) {
-      EXPECT_TRUE(c["metrics"]["tpot_ms_mean"].is_null());
-      EXPECT_TRUE(c["metrics"]["mbu"].is_null());
+      EXPECT_TRUE(c["tpot_ms_mean"].is_null());
+      EXPECT_TRUE(c["mbu"].is_null());
     } else {
-      EXPECT_GT(c["metrics"]["tpot_ms_mean"].get<double>(), 0.0);
-      EXPECT_GT(c["metrics"]["mbu"].get<double>(), 0.0);
+      EXPECT_GT(c["tpot_ms_mean"].get<double>(), 0.0);
+      EXPECT_GT(c["mbu"].get<double>(), 0.0);
     }
-    EXPECT_GT(c["metrics"]["ttft_ms"].get<double>(), 0.0);
-    EXPECT_GT(c["metrics"]["mfu"].get<double>(), 0.0);
+    EXPECT_GT(c["ttft_ms_p50"].get<double>(), 0.0);
+    EXPECT_GT(c["mfu"].get<double>(), 0.0);
   }
   EXPECT_EQ(count_rows(db, "run"), 1);
   EXPECT_EQ(count_rows(db, "bench_case"), 4);
@@ -312,7 +312,7 @@ TEST(Cli, HostNoSyncIsLabelledInEveryFormat) {
     EXPECT_EQ(r.err, std::string("warning: ") + kNoSyncWarning + "\n");
     if (format == "json") {
       const auto j = nlohmann::json::parse(r.out);
-      EXPECT_EQ(j["warnings"], nlohmann::json::array({kNoSyncWarning}));
+      EXPECT_EQ(j["warnings"].back(), kNoSyncWarning);
       EXPECT_EQ(j["cases"][0]["variants"]["timer"], "device");
       EXPECT_FALSE(j["cases"][0].contains("timer_warning"));
       EXPECT_EQ(j["cases"][1]["variants"]["timer"], "host-nosync");

@@ -8,7 +8,7 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
-#include "llmbench_process.h"
+#include "tests/cli/llmbench_process.h"
 
 namespace {
 

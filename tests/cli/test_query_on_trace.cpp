@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "llmbench_process.h"
+#include "tests/cli/llmbench_process.h"
 
 namespace {
 
@@ -94,8 +94,8 @@ TEST_F(QueryOnTrace, CaseSummaryHasBothTracedCases) {
   for (const auto& r : rows) {
     EXPECT_EQ(r["status"], "ok");
     EXPECT_EQ(r["trace"], "ops");
-    EXPECT_GT(r["ttft_ms"].get<double>(), 0);
-    EXPECT_GT(r["tpot_ms"].get<double>(), 0);
+    EXPECT_GT(r["ttft_ms_p50"].get<double>(), 0);
+    EXPECT_GT(r["tpot_ms_mean"].get<double>(), 0);
     EXPECT_GT(r["mbu"].get<double>(), 0);
   }
   EXPECT_EQ(rows[0]["batch"], 1);
@@ -230,10 +230,10 @@ TEST_F(QueryOnTrace, LatencyStatsCountRawSamples) {
   const json rows = query("latency_stats");
   ASSERT_EQ(rows.size(), 2u);
   for (const auto& r : rows) {
-    EXPECT_EQ(r["reps"], kReps);
-    EXPECT_EQ(r["steps"], kReps * kDecodeSteps);
-    EXPECT_LE(r["tpot_ms_median"].get<double>(), r["tpot_ms_p99"].get<double>());
-    EXPECT_GT(r["ttft_ms_median"].get<double>(), 0);
+    EXPECT_EQ(r["n"], kReps);
+    EXPECT_EQ(r["tpot_n"], kReps * kDecodeSteps);
+    EXPECT_LE(r["tpot_ms_p50"].get<double>(), r["tpot_ms_p99"].get<double>());
+    EXPECT_GT(r["ttft_ms_p50"].get<double>(), 0);
   }
 }
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "tools/run_info.h"
-#include "tools/store.h"
+#include "tools/store/run_info.h"
+#include "tools/store/store.h"
 
 namespace llmbench_test {
 

@@ -9,7 +9,7 @@
 #include <cstdio>
 
 #include "tests/compare/synthetic_samples.h"
-#include "tools/compare_verdict.h"
+#include "tools/compare/compare_verdict.h"
 
 using namespace llmbench;
 using llmbench_test::SampleSource;

@@ -11,9 +11,9 @@
 
 #include "kernels/common/error.h"
 #include "tests/compare/compare_db.h"
-#include "tools/compare_match.h"
-#include "tools/compare_output.h"
-#include "tools/compare_report.h"
+#include "tools/compare/compare_match.h"
+#include "tools/report/compare_output.h"
+#include "tools/compare/compare_report.h"
 
 using namespace llmbench;
 using namespace llmbench_test;

@@ -1,4 +1,4 @@
-// Rank statistics of `llmbench compare` (tools/compare_stats.h) against known values: scipy
+// Rank statistics of `llmbench compare` (tools/compare/compare_stats.h) against known values: scipy
 // 1.10 scipy.stats.mannwhitneyu (method="exact" and "asymptotic") and an independent
 // brute-force Hodges-Lehmann computation (itertools over every rank arrangement), both run
 // once by hand with the inputs below; and the exact null distribution against enumeration.
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kernels/common/error.h"
-#include "tools/compare_stats.h"
+#include "tools/compare/compare_stats.h"
 
 using namespace llmbench;
 

@@ -1,10 +1,10 @@
-// The verdict rule of `llmbench compare` (tools/compare_verdict.h) on hand-made samples:
+// The verdict rule of `llmbench compare` (tools/compare/compare_verdict.h) on hand-made samples:
 // direction per metric, the threshold's exact boundaries, significance, too few samples, n/a;
 // and the --metric parser.
 #include <gtest/gtest.h>
 
 #include "kernels/common/error.h"
-#include "tools/compare_verdict.h"
+#include "tools/compare/compare_verdict.h"
 
 using namespace llmbench;
 
@@ -33,16 +33,6 @@ Verdict verdict(Metric m, const std::vector<double>& base, const std::vector<dou
 }
 
 }  // namespace
-
-TEST(CompareVerdict, ParsesMetricLists) {
-  EXPECT_EQ(parse_metrics("--metric", "tpot,ttft"), (std::vector<Metric>{Metric::kTpot, Metric::kTtft}));
-  EXPECT_EQ(parse_metrics("--metric", "e2e,e2e"), (std::vector<Metric>{Metric::kE2e}));
-  EXPECT_EQ(parse_metrics("--metric", "all").size(), 4u);
-  EXPECT_EQ(parse_metrics("--metric", "throughput,all").front(), Metric::kThroughput);
-  EXPECT_THROW(parse_metrics("--metric", "latency"), BadInput);
-  EXPECT_THROW(parse_metrics("--metric", ""), BadInput);
-  EXPECT_THROW(parse_metrics("--metric", "ttft,"), BadInput);
-}
 
 TEST(CompareVerdict, SlowerOnlyBeyondTheThresholdFactor) {
   // Every pairwise ratio's median is exactly the scale: U separates fully, p is tiny.

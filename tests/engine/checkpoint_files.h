@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "engine/config.h"
-#include "tools/hf_config_writer.h"
+#include "engine/hf_config_writer.h"
 #include "kernels/common/error.h"
 #include "engine/weights.h"
-#include "tools/safetensors_writer.h"
+#include "engine/safetensors_writer.h"
 
 namespace llmbench::test {
 

@@ -83,10 +83,10 @@ TEST(Metrics, ExactValuesFromSyntheticTimings) {
   Peaks peaks{10.0, 0.5, "test"};
   const CaseMetrics m = compute_metrics(/*batch=*/4, /*prompt_len=*/100, /*new=*/3, cost, samples, peaks);
   EXPECT_EQ(m.repetitions, 3);
-  EXPECT_DOUBLE_EQ(m.ttft_ms_median, 20.0);
+  EXPECT_DOUBLE_EQ(m.ttft_ms_p50, 20.0);
   EXPECT_DOUBLE_EQ(m.ttft_ms_mean, 20.0);
   EXPECT_DOUBLE_EQ(m.ttft_ms_p90, 28.0);
-  EXPECT_DOUBLE_EQ(m.e2e_ms_median, 24.0);
+  EXPECT_DOUBLE_EQ(m.e2e_ms_p50, 24.0);
   // TPOT samples {2,4,2,2,4,6} ms: mean 10/3, p50 3, p90 5, p99 5.9
   EXPECT_DOUBLE_EQ(*m.tpot_ms_mean, 20.0 / 6.0);
   EXPECT_DOUBLE_EQ(*m.tpot_ms_p50, 3.0);
@@ -110,7 +110,7 @@ TEST(Metrics, SingleTokenHasNoTpotOrMbu) {
   EXPECT_FALSE(m.tpot_ms_p99.has_value());
   EXPECT_FALSE(m.mbu.has_value());
   EXPECT_FALSE(m.decode_tok_s.has_value());
-  EXPECT_DOUBLE_EQ(m.e2e_ms_median, 5.0);
+  EXPECT_DOUBLE_EQ(m.e2e_ms_p50, 5.0);
   EXPECT_DOUBLE_EQ(m.throughput_tok_s, 16 / 0.005);
 }
 

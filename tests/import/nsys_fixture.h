@@ -22,7 +22,7 @@
 #include <filesystem>
 #include <string>
 
-#include "sqlite_rows.h"
+#include "tests/import/sqlite_rows.h"
 
 namespace llmbench_test {
 

@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "llmbench_process.h"
-#include "sqlite_rows.h"
+#include "tests/cli/llmbench_process.h"
+#include "tests/import/sqlite_rows.h"
 
 namespace {
 

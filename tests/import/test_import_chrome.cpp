@@ -10,9 +10,9 @@
 #include <map>
 #include <random>
 
-#include "chrome_fixture.h"
-#include "llmbench_process.h"
-#include "sqlite_rows.h"
+#include "tests/import/chrome_fixture.h"
+#include "tests/cli/llmbench_process.h"
+#include "tests/import/sqlite_rows.h"
 
 namespace {
 

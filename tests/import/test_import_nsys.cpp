@@ -8,9 +8,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "llmbench_process.h"
-#include "nsys_fixture.h"
-#include "sqlite_rows.h"
+#include "tests/cli/llmbench_process.h"
+#include "tests/import/nsys_fixture.h"
+#include "tests/import/sqlite_rows.h"
 
 namespace {
 

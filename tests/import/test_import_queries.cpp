@@ -9,10 +9,10 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
-#include "chrome_fixture.h"
-#include "llmbench_process.h"
-#include "nsys_fixture.h"
-#include "sqlite_rows.h"
+#include "tests/import/chrome_fixture.h"
+#include "tests/cli/llmbench_process.h"
+#include "tests/import/nsys_fixture.h"
+#include "tests/import/sqlite_rows.h"
 
 namespace {
 

@@ -9,8 +9,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "llmbench_process.h"
-#include "sqlite_rows.h"
+#include "tests/cli/llmbench_process.h"
+#include "tests/import/sqlite_rows.h"
 
 namespace {
 

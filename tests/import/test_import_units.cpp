@@ -3,10 +3,10 @@
 // converts them, API names without their version suffix, Chrome ts text for the exporter.
 #include <gtest/gtest.h>
 
-#include "tools/export_chrome.h"
-#include "tools/import_chrome.h"
-#include "tools/import_nsys.h"
-#include "tools/trace_nesting.h"
+#include "tools/trace_io/export_chrome.h"
+#include "tools/trace_io/import_chrome.h"
+#include "tools/trace_io/import_nsys.h"
+#include "tools/store/trace_nesting.h"
 
 namespace llmbench {
 namespace {

@@ -10,10 +10,10 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "tools/bundled_queries.h"
-#include "tools/query_runner.h"
-#include "tools/sql_functions.h"
-#include "tools/store.h"
+#include "tools/query/bundled_queries.h"
+#include "tools/query/query_runner.h"
+#include "tools/query/sql_functions.h"
+#include "tools/store/store.h"
 
 namespace llmbench {
 namespace {

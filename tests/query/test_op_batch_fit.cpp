@@ -13,10 +13,10 @@
 #include <unistd.h>
 #include <vector>
 
-#include "tools/bundled_queries.h"
-#include "tools/query_runner.h"
-#include "tools/store.h"
-#include "tools/variants_json.h"
+#include "tools/query/bundled_queries.h"
+#include "tools/query/query_runner.h"
+#include "tools/store/store.h"
+#include "tools/store/variants_json.h"
 
 namespace llmbench {
 namespace {
@@ -140,12 +140,12 @@ TEST_F(OpBatchFit, ExactLineGivesItsSlopeInterceptAndUnitR2) {
   ASSERT_EQ(rows.size(), 4u);  // two ops x two variants; ranges never appear
   const std::string fast = variants_json(Variants{}).dump();
   const auto& r = rows.at(fast + "|permute_q");
-  EXPECT_NEAR(real(r.at("slope_ms_per_seq")), 0.5, 1e-9);
-  EXPECT_NEAR(real(r.at("intercept_ms")), 2.0, 1e-9);
+  EXPECT_NEAR(real(r.at("slope_us_per_seq")) / 1e3, 0.5, 1e-9);
+  EXPECT_NEAR(real(r.at("intercept_us")) / 1e3, 2.0, 1e-9);
   EXPECT_NEAR(real(r.at("r2")), 1.0, 1e-9);
   EXPECT_EQ(real(r.at("batches")), 4);
   EXPECT_EQ(real(r.at("max_batch")), 8);
-  EXPECT_NEAR(real(r.at("ms_at_max_batch")), 6.0, 1e-9);
+  EXPECT_NEAR(real(r.at("us_at_max_batch")) / 1e3, 6.0, 1e-9);
   EXPECT_NEAR(real(r.at("ttft_share_at_max_batch")), 6.0 / 80.0, 1e-9);
   EXPECT_EQ(std::get<std::string>(r.at("category").v), "copy");
 }
@@ -154,8 +154,8 @@ TEST_F(OpBatchFit, NoisyPointsMatchAnIndependentFit) {
   const auto rows = run({{"max_new_tokens", "1"}});
   const Fit want = least_squares({1, 2, 4, 8}, kNoisy);
   const auto& r = rows.at(variants_json(Variants{}).dump() + "|noisy");
-  EXPECT_NEAR(real(r.at("slope_ms_per_seq")), want.slope, 1e-9);
-  EXPECT_NEAR(real(r.at("intercept_ms")), want.intercept, 1e-9);
+  EXPECT_NEAR(real(r.at("slope_us_per_seq")) / 1e3, want.slope, 1e-9);
+  EXPECT_NEAR(real(r.at("intercept_us")) / 1e3, want.intercept, 1e-9);
   EXPECT_NEAR(real(r.at("r2")), want.r2, 1e-9);
   EXPECT_LT(want.r2, 0.9);  // the data really is noisy
 }
@@ -165,8 +165,8 @@ TEST_F(OpBatchFit, EachVariantsSeriesIsFittedAloneAndTheSteepestComesFirst) {
   Variants naive;
   naive.qkv = QkvLayout::kPermute;
   const auto& r = rows.at(variants_json(naive).dump() + "|permute_q");
-  EXPECT_NEAR(real(r.at("slope_ms_per_seq")), 3.0, 1e-9);
-  EXPECT_NEAR(real(r.at("intercept_ms")), 1.0, 1e-9);
+  EXPECT_NEAR(real(r.at("slope_us_per_seq")) / 1e3, 3.0, 1e-9);
+  EXPECT_NEAR(real(r.at("intercept_us")) / 1e3, 1.0, 1e-9);
   EXPECT_NEAR(real(r.at("ttft_share_at_max_batch")), 25.0 / 160.0, 1e-9);
   // Ordered by slope: the naive permute first.
   auto db = open_query_db(path_.string());
@@ -174,7 +174,7 @@ TEST_F(OpBatchFit, EachVariantsSeriesIsFittedAloneAndTheSteepestComesFirst) {
   const QueryResult all = run_query(*db, {"q", std::string(q->sql), q->header},
                                     {{"max_new_tokens", "1"}});
   ASSERT_FALSE(all.rows.empty());
-  EXPECT_NEAR(real(all.rows[0][10]), 3.0, 1e-9);  // slope_ms_per_seq
+  EXPECT_NEAR(real(all.rows[0][10]) / 1e3, 3.0, 1e-9);  // slope_us_per_seq (ms * 1e3)
   for (std::size_t i = 1; i < all.rows.size(); ++i)
     EXPECT_GE(real(all.rows[i - 1][10]), real(all.rows[i][10]));
 }
@@ -185,8 +185,8 @@ TEST_F(OpBatchFit, WithoutTheFilterEveryCasesPrefillCountsAndDecodeNeverDoes) {
   // Batch 16 joins the same line (its decode-phase 900 ms permute is ignored).
   EXPECT_EQ(real(r.at("batches")), 5);
   EXPECT_EQ(real(r.at("max_batch")), 16);
-  EXPECT_NEAR(real(r.at("slope_ms_per_seq")), 0.5, 1e-9);
-  EXPECT_NEAR(real(r.at("intercept_ms")), 2.0, 1e-9);
+  EXPECT_NEAR(real(r.at("slope_us_per_seq")) / 1e3, 0.5, 1e-9);
+  EXPECT_NEAR(real(r.at("intercept_us")) / 1e3, 2.0, 1e-9);
   EXPECT_NEAR(real(r.at("ttft_share_at_max_batch")), 10.0 / 160.0, 1e-9);
 }
 

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "kernels/common/error.h"
-#include "tools/bundled_queries.h"
-#include "tools/sql_value.h"
+#include "tools/query/bundled_queries.h"
+#include "tools/store/sql_value.h"
 
 namespace llmbench {
 namespace {

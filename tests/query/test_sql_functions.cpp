@@ -6,9 +6,10 @@
 #include <cmath>
 #include <optional>
 
+#include "engine/stats.h"
 #include "kernels/common/error.h"
-#include "tools/sql_functions.h"
-#include "tools/sqlite_db.h"
+#include "tools/query/sql_functions.h"
+#include "tools/store/sqlite_db.h"
 
 namespace llmbench {
 namespace {
@@ -111,7 +112,7 @@ TEST(SqlFunctionArithmetic, PercentileSortedAndStdev) {
   EXPECT_EQ(percentile_sorted(v, 50), 2.5);
   EXPECT_EQ(percentile_sorted(v, 100), 4.0);
   EXPECT_EQ(percentile_sorted({5}, 37), 5.0);
-  EXPECT_EQ(sample_stdev({1, 3}), std::sqrt(2.0));
+  EXPECT_EQ(stdev({1, 3}), std::sqrt(2.0));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -140,7 +141,9 @@ std::vector<std::string> column(sqlite3* db, const std::string& sql) {
 }
 
 TEST(ServeCli, DbGetsStepsAndRequestEvents) {
-  const std::string db_path = "serve_cli_" + std::to_string(getpid()) + ".db";
+  const std::string db_path =
+      std::string(LLMBENCH_TEST_SCRATCH) + "/serve_cli_" + std::to_string(getpid()) + ".db";
+  mkdir(LLMBENCH_TEST_SCRATCH, 0755);
   std::remove(db_path.c_str());
   {
     Child c({"serve", "--model", "tiny", "--port", "0", "--threads", "1", "--db", db_path});

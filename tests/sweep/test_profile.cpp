@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "kernels/common/error.h"
-#include "tools/bundled_profiles.h"
-#include "tools/profile.h"
-#include "tools/run_options.h"
+#include "tools/run/bundled_profiles.h"
+#include "tools/run/profile.h"
+#include "tools/run/run_options.h"
 
 namespace llmbench {
 namespace {

@@ -5,10 +5,10 @@
 #include <filesystem>
 
 #include "kernels/common/error.h"
-#include "tools/case_key.h"
-#include "tools/merge.h"
-#include "tools/run_plan.h"
-#include "tools/store.h"
+#include "tools/store/case_key.h"
+#include "tools/store/merge.h"
+#include "tools/run/run_plan.h"
+#include "tools/store/store.h"
 
 namespace llmbench {
 namespace {
@@ -89,7 +89,7 @@ TEST(Merge, KnowsEveryTableOfTheStore) {
     ++tables;
     const std::string t = q.column_text(0);
     EXPECT_NE(std::find(known.begin(), known.end(), t), known.end())
-        << "merge does not copy table " << t << " (tools/merge.cpp)";
+        << "merge does not copy table " << t << " (tools/store/merge.cpp)";
   }
   EXPECT_GT(tables, 5);
 }

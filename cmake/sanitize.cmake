@@ -1,0 +1,26 @@
+# AddressSanitizer + UBSan builds of chosen targets, for the fuzz tests (tests/CMakeLists.txt).
+#   llmbench_sanitize_target(T)                     compile and link T with the sanitizers
+#   llmbench_sanitized_copy(LIB [DEPS dep...])      LIB_asan: LIB's own sources, sanitized,
+#                                                   linking DEPS instead of LIB's dependencies
+# A copy reads LIB's SOURCES and include scope, so adding a file to a library adds it to its
+# sanitized copy too; nothing lists sources by hand.
+set(LLMBENCH_SANITIZE_FLAGS -fsanitize=address,undefined -fno-omit-frame-pointer
+                            -fno-sanitize-recover=all)
+
+function(llmbench_sanitize_target target)
+  target_compile_options(${target} PRIVATE ${LLMBENCH_SANITIZE_FLAGS} -g)
+  target_link_options(${target} PRIVATE ${LLMBENCH_SANITIZE_FLAGS})
+endfunction()
+
+function(llmbench_sanitized_copy lib)
+  cmake_parse_arguments(S "" "" "DEPS" ${ARGN})
+  get_target_property(sources ${lib} SOURCES)
+  get_target_property(dir ${lib} SOURCE_DIR)
+  list(TRANSFORM sources PREPEND "${dir}/" REGEX "^[^/$]")
+  add_library(${lib}_asan STATIC ${sources})
+  target_include_directories(${lib}_asan PUBLIC
+                             $<TARGET_PROPERTY:${lib},INTERFACE_INCLUDE_DIRECTORIES>)
+  target_link_libraries(${lib}_asan PUBLIC ${S_DEPS})
+  target_compile_options(${lib}_asan PRIVATE ${LLMBENCH_SANITIZE_FLAGS} -g)
+  target_link_options(${lib}_asan INTERFACE ${LLMBENCH_SANITIZE_FLAGS})
+endfunction()

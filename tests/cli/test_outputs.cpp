@@ -1,0 +1,307 @@
+// What `llmbench run` prints and stores, end to end through the binary: one field list behind
+// every format and the database (names, csv precision and empty cells, jsonl lines that
+// survive a kill, the run in json, n and spreads in the table), shards that merge back into
+// one sweep, and the store under concurrent writers and foreign databases.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "tests/cli/llmbench_process.h"
+#include "tools/store/result_fields.h"
+#include "tools/store/sqlite_db.h"
+#include "tools/store/store.h"
+
+namespace llmbench {
+namespace {
+
+using llmbench_test::Result;
+using llmbench_test::run_llmbench;
+using llmbench_test::scratch_dir;
+using llmbench_test::slurp;
+namespace fs = std::filesystem;
+
+const std::string kTiny =
+    " --model tiny --prompt-len 8 --repeat 2 --warmup 0 --quiet --peak-bw-gbps 20"
+    " --peak-tflops 0.2 ";
+
+std::vector<std::string> split(const std::string& line, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(line);
+  std::string cell;
+  while (std::getline(ss, cell, sep)) out.push_back(cell);
+  if (!line.empty() && line.back() == sep) out.emplace_back();
+  return out;
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  auto out = split(text, '\n');
+  if (!out.empty() && out.back().empty()) out.pop_back();
+  return out;
+}
+
+std::set<std::string> columns(const fs::path& db, const std::string& table) {
+  Db d(db.string(), Db::Mode::kReadOnly);
+  auto q = d.prepare("SELECT name FROM pragma_table_info('" + table + "')");
+  std::set<std::string> out;
+  while (q.step()) out.insert(q.column_text(0));
+  return out;
+}
+
+TEST(Outputs, EveryFormatAndTheDatabaseUseTheFieldListNames) {
+  const fs::path dir = scratch_dir();
+  const fs::path db = dir / "r.db";
+  const Result csv = run_llmbench("run" + kTiny + "--max-new-tokens 1 --format csv --db " +
+                                  db.string(), dir);
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  std::vector<std::string> want_csv, want_table, want_db;
+  for (const ResultField& f : result_fields()) {
+    if (f.outputs & kCsv) want_csv.emplace_back(f.name);
+    if (f.outputs & kTable) want_table.emplace_back(f.name);
+    if (f.outputs & kDb) want_db.emplace_back(f.name);
+  }
+  EXPECT_EQ(split(lines(csv.out).at(0), ','), want_csv);
+  const Result table = run_llmbench("run" + kTiny + "--max-new-tokens 1 --db " + db.string(), dir);
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  std::stringstream header(lines(table.out).at(0));
+  std::vector<std::string> got;
+  for (std::string w; header >> w;) got.push_back(w);
+  EXPECT_EQ(got, want_table);
+  const auto have = columns(db, "bench_case");
+  for (const auto& name : want_db) EXPECT_TRUE(have.count(name)) << name;
+  // Old names are gone everywhere.
+  for (const char* old : {"ttft_ms", "e2e_ms", "trace_ttft_x", "tpot_p99_ms", "prompt", "gen"}) {
+    EXPECT_FALSE(have.count(old)) << old;
+    EXPECT_EQ(std::find(got.begin(), got.end(), old), got.end()) << old;
+  }
+}
+
+TEST(Outputs, CsvHasFullPrecisionAndEmptyCellsForNotApplicable) {
+  const fs::path dir = scratch_dir();
+  const Result r = run_llmbench("run" + kTiny + "--max-new-tokens 1 --trace off --format csv "
+                                "--db " + (dir / "r.db").string(), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = lines(r.out);
+  ASSERT_EQ(rows.size(), 2u);
+  const auto head = split(rows[0], ','), cells = split(rows[1], ',');
+  ASSERT_EQ(head.size(), cells.size());
+  auto at = [&](const std::string& name) {
+    return cells[std::size_t(std::find(head.begin(), head.end(), name) - head.begin())];
+  };
+  for (const char* na : {"tpot_ms_mean", "tpot_ms_p99", "mbu", "decode_tok_s",
+                         "trace_overhead_ttft", "trace_overhead_tpot"})
+    EXPECT_EQ(at(na), "") << na;
+  EXPECT_EQ(r.out.find("n/a"), std::string::npos);
+  EXPECT_EQ(at("trace"), "off");  // the trace level is text; its overheads are empty above
+  // Full precision: the median TTFT in ms of a tiny run has far more than 2 decimals.
+  const std::string ttft = at("ttft_ms_p50");
+  ASSERT_NE(ttft.find('.'), std::string::npos) << ttft;
+  EXPECT_GT(ttft.size() - ttft.find('.') - 1, 2u) << ttft;
+}
+
+TEST(Outputs, JsonCarriesTheRun) {
+  const fs::path dir = scratch_dir();
+  const Result r = run_llmbench("run" + kTiny + "--max-new-tokens 2 --threads 1 --format json "
+                                "--db " + (dir / "r.db").string(), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"id", "started_at", "command_line", "git_commit", "build_type", "host",
+                          "cpu", "gpu", "threads"})
+    EXPECT_TRUE(j["run"].contains(key)) << key;
+  EXPECT_EQ(j["run"]["id"], 1);
+  EXPECT_EQ(j["run"]["threads"], 1);
+  EXPECT_NE(j["run"]["command_line"].get<std::string>().find("--format json"), std::string::npos);
+  EXPECT_EQ(j["cases"][0]["n"], 2);
+  EXPECT_GT(j["cases"][0]["ttft_ms_p50"].get<double>(), 0);
+}
+
+TEST(Outputs, TableShowsNSpreadsAndWarnsOnAThinP99) {
+  const fs::path dir = scratch_dir();
+  const Result r = run_llmbench("run" + kTiny + "--max-new-tokens 3 --db " +
+                                (dir / "r.db").string(), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("ttft_ms_p10-p90"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tpot_ms_p10-p90"), std::string::npos) << r.out;
+  // 2 repetitions x 2 decode steps: a p99 over 4 samples.
+  EXPECT_NE(r.out.find("warning: tpot_ms_p99 of 1 case(s) rests on as few as 4 decode steps"),
+            std::string::npos) << r.out;
+}
+
+TEST(Outputs, JsonlWritesEachCaseAsItEndsSoAKilledSweepLeavesWholeLines) {
+  const fs::path dir = scratch_dir();
+  const fs::path out = dir / "cases.jsonl";
+  fs::remove(dir / "r.db");
+  // Six tiny cases, then slower ones (the small preset), killed once the first lines are out.
+  const std::string cmd = "LLMBENCH_CACHE_DIR=" + (dir / "cache").string() + " exec " LLMBENCH_BIN
+                          " run --model tiny,small --batch 1,2,4 --prompt-len 8,128 "
+                          "--max-new-tokens 2 --repeat 2 --quiet --peak-bw-gbps 20 "
+                          "--peak-tflops 0.2 --format jsonl --db " + (dir / "r.db").string() +
+                          " > " + out.string() + " 2> /dev/null";
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (lines(slurp(out)).size() < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the sweep ended before it was killed";
+  const auto got = lines(slurp(out));
+  ASSERT_GE(got.size(), 2u);
+  ASSERT_LT(got.size(), 12u);
+  for (const auto& line : got) {
+    const auto j = nlohmann::json::parse(line);  // every line whole
+    EXPECT_EQ(j["run_id"], 1);
+    EXPECT_EQ(j["status"], "ok");
+  }
+}
+
+TEST(Outputs, MergedShardsReadAsOneSweep) {
+  const fs::path dir = scratch_dir();
+  for (const char* f : {"s1.db", "s2.db", "all.db", "whole.db"}) fs::remove(dir / f);
+  const std::string sweep = "run --model tiny --batch 1,2,4 --prompt-len 16 --max-new-tokens 4 "
+                            "--repeat 3 --warmup 0 --trace off --quiet --peak-bw-gbps 20 "
+                            "--peak-tflops 0.2 ";
+  for (int k = 1; k <= 2; ++k)
+    ASSERT_EQ(run_llmbench(sweep + "--shard " + std::to_string(k) + "/2 --db " +
+                               (dir / ("s" + std::to_string(k) + ".db")).string(), dir)
+                  .exit_code, 0);
+  ASSERT_EQ(run_llmbench("merge " + (dir / "s1.db").string() + " " + (dir / "s2.db").string() +
+                             " -o " + (dir / "all.db").string() + " --quiet", dir).exit_code, 0);
+  {
+    Db d((dir / "all.db").string(), Db::Mode::kReadOnly);
+    auto q = d.prepare("SELECT COUNT(DISTINCT sweep_key), COUNT(DISTINCT plan_key),"
+                       " COUNT(DISTINCT run_group) FROM run");
+    ASSERT_TRUE(q.step());
+    EXPECT_EQ(q.column_int(0), 1);  // shards of one plan share its sweep key
+    EXPECT_EQ(q.column_int(1), 2);  // and keep their own resume keys
+    EXPECT_EQ(q.column_int(2), 1);  // one run group
+  }
+  const Result summary = run_llmbench("query " + (dir / "all.db").string() +
+                                      " case_summary --format json", dir);
+  ASSERT_EQ(summary.exit_code, 0) << summary.err;
+  EXPECT_EQ(nlohmann::json::parse(summary.out).size(), 3u) << summary.out;
+  ASSERT_EQ(run_llmbench(sweep + "--db " + (dir / "whole.db").string(), dir).exit_code, 0);
+  const Result cmp = run_llmbench("compare " + (dir / "whole.db").string() + " " +
+                                  (dir / "all.db").string() + " --threshold 1000 --format json",
+                                  dir);
+  ASSERT_NE(cmp.exit_code, 2) << cmp.err;
+  const auto j = nlohmann::json::parse(cmp.out);
+  EXPECT_EQ(j["cases"].size(), 3u) << cmp.out;
+  EXPECT_EQ(cmp.out.find("only in"), std::string::npos) << cmp.out;
+}
+
+TEST(Outputs, PerCaseQueriesCarryTheWholeCaseKey) {
+  const fs::path dir = scratch_dir();
+  ASSERT_EQ(run_llmbench("run" + kTiny + "--max-new-tokens 2 --kv-cache prealloc,concat,paged "
+                         "--trace off --db " + (dir / "r.db").string(), dir).exit_code, 0);
+  for (const char* q : {"latency_stats", "case_summary"}) {
+    const Result r = run_llmbench("query " + (dir / "r.db").string() + " " + q + " --format json",
+                                  dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::set<std::string> keys;
+    for (const auto& row : nlohmann::json::parse(r.out)) {
+      for (const char* k : {"model", "dtype", "backend", "batch", "prompt_len", "max_new_tokens",
+                            "variants"})
+        EXPECT_TRUE(row.contains(k)) << q << " " << k;
+      keys.insert(row.dump());
+    }
+    EXPECT_EQ(keys.size(), 3u) << q;
+  }
+}
+
+// ---- the store under concurrent writers and foreign databases ----------------------------
+
+TEST(Store, TwoRunsRacingOnANewDatabaseBothLand) {
+  const fs::path dir = scratch_dir();
+  const std::string run = "LLMBENCH_CACHE_DIR=" + (dir / "cache").string() + " " LLMBENCH_BIN
+                          " run --model tiny --prompt-len 8 --max-new-tokens 2 --repeat 1 "
+                          "--warmup 0 --trace off --quiet --peak-bw-gbps 20 --peak-tflops 0.2 "
+                          "--format csv --db ";
+  constexpr int kTrials = 12;
+  for (int t = 0; t < kTrials; ++t) {
+    const fs::path db = dir / ("race" + std::to_string(t) + ".db");
+    for (const char* s : {"", "-wal", "-shm"}) fs::remove(db.string() + s);
+    const std::string cmd = "(" + run + db.string() + " > /dev/null 2> " + (dir / "e1").string() +
+                            "; echo $? > " + (dir / "c1").string() + ") & (" + run + db.string() +
+                            " > /dev/null 2> " + (dir / "e2").string() + "; echo $? > " +
+                            (dir / "c2").string() + ") & wait";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    EXPECT_EQ(slurp(dir / "c1"), "0\n") << "trial " << t << ": " << slurp(dir / "e1");
+    EXPECT_EQ(slurp(dir / "c2"), "0\n") << "trial " << t << ": " << slurp(dir / "e2");
+    Db d(db.string(), Db::Mode::kReadOnly);
+    EXPECT_EQ(d.user_version(), kSchemaVersion) << "trial " << t;
+    auto q = d.prepare("SELECT (SELECT COUNT(*) FROM run), (SELECT COUNT(*) FROM bench_case)");
+    ASSERT_TRUE(q.step());
+    EXPECT_EQ(q.column_int(0), 2) << "trial " << t;
+    EXPECT_EQ(q.column_int(1), 2) << "trial " << t;
+  }
+}
+
+TEST(Store, AForeignDatabaseIsRefusedAndLeftByteIdentical) {
+  const fs::path dir = scratch_dir();
+  const fs::path db = dir / "foreign.db";
+  for (const char* s : {"", "-wal", "-shm"}) fs::remove(db.string() + s);
+  {
+    Db d(db.string(), Db::Mode::kCreate);
+    d.exec("CREATE TABLE run (x INTEGER); CREATE TABLE event (y TEXT);"
+           " CREATE TABLE bench_case (z REAL); INSERT INTO run VALUES (1);");
+  }
+  const std::string before = slurp(db);
+  const Result r = run_llmbench("run" + kTiny + "--max-new-tokens 1 --db " + db.string(), dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(lines(r.err).size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("is not an llmbench database"), std::string::npos) << r.err;
+  const Result imp = run_llmbench("import chrome " LLMBENCH_FIXTURES "/torch_1_13_cpu_trace.json"
+                                  " --db " + db.string(), dir);
+  EXPECT_EQ(imp.exit_code, 2) << imp.err;
+  EXPECT_EQ(slurp(db), before);
+  EXPECT_FALSE(fs::exists(db.string() + "-wal"));
+}
+
+TEST(Store, AVersion4DatabaseMigratesAndKeepsItsResults) {
+  const fs::path dir = scratch_dir();
+  const fs::path db = dir / "v4.db";
+  for (const char* s : {"", "-wal", "-shm"}) fs::remove(db.string() + s);
+  {
+    Db d(db.string(), Db::Mode::kCreate);
+    create_schema_version(d, 4);
+    d.exec("INSERT INTO run (id, started_at, command_line, llmbench_version, git_commit,"
+           " build_type, host, cpu, gpu, driver, threads, peak_bandwidth_gbps, peak_tflops,"
+           " peak_source) VALUES (1, 't', 'c', 'v', 'g', 'Release', 'h', 'cpu', '', '', 2, 20,"
+           " 0.2, 'test')");
+    d.exec("INSERT INTO bench_case (id, run_id, model, dtype, backend, batch, prompt_len,"
+           " max_new_tokens, warmup, repeat, threads, seed, distinct_prompts, variants, status,"
+           " ttft_ms, e2e_ms, finished_at) VALUES (1, 1, 'tiny', 'fp32', 'cpu', 1, 8, 1, 0, 1,"
+           " 2, 0, 0, '{}', 'ok', 12.5, 13.5, 't')");
+  }
+  // A new run on the old database migrates it, then appends.
+  const Result r = run_llmbench("run" + kTiny + "--max-new-tokens 1 --db " + db.string(), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Db d(db.string(), Db::Mode::kReadOnly);
+  EXPECT_EQ(d.user_version(), kSchemaVersion);
+  auto q = d.prepare("SELECT ttft_ms_p50, e2e_ms_p50, ttft_ms_p10 FROM bench_case WHERE id = 1");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.column_double(0), 12.5);
+  EXPECT_EQ(q.column_double(1), 13.5);
+  EXPECT_TRUE(q.column_is_null(2));  // not measured then
+  auto n = d.prepare("SELECT COUNT(*) FROM bench_case WHERE ttft_ms_p10 IS NOT NULL");
+  ASSERT_TRUE(n.step());
+  EXPECT_EQ(n.column_int(0), 1);  // the new case
+  const Result s = run_llmbench("query " + db.string() + " case_summary --param run_id=1", dir);
+  EXPECT_EQ(s.exit_code, 0) << s.err;
+}
+
+}  // namespace
+}  // namespace llmbench

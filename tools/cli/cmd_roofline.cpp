@@ -1,0 +1,90 @@
+// `llmbench roofline`: measure the backend's peak bandwidth and GEMM FLOP/s, print them, and
+// cache them as the MBU/MFU denominators of later runs (tools/run/peaks_cache.h). The backend is
+// chosen as `run` chooses it (engine/backend_factory.h): cpu (read bandwidth, OpenBLAS sgemm),
+// or cuda (device-to-device copy bandwidth, cuBLAS GEMM per dtype; engine/cuda_roofline.h).
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+#include <omp.h>
+
+#include "engine/backend_factory.h"
+#include "engine/cpu_backend.h"
+#include "kernels/common/error.h"
+#include "tools/cli/commands.h"
+#include "tools/run/peaks_cache.h"
+
+namespace llmbench {
+
+namespace {
+
+int run_cpu_roofline(int threads) {
+  CpuBackend backend(threads);
+  const int t = backend.threads();
+  const std::string key = roofline_cache_key("cpu", t);
+  fmt::print("measuring {} ...\n", key);
+  const RooflineResult r = measure_and_cache_roofline(key);
+  fmt::print("read bandwidth: best {:.2f} GB/s, median {:.2f} GB/s ({} MiB buffer, {} reps)\n",
+             r.read_gbps_best, r.read_gbps_median, r.read_bytes >> 20, r.repetitions);
+  fmt::print("sgemm {}^3:     best {:.3f} TFLOP/s, median {:.3f} TFLOP/s\n", r.sgemm_n,
+             r.sgemm_tflops_best, r.sgemm_tflops_median);
+  fmt::print("cached in {} (run uses the best values as MBU/MFU peaks)\n", roofline_cache_path());
+  return 0;
+}
+
+#if defined(LLMBENCH_HAVE_CUDA)
+int run_cuda_roofline() {
+  constexpr int kDevice = 0;  // the device CudaBackend runs on
+  const CudaDeviceInfo d = query_cuda_device(kDevice);
+  fmt::print("device {}: {}, {} SMs, {:.1f} GiB\n", kDevice, d.name, d.sm_count, d.memory_gib);
+  fmt::print("clocks: SM {} MHz, memory {} MHz (peak); memory bus {} bits\n", d.sm_clock_mhz,
+             d.memory_clock_mhz, d.memory_bus_bits);
+  fmt::print("datasheet bandwidth: {:.1f} GB/s (2 x memory clock x bus width / 8)\n",
+             d.datasheet_bandwidth_gbps);
+  fmt::print("driver {}, runtime {}\n", d.driver_version, d.runtime_version);
+  fmt::print("measuring {} ...\n", cuda_roofline_cache_key(d.name));
+  const CudaRooflineResult r = measure_and_cache_cuda_roofline(kDevice);
+  const double ratio =
+      d.datasheet_bandwidth_gbps > 0 ? r.copy_gbps_best / d.datasheet_bandwidth_gbps : 0;
+  fmt::print("copy bandwidth: best {:.1f} GB/s, median {:.1f} GB/s ({:.0f}% of datasheet; "
+             "device-to-device cudaMemcpyAsync of {} MiB, counted as read + write = 2 x {} MiB; "
+             "{} reps)\n",
+             r.copy_gbps_best, r.copy_gbps_median, 100 * ratio, r.copy_buffer_bytes >> 20,
+             r.copy_buffer_bytes >> 20, r.repetitions);
+  for (const DType t : {DType::kFp32, DType::kBf16, DType::kFp16}) {
+    const CudaGemmPeak& g = r.gemm(t);
+    fmt::print("cuBLAS GEMM {} {}^3: best {:.2f} TFLOP/s, median {:.2f} TFLOP/s\n",
+               dtype_name(t), r.gemm_n, g.tflops_best, g.tflops_median);
+  }
+  fmt::print("cached in {} (run uses the best copy bandwidth and the best GEMM of its dtype as "
+             "MBU/MFU peaks)\n",
+             roofline_cache_path());
+  return 0;
+}
+#endif
+
+int run_roofline(const std::string& backend_name, int threads) {
+  // auto: cuda when a device is present, else cpu with a notice; cuda without a device (or
+  // without CUDA compiled in): BadInput, exit 2.
+  const BackendChoice choice = choose_backend(backend_name);
+  if (!choice.notice.empty()) fmt::print(stderr, "{}\n", choice.notice);
+#if defined(LLMBENCH_HAVE_CUDA)
+  if (choice.name == "cuda") return run_cuda_roofline();
+#endif
+  return run_cpu_roofline(threads);
+}
+
+}  // namespace
+
+void add_roofline_command(CLI::App& root, CommandContext& ctx) {
+  auto backend = std::make_shared<std::string>("auto");
+  auto threads = std::make_shared<int>(0);
+  CLI::App* cmd = root.add_subcommand("roofline", "Measure peak bandwidth and FLOP/s");
+  cmd->add_option("--backend", *backend, "auto|cpu|cuda")->capture_default_str();
+  cmd->add_option("--threads", *threads, "CPU threads; 0 = all")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->callback([backend, threads, &ctx] {
+    ctx.exit_code = run_roofline(*backend, *threads > 0 ? *threads : omp_get_max_threads());
+  });
+}
+
+}  // namespace llmbench

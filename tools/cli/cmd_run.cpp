@@ -1,0 +1,72 @@
+// `llmbench run` and `llmbench sweep`: the same flags (tools/run/run_options.h) and the same loop
+// (tools/run/run_driver.h). `sweep PROFILE` is `run --config PROFILE`.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <memory>
+
+#include "kernels/common/error.h"
+#include "tools/run/bundled_profiles.h"
+#include "tools/report/printers.h"
+#include "tools/run/profile.h"
+
+#include "tools/cli/commands.h"
+#include "tools/run/run_driver.h"
+#include "tools/run/run_options.h"
+
+namespace llmbench {
+
+namespace {
+
+// The shared callback: apply the profile (if any) under the command-line flags, then run.
+void run_with_profile(CLI::App* cmd, RunOptions& opts, CommandContext& ctx) {
+  std::unique_ptr<AppliedProfile> profile;
+  if (!opts.config.empty()) profile = std::make_unique<AppliedProfile>(apply_profile(cmd, opts));
+  opts.prompt_len_given = cmd->get_option("--prompt-len")->count() > 0 ||
+                          (profile && profile->applied.count("prompt-len"));
+  ctx.exit_code = run_benchmarks(opts, profile.get(), ctx.command_line);
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& root, CommandContext& ctx) {
+  auto opts = std::make_shared<RunOptions>();
+  CLI::App* cmd = root.add_subcommand("run", "Benchmark TTFT, TPOT, throughput, MBU and MFU");
+  add_run_flags(cmd, *opts);
+  cmd->callback([cmd, opts, &ctx] { run_with_profile(cmd, *opts, ctx); });
+}
+
+// `llmbench sweep --list`: the bundled profiles and what each is for.
+void list_profiles() {
+  std::vector<Row> rows;
+  for (const EmbeddedFile& f : embedded_profile_files()) {
+    const std::string name(f.name.substr(0, f.name.size() - 5));
+    rows.push_back({name, load_profile(name, "sweep").description});
+  }
+  print_rows(std::cout, "table", {"profile", "description"}, rows);
+}
+
+void add_sweep_command(CLI::App& root, CommandContext& ctx) {
+  auto opts = std::make_shared<RunOptions>();
+  auto list = std::make_shared<bool>(false);
+  CLI::App* cmd = root.add_subcommand(
+      "sweep", "Run a sweep profile (profiles/*.toml, or a bundled name such as quick); "
+               "the same as run --config PROFILE");
+  add_run_flags(cmd, *opts);
+  cmd->remove_option(cmd->get_option("--config"));  // the positional PROFILE is the config
+  cmd->add_option("profile", opts->config, "Profile file, or a bundled profile name");
+  cmd->add_flag("--list", *list, "List the bundled profiles and exit");
+  cmd->callback([cmd, opts, list, &ctx] {
+    if (*list) {
+      list_profiles();
+      ctx.exit_code = 0;
+      return;
+    }
+    if (opts->config.empty())
+      throw BadInput("sweep: expected a PROFILE (a .toml file or a bundled name; "
+                     "`llmbench sweep --list` shows them)");
+    run_with_profile(cmd, *opts, ctx);
+  });
+}
+
+}  // namespace llmbench

@@ -1,0 +1,111 @@
+// Building the comparison report (see compare_report.h).
+#include "tools/compare/compare_report.h"
+
+#include <map>
+
+#include "tools/compare/compare_match.h"
+
+namespace llmbench {
+
+const char* case_status_name(CaseStatus s) {
+  switch (s) {
+    case CaseStatus::kCompared: return "compared";
+    case CaseStatus::kBaseOnly: return "only in base";
+    case CaseStatus::kCandOnly: return "only in candidate";
+    case CaseStatus::kErrorBase: return "error in base";
+    case CaseStatus::kErrorCand: return "error in candidate";
+    case CaseStatus::kErrorBoth: return "error in both";
+  }
+  return "?";
+}
+
+namespace {
+
+CaseComparison compare_pair(const CasePair& p, const CompareSettings& s, bool threads_ignored) {
+  CaseComparison c;
+  c.base = p.base;
+  c.cand = p.cand;
+  c.label = threads_ignored ? p.base->label(false) : p.base->label();
+  if (!p.base->ok() || !p.cand->ok()) {
+    c.status = !p.base->ok() && !p.cand->ok() ? CaseStatus::kErrorBoth
+               : !p.base->ok()                ? CaseStatus::kErrorBase
+                                              : CaseStatus::kErrorCand;
+    return c;
+  }
+  for (Metric m : s.metrics)
+    c.metrics.push_back(compare_samples(m, p.base->samples(m), p.cand->samples(m), s));
+  return c;
+}
+
+void count(CompareSummary& sum, const CaseComparison& c) {
+  switch (c.status) {
+    case CaseStatus::kCompared: ++sum.compared_cases; break;
+    case CaseStatus::kBaseOnly: ++sum.base_only; break;
+    case CaseStatus::kCandOnly: ++sum.cand_only; break;
+    default: ++sum.failed_cases; break;
+  }
+  for (const auto& m : c.metrics) {
+    switch (m.verdict) {
+      case Verdict::kSlower: ++sum.slower; break;
+      case Verdict::kFaster: ++sum.faster; break;
+      case Verdict::kSame: ++sum.same; break;
+      case Verdict::kTooFew: ++sum.too_few; break;
+      case Verdict::kNotApplicable: ++sum.not_applicable; break;
+    }
+  }
+}
+
+std::string plural(int n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+}  // namespace
+
+CompareReport build_report(const LoadedRun& base, const LoadedRun& cand,
+                           const CompareSettings& settings) {
+  CompareReport r;
+  r.settings = settings;
+  r.base = &base;
+  r.cand = &cand;
+  r.env = environment_notes(base.run, cand.run);
+  const Matching m = match_cases(base.cases, cand.cases);
+  r.threads_ignored = m.threads_ignored;
+
+  std::map<const CaseSamples*, const CasePair*> pair_of;
+  for (const auto& p : m.pairs) pair_of[p.base] = &p;
+  for (const auto& b : base.cases) {
+    const auto it = pair_of.find(&b);
+    if (it != pair_of.end()) {
+      r.cases.push_back(compare_pair(*it->second, settings, m.threads_ignored));
+    } else {
+      CaseComparison c;
+      c.status = CaseStatus::kBaseOnly;
+      c.base = &b;
+      c.label = b.label(!m.threads_ignored);
+      r.cases.push_back(std::move(c));
+    }
+  }
+  for (const CaseSamples* x : m.cand_only) {
+    CaseComparison c;
+    c.status = CaseStatus::kCandOnly;
+    c.cand = x;
+    c.label = x->label(!m.threads_ignored);
+    r.cases.push_back(std::move(c));
+  }
+  for (const auto& c : r.cases) count(r.summary, c);
+  return r;
+}
+
+std::string summary_headline(const CompareSummary& s) {
+  return plural(s.slower, "regression", "regressions") + ", " +
+         plural(s.faster, "improvement", "improvements") + ", " + std::to_string(s.same) + " same";
+}
+
+std::string summary_details(const CompareSummary& s) {
+  return std::to_string(s.too_few) + " too few samples, " + std::to_string(s.not_applicable) +
+         " n/a; " + plural(s.compared_cases, "case", "cases") + " compared, " +
+         std::to_string(s.base_only) + " only in base, " + std::to_string(s.cand_only) +
+         " only in candidate, " + std::to_string(s.failed_cases) + " failed";
+}
+
+}  // namespace llmbench

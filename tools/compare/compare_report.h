@@ -1,0 +1,55 @@
+// The result of `llmbench compare` before it is printed: the two runs, their environment notes,
+// every case (compared metric by metric, or why not) and the summary counts. Built from two
+// loaded runs by matching (compare_match.h) and the verdict rule (compare_verdict.h); printed by
+// compare_output.h. Pure: no I/O.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "tools/compare/compare_env.h"
+#include "tools/compare/compare_load.h"
+#include "tools/compare/compare_verdict.h"
+
+namespace llmbench {
+
+enum class CaseStatus { kCompared, kBaseOnly, kCandOnly, kErrorBase, kErrorCand, kErrorBoth };
+// "compared", "only in base", "only in candidate", "error in base", "error in candidate",
+// "error in both"
+const char* case_status_name(CaseStatus s);
+
+struct CaseComparison {
+  std::string label;
+  CaseStatus status = CaseStatus::kCompared;
+  const CaseSamples* base = nullptr;  // null when only in the candidate
+  const CaseSamples* cand = nullptr;  // null when only in the base
+  std::vector<MetricComparison> metrics;  // one per setting's metric when compared
+};
+
+struct CompareSummary {
+  int slower = 0, faster = 0, same = 0, too_few = 0, not_applicable = 0;  // metric results
+  int compared_cases = 0, base_only = 0, cand_only = 0, failed_cases = 0;  // cases
+};
+
+struct CompareReport {
+  CompareSettings settings;
+  const LoadedRun* base = nullptr;
+  const LoadedRun* cand = nullptr;
+  std::vector<EnvNote> env;
+  bool threads_ignored = false;  // see compare_match.h
+  // Matched cases in base order (with base-only ones where they occur), then candidate-only.
+  std::vector<CaseComparison> cases;
+  CompareSummary summary;
+
+  bool regressed() const { return summary.slower > 0; }
+};
+
+// `base` and `cand` must outlive the report.
+CompareReport build_report(const LoadedRun& base, const LoadedRun& cand,
+                           const CompareSettings& settings);
+
+// "1 regression, 0 improvements, 5 same"
+std::string summary_headline(const CompareSummary& s);
+// "2 too few samples, 1 n/a; 3 cases compared, 0 only in base, 0 only in candidate, 0 failed"
+std::string summary_details(const CompareSummary& s);
+
+}  // namespace llmbench

@@ -1,0 +1,25 @@
+// Prints a comparison report (compare_report.h) as a table (terminal), md (a pull-request
+// comment: the summary line first, environment warnings, then the table), csv (the table
+// alone, one row per case and metric) or json (one object: both runs, settings, environment
+// notes, cases with per-metric results, unmatched cases, summary counts). Every tabular format
+// has the same columns (compare_header()); docs/metrics.md ("compare") defines each.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+
+#include "tools/compare/compare_report.h"
+#include "tools/report/printers.h"
+
+namespace llmbench {
+
+Row compare_header();
+// One row per compared metric (named by its `run` column, e.g. ttft_ms); one row (metric "-") per case that was not compared, with its
+// status as the verdict. `na` is the text of an empty cell.
+std::vector<Row> compare_rows(const CompareReport& r, const std::string& na);
+
+nlohmann::ordered_json compare_json(const CompareReport& r);
+
+void print_report(std::ostream& out, const std::string& format, const CompareReport& r);
+
+}  // namespace llmbench

@@ -1,0 +1,150 @@
+// Result rows and documents (see result_rows.h). Every cell comes from the field list; this
+// file decides only how a value is written in each format.
+#include "tools/report/result_rows.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+namespace llmbench {
+
+namespace {
+
+bool host_nosync(const CaseResult& r) { return r.spec.variants.timer == TimerMode::kHostNoSync; }
+
+bool shown(const ResultField& f, bool csv) { return f.outputs & (csv ? kCsv : kTable); }
+
+// table/md: the field's precision, "n/a" for not applicable; csv: full precision (shortest
+// round-trip form) and an empty cell.
+std::string cell(const ResultField& f, const FieldValue& v, bool csv) {
+  if (std::holds_alternative<std::monostate>(v)) return csv ? "" : "n/a";
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+  if (const auto* d = std::get_if<double>(&v))
+    return csv ? fmt::format("{}", *d) : fmt::format("{:.{}f}", *d, f.decimals);
+  return std::get<std::string>(v);
+}
+
+nlohmann::ordered_json json_value(const ResultField& f, const FieldValue& v) {
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  if (const auto* t = std::get_if<std::string>(&v))
+    return f.json_text ? nlohmann::ordered_json::parse(*t) : nlohmann::ordered_json(*t);
+  return nullptr;
+}
+
+}  // namespace
+
+Row result_header(bool csv) {
+  Row h;
+  for (const ResultField& f : result_fields())
+    if (shown(f, csv)) h.emplace_back(f.name);
+  return h;
+}
+
+Row result_row(const CaseResult& r, bool csv) {
+  Row row;
+  for (const ResultField& f : result_fields())
+    if (shown(f, csv))
+      row.push_back(cell(f, field_value(f, r, csv ? FieldSink::kCsv : FieldSink::kTable), csv));
+  return row;
+}
+
+nlohmann::ordered_json case_json(const CaseResult& r, std::int64_t run_id) {
+  using json = nlohmann::ordered_json;
+  json j = json::object();
+  if (run_id > 0) j["run_id"] = run_id;
+  for (const ResultField& f : result_fields())
+    if (f.outputs & kCsv) j[std::string(f.name)] = json_value(f, field_value(f, r, FieldSink::kJson));
+  if (host_nosync(r)) j["timer_warning"] = std::string(kHostNoSyncWarning);
+  if (r.status != "ok") return j;
+  j["trace_events"] = r.trace.size();
+  json samples = json::array();
+  for (const auto& rep : r.samples)
+    samples.push_back({{"ttft_ns", rep.ttft_ns}, {"decode_ns", rep.decode_ns}, {"e2e_ns", rep.e2e_ns()}});
+  j["samples"] = samples;
+  j["decode_bytes_per_step"] = r.cost.decode_bytes;
+  json prompts = json::array();
+  const std::size_t per = std::size_t(r.spec.prompt_len);
+  for (int b = 0; b < r.spec.batch && r.prompt_ids.size() >= (b + 1) * per; ++b)
+    prompts.push_back(std::vector<std::int32_t>(r.prompt_ids.begin() + b * per,
+                                                r.prompt_ids.begin() + (b + 1) * per));
+  j["prompt_ids"] = prompts;
+  j["generated_ids"] = r.generated;
+  return j;
+}
+
+nlohmann::ordered_json run_json(std::int64_t run_id, const RunInfo& info) {
+  return {{"id", run_id},
+          {"started_at", info.started_at},
+          {"command_line", info.command_line},
+          {"llmbench_version", info.version},
+          {"git_commit", info.git_commit},
+          {"build_type", info.build_type},
+          {"host", info.host},
+          {"cpu", info.cpu},
+          {"gpu", info.gpu},
+          {"driver", info.driver},
+          {"threads", info.threads},
+          {"profile", info.profile},
+          {"shard", info.shard},
+          {"plan_key", info.plan_key}};
+}
+
+std::vector<std::string> result_warnings(const std::vector<CaseResult>& results,
+                                         bool slo_used) {
+  std::vector<std::string> w;
+  // A p99 over fewer than kMinSamplesForP99 samples is close to the maximum, not a tail.
+  auto thin = [&](const char* name, const char* unit, auto samples_of) {
+    int cases = 0, fewest = 0;
+    for (const auto& r : results) {
+      if (r.status != "ok") continue;
+      const int n = samples_of(r);
+      if (n <= 0 || n >= kMinSamplesForP99) continue;
+      fewest = cases ? std::min(fewest, n) : n;
+      ++cases;
+    }
+    if (cases)
+      w.push_back(fmt::format("{} of {} case(s) rests on as few as {} {} (fewer than {}): it is "
+                              "close to the maximum, not a stable tail estimate",
+                              name, cases, fewest, unit, kMinSamplesForP99));
+  };
+  thin("tpot_ms_p99", "decode steps", [](const CaseResult& r) { return r.metrics.tpot_samples; });
+  if (slo_used)
+    thin("ttft_ms_p99 (the SLO report)", "repetitions; use --repeat 20 or more",
+         [](const CaseResult& r) { return r.metrics.repetitions; });
+  if (std::any_of(results.begin(), results.end(), host_nosync))
+    w.push_back(std::string(kHostNoSyncWarning));
+  return w;
+}
+
+void print_results(std::ostream& out, const std::string& format,
+                   const std::vector<CaseResult>& results, const Peaks& peaks,
+                   const nlohmann::ordered_json& run, const nlohmann::json& extra) {
+  const bool slo_used = extra.is_object() && extra.contains("slo");
+  const auto warnings = result_warnings(results, slo_used);
+  if (format == "jsonl") return;
+  if (format == "json") {
+    nlohmann::ordered_json cases = nlohmann::ordered_json::array();
+    for (const auto& r : results) cases.push_back(case_json(r));
+    nlohmann::ordered_json doc = nlohmann::ordered_json::object();
+    if (!run.is_null()) doc["run"] = run;
+    doc["peaks"] = {{"bandwidth_gbps", peaks.bandwidth_gbps},
+                    {"tflops", peaks.tflops},
+                    {"source", peaks.source}};
+    doc["cases"] = cases;
+    if (!warnings.empty()) doc["warnings"] = warnings;
+    if (extra.is_object()) doc.update(nlohmann::ordered_json::parse(extra.dump()));
+    out << doc.dump(2) << "\n";
+    return;
+  }
+  const bool csv = format == "csv";
+  std::vector<Row> rows;
+  for (const auto& r : results) rows.push_back(result_row(r, csv));
+  print_rows(out, format, result_header(csv), rows);
+  // csv stays one header and its rows (the op_timer cell carries the label there).
+  if (csv) return;
+  for (const auto& w : warnings)
+    out << (format == "md" ? "\n> **warning:** " : "warning: ") << w << "\n";
+}
+
+}  // namespace llmbench

@@ -1,0 +1,217 @@
+// Roofline cache (see peaks_cache.h).
+#include "tools/run/peaks_cache.h"
+
+#include <fmt/core.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "engine/cpu_backend.h"
+#include "engine/atomic_file.h"
+#include "kernels/common/error.h"
+#include "tools/store/run_info.h"
+
+namespace llmbench {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string roofline_cache_path() {
+  if (const char* d = std::getenv("LLMBENCH_CACHE_DIR"); d && *d)
+    return (fs::path(d) / "roofline.json").string();
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    return (fs::path(x) / "llmbench" / "roofline.json").string();
+  const char* home = std::getenv("HOME");
+  return (fs::path(home && *home ? home : "/tmp") / ".cache" / "llmbench" / "roofline.json")
+      .string();
+}
+
+std::string roofline_cache_key(const std::string& backend, int threads) {
+  return backend + "|" + cpu_model_name() + "|threads=" + std::to_string(threads);
+}
+
+std::string cuda_roofline_cache_key(const std::string& gpu_name) { return "cuda|" + gpu_name; }
+
+namespace {
+
+json load_cache() {
+  std::ifstream in(roofline_cache_path());
+  if (!in) return json::object();
+  try {
+    json j = json::parse(in);
+    return j.is_object() ? j : json::object();
+  } catch (const json::exception&) {
+    return json::object();  // a corrupt cache is re-measured, not fatal
+  }
+}
+
+// cache[key] = entry, written to a temporary file and renamed over the cache, so a reader never
+// sees half a file. An unwritable cache only costs a re-measurement next time.
+void store_cache_entry(const std::string& key, json entry) {
+  json cache = load_cache();
+  cache[key] = std::move(entry);
+  const fs::path path = roofline_cache_path();
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  try {
+    write_file_atomically(path.string(), cache.dump(2) + "\n", "roofline cache");
+  } catch (const BadInput&) {
+  }
+}
+
+// The cached entry `key` when it is an object holding a number under every field; else null
+// (missing, from an older llmbench, or hand-edited: re-measured).
+json cached_entry(const std::string& key, std::initializer_list<const char*> fields) {
+  json cache = load_cache();
+  if (!cache.contains(key) || !cache[key].is_object()) return nullptr;
+  for (const char* f : fields)
+    if (!cache[key].contains(f) || !cache[key][f].is_number()) return nullptr;
+  return cache[key];
+}
+
+// What the roofline (cached or measured now) gives a run, before the override flags.
+struct MeasuredPeaks {
+  double bandwidth_gbps = 0, tflops = 0;
+  std::string origin;  // the run's peak_source
+};
+
+MeasuredPeaks cpu_peaks(int threads, bool quiet) {
+  const std::string key = roofline_cache_key("cpu", threads);
+  MeasuredPeaks m;
+  if (const json e = cached_entry(key, {"read_gbps_best", "sgemm_tflops_best"}); !e.is_null()) {
+    m.bandwidth_gbps = e["read_gbps_best"].get<double>();
+    m.tflops = e["sgemm_tflops_best"].get<double>();
+    m.origin = "measured by llmbench roofline on " + e.value("measured_at", "?") + " (cache " +
+               roofline_cache_path() + ")";
+    return m;
+  }
+  if (!quiet)
+    fmt::print(stderr, "measuring peaks for {} (first use; `llmbench roofline` re-measures)...\n",
+               key);
+  const RooflineResult r = measure_and_cache_roofline(key);
+  m.bandwidth_gbps = r.read_gbps_best;
+  m.tflops = r.sgemm_tflops_best;
+  m.origin = "measured now by the roofline (cached in " + roofline_cache_path() + ")";
+  return m;
+}
+
+#if defined(LLMBENCH_HAVE_CUDA)
+
+json cuda_entry(const CudaRooflineResult& r) {
+  const CudaDeviceInfo& d = r.device;
+  return {{"measured_at", utc_now_iso8601()},
+          {"gpu", d.name},
+          {"device_index", r.device_index},
+          {"sm_count", d.sm_count},
+          {"sm_clock_mhz", d.sm_clock_mhz},
+          {"memory_clock_mhz", d.memory_clock_mhz},
+          {"memory_bus_bits", d.memory_bus_bits},
+          {"memory_gib", d.memory_gib},
+          {"driver_version", d.driver_version},
+          {"runtime_version", d.runtime_version},
+          {"datasheet_bandwidth_gbps", d.datasheet_bandwidth_gbps},
+          // copy_gbps_*: (read + write) = 2 x copy_buffer_bytes per cudaMemcpyAsync
+          {"copy_gbps_best", r.copy_gbps_best},
+          {"copy_gbps_median", r.copy_gbps_median},
+          {"copy_buffer_bytes", r.copy_buffer_bytes},
+          {"gemm_n", r.gemm_n},
+          {"gemm_fp32_tflops_best", r.gemm_fp32.tflops_best},
+          {"gemm_fp32_tflops_median", r.gemm_fp32.tflops_median},
+          {"gemm_bf16_tflops_best", r.gemm_bf16.tflops_best},
+          {"gemm_bf16_tflops_median", r.gemm_bf16.tflops_median},
+          {"gemm_fp16_tflops_best", r.gemm_fp16.tflops_best},
+          {"gemm_fp16_tflops_median", r.gemm_fp16.tflops_median},
+          {"repetitions", r.repetitions}};
+}
+
+// Device 0, the device CudaBackend runs on.
+MeasuredPeaks cuda_peaks(DType dtype, bool quiet) {
+  if (cuda_device_count() == 0) throw BadInput("--backend cuda: no CUDA device found");
+  const CudaDeviceInfo info = query_cuda_device(0);
+  const std::string key = cuda_roofline_cache_key(info.name);
+  const std::string gemm_field = "gemm_" + std::string(dtype_name(dtype)) + "_tflops_best";
+  json e = cached_entry(key, {"copy_gbps_best", "gemm_n", "repetitions", gemm_field.c_str()});
+  std::string when;
+  if (!e.is_null()) {
+    when = "measured by llmbench roofline on " + e.value("measured_at", "?") + " (cache " +
+           roofline_cache_path() + ")";
+  } else {
+    if (!quiet)
+      fmt::print(stderr,
+                 "measuring peaks for {} (first use; `llmbench roofline` re-measures)...\n", key);
+    e = cuda_entry(measure_and_cache_cuda_roofline(0));
+    when = "measured now by the roofline (cached in " + roofline_cache_path() + ")";
+  }
+  MeasuredPeaks m;
+  m.bandwidth_gbps = e["copy_gbps_best"].get<double>();
+  m.tflops = e[gemm_field].get<double>();
+  // The datasheet figure is context for the reader, never the denominator.
+  const double datasheet = info.datasheet_bandwidth_gbps;
+  m.origin = fmt::format(
+      "cuda roofline of {}: device-to-device copy {:.1f} GB/s (read + write, best of {}; "
+      "datasheet {:.1f} GB/s), cuBLAS {} GEMM {}^3 {:.2f} TFLOP/s; {}",
+      info.name, m.bandwidth_gbps, e["repetitions"].get<int>(), datasheet, dtype_name(dtype),
+      e["gemm_n"].get<int>(), m.tflops, when);
+  return m;
+}
+
+#endif  // LLMBENCH_HAVE_CUDA
+
+}  // namespace
+
+RooflineResult measure_and_cache_roofline(const std::string& key) {
+  RooflineResult r = measure_cpu_roofline();
+  store_cache_entry(key, {{"measured_at", utc_now_iso8601()},
+                          {"read_gbps_best", r.read_gbps_best},
+                          {"read_gbps_median", r.read_gbps_median},
+                          {"read_bytes", r.read_bytes},
+                          {"sgemm_tflops_best", r.sgemm_tflops_best},
+                          {"sgemm_tflops_median", r.sgemm_tflops_median},
+                          {"sgemm_n", r.sgemm_n},
+                          {"repetitions", r.repetitions}});
+  return r;
+}
+
+#if defined(LLMBENCH_HAVE_CUDA)
+CudaRooflineResult measure_and_cache_cuda_roofline(int device) {
+  CudaRooflineResult r = measure_cuda_roofline(device);
+  store_cache_entry(cuda_roofline_cache_key(r.device.name), cuda_entry(r));
+  return r;
+}
+#endif
+
+Peaks resolve_peaks(const std::string& backend, int threads, std::optional<double> bw_gbps,
+                    std::optional<double> tflops, bool quiet,
+                    [[maybe_unused]] DType dtype) {  // unused without CUDA
+  Peaks p;
+  if (bw_gbps && tflops) {
+    p.bandwidth_gbps = *bw_gbps;
+    p.tflops = *tflops;
+    p.source = "given by --peak-bw-gbps and --peak-tflops";
+    return p;
+  }
+  MeasuredPeaks m;
+  if (backend == "cpu") {
+    m = cpu_peaks(threads, quiet);
+  } else if (backend == "cuda") {
+#if defined(LLMBENCH_HAVE_CUDA)
+    m = cuda_peaks(dtype, quiet);
+#else
+    throw BadInput("--backend cuda: this llmbench was built without the CUDA backend");
+#endif
+  } else {
+    throw BadInput("--backend " + backend + ": no roofline for this backend");
+  }
+  p.bandwidth_gbps = bw_gbps.value_or(m.bandwidth_gbps);
+  p.tflops = tflops.value_or(m.tflops);
+  p.source = m.origin;
+  if (bw_gbps) p.source += "; bandwidth given by --peak-bw-gbps";
+  if (tflops) p.source += "; FLOP/s given by --peak-tflops";
+  return p;
+}
+
+}  // namespace llmbench

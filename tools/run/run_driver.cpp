@@ -1,0 +1,211 @@
+// The sweep loop (see run_driver.h).
+#include "tools/run/run_driver.h"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "engine/backend_factory.h"
+#include "kernels/common/error.h"
+#include "engine/hf_checkpoint.h"
+#include "engine/interrupt.h"
+#include "tools/store/case_key.h"
+#include "tools/run/peaks_cache.h"
+#include "tools/run/progress.h"
+#include "tools/report/result_rows.h"
+#include "tools/run/signals.h"
+#include "tools/report/slo_report.h"
+#include "tools/store/store.h"
+
+namespace llmbench {
+
+namespace {
+
+// Builds the model's weights once for all cases that share (model, dtype).
+std::unique_ptr<Model> build_model(const CaseSpec& spec, Backend& backend, Progress& progress) {
+  const ModelConfig c = resolve_model(spec.model);
+  // The weights must fit; each case checks its own KV cache and activations (run_case), so
+  // one case too large for memory fails alone.
+  MemoryEstimate weights_only{};
+  weights_only.weight_bytes = estimate_memory(c, spec.dtype, 1, 1, 1).weight_bytes;
+  check_fits(weights_only, available_host_memory(), "host");
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool preset = find_preset(spec.model) != nullptr;
+  // A checkpoint is validated (every tensor present, with its shape) when it is opened, before
+  // anything is allocated; its memory maps are released once the weights are loaded.
+  Weights w = preset ? load_weights(c, RandomWeights(spec.seed), backend, spec.dtype)
+                     : load_weights(c, CheckpointWeights(spec.model, c), backend, spec.dtype);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (preset)
+    progress.note(fmt::format("built random {} weights for {} ({:.1f} M params, seed {}) in "
+                              "{:.2f} s", dtype_name(spec.dtype), c.name,
+                              double(c.total_params()) / 1e6, spec.seed, s));
+  else
+    progress.note(fmt::format("loaded checkpoint {} as {} ({:.1f} M params) in {:.2f} s",
+                              spec.model, dtype_name(spec.dtype),
+                              double(c.total_params()) / 1e6, s));
+  return std::make_unique<Model>(c, std::move(w), backend);
+}
+
+std::string outcome_text(const CaseResult& r) {
+  if (r.status != "ok") return "error: " + r.error;
+  return fmt::format("TTFT {:.2f} ms, e2e {:.2f} ms", r.metrics.ttft_ms_p50,
+                     r.metrics.e2e_ms_p50);
+}
+
+void notice(const RunOptions& opts, const std::string& line) {
+  if (!opts.quiet) fmt::print(stderr, "{}\n", line);
+}
+
+}  // namespace
+
+int run_benchmarks(const RunOptions& opts, const AppliedProfile* profile,
+                   const std::string& command_line) {
+  const RunPlan plan = make_plan_attributed(opts, profile);  // every input check happens here
+  // A diagnostic mode's warning is not progress: printed even with --quiet.
+  if (std::any_of(plan.cases.begin(), plan.cases.end(),
+                  [](const CaseSpec& s) { return s.variants.timer == TimerMode::kHostNoSync; }))
+    fmt::print(stderr, "warning: {}\n", kHostNoSyncWarning);
+  const auto origin = std::chrono::steady_clock::now();  // trace timestamps count from here
+  if (!plan.backend_notice.empty()) notice(opts, plan.backend_notice);
+  if (plan.cases.empty()) {  // a shard of a plan smaller than the shard count
+    notice(opts, "shard " + plan.shard + " has no cases (the plan has fewer cases than shards)");
+    return 0;
+  }
+  std::vector<std::string> keys;
+  for (const CaseSpec& s : plan.cases) keys.push_back(case_key(s));
+  const std::string pkey = plan_key(keys, plan.shard);
+
+  ResultStore store(opts.db);
+  std::int64_t run_id = 0;
+  std::set<std::string> stored;
+  // The run's peaks (stored with the run) are those of the first case's dtype; a case of another
+  // dtype divides by the peaks of its own (peaks_for): on CUDA the cuBLAS GEMM peak differs per
+  // dtype; on the CPU every dtype gets the sgemm peak (the bf16/fp16 kernels widen to fp32).
+  Peaks peaks;
+  const DType run_dtype = plan.cases.front().dtype;
+  std::map<DType, Peaks> other_peaks;
+  auto peaks_for = [&](DType dt) -> const Peaks& {
+    if (dt == run_dtype) return peaks;
+    auto it = other_peaks.find(dt);
+    if (it == other_peaks.end())
+      it = other_peaks
+               .emplace(dt, resolve_peaks(plan.backend, plan.threads, opts.peak_bw_gbps,
+                                          opts.peak_tflops, opts.quiet, dt))
+               .first;
+    return it->second;
+  };
+  const std::optional<std::int64_t> previous = opts.resume ? store.find_run(pkey) : std::nullopt;
+  std::unique_ptr<Backend> backend_ptr = make_backend(plan.backend, plan.threads, opts.sync_check);
+  Backend& backend = *backend_ptr;
+  if (previous) {
+    run_id = *previous;
+    stored = store.stored_case_keys(run_id);
+    peaks = store.run_peaks(run_id);  // the resumed cases divide by the run's own peaks
+    if (stored.size() >= keys.size()) {
+      store.finish_run(run_id, "complete");
+      notice(opts, fmt::format("run {} in {} already has all {} cases: nothing to resume", run_id,
+                               opts.db, keys.size()));
+      return 0;
+    }
+    store.set_run_status(run_id, "running");
+    notice(opts, fmt::format("resuming run {} in {}: {} of {} cases stored, {} to run", run_id,
+                             opts.db, stored.size(), keys.size(), keys.size() - stored.size()));
+  } else {
+    if (opts.resume)
+      notice(opts, "--resume: no run of these cases in " + opts.db + "; starting a new run");
+    peaks = resolve_peaks(plan.backend, plan.threads, opts.peak_bw_gbps, opts.peak_tflops,
+                          opts.quiet, run_dtype);
+    RunInfo info = current_run_info();
+    info.command_line = command_line;
+    info.threads = plan.threads;
+    if (backend.name() != "cpu") info.gpu = backend.device_description();
+    info.peaks = peaks;
+    info.plan_key = pkey;
+    info.n_cases = int(keys.size());
+    info.profile = profile ? profile->profile.source : "";
+    info.shard = plan.shard;
+    info.sweep_key = plan.sweep_key;
+    run_id = store.begin_run(info);
+  }
+  // cuda: copy bandwidth and the cuBLAS GEMM peak of the first case's dtype
+  notice(opts, fmt::format("peaks: {:.1f} GB/s {}, {:.3f} TFLOP/s {} {} ({})",
+                           peaks.bandwidth_gbps, plan.backend == "cuda" ? "copy" : "read",
+                           peaks.tflops, plan.backend == "cuda" ? "cuBLAS GEMM" : "sgemm",
+                           dtype_name(run_dtype), peaks.source));
+
+  const ScopedInterruptHandler interrupts;
+  const int to_run = int(keys.size() - stored.size());
+  Progress progress(to_run, opts.quiet, isatty(STDERR_FILENO) == 1);
+  std::vector<CaseResult> results;
+  std::unique_ptr<Model> model;
+  std::string model_key;
+  int failed = 0, position = 0;
+  bool interrupted = false;
+  for (std::size_t i = 0; i < plan.cases.size() && !interrupted; ++i) {
+    if (stored.count(keys[i])) continue;
+    const CaseSpec& spec = plan.cases[i];
+    progress.start_case(position++, spec.label());
+    CaseResult result;
+    result.spec = spec;
+    try {
+      const std::string key = spec.model + "/" + std::string(dtype_name(spec.dtype));
+      if (model_key != key) {
+        model.reset();  // free the previous weights before building the next
+        model_key.clear();
+        model = build_model(spec, backend, progress);
+        model_key = key;
+      }
+      result = run_case(*model, spec, peaks_for(spec.dtype), origin);
+    } catch (const Interrupted&) {  // abandoned: not stored; --resume runs it again
+      interrupted = true;
+      break;
+    } catch (const std::exception& e) {  // a failed case is recorded, and the run goes on
+      result.status = "error";
+      result.error = e.what();
+      ++failed;
+    }
+    store.add_case(run_id, result, plan.case_index[i]);  // committed before the next starts
+    if (opts.format == "jsonl")  // one line per case as it ends: a killed sweep leaves whole lines
+      std::cout << case_json(result, run_id).dump() << std::endl;
+    progress.finish_case(outcome_text(result));
+    results.push_back(std::move(result));
+    interrupted = interrupt_requested();
+  }
+  store.finish_run(run_id, interrupted ? "interrupted" : "complete");
+
+  const SloLimits limits{opts.slo_ttft_p99_ms, opts.slo_tpot_p99_ms};
+  nlohmann::json extra = nullptr;
+  std::vector<SloGroup> groups;
+  if (limits.any()) {
+    groups = slo_groups(results, limits);
+    extra = {{"slo", slo_json(groups, limits)}};
+  }
+  print_results(std::cout, opts.format, results, peaks, run_json(run_id, store.run_info(run_id)),
+                extra);
+  if (limits.any() && opts.format != "json" && opts.format != "jsonl") {
+    std::cout << (opts.format == "csv" ? "\n" : "\nSLO: largest batch meeting the limits\n");
+    print_rows(std::cout, opts.format, slo_header(),
+               slo_rows(groups, limits, opts.format == "csv" ? "" : "n/a"));
+  }
+  const int done = int(stored.size() + results.size());
+  if (interrupted) {
+    const int sig = ScopedInterruptHandler::signal_received();
+    fmt::print(stderr, "interrupted: run {} in {} has {} of {} cases stored; rerun with --resume "
+               "to continue\n", run_id, opts.db, done, keys.size());
+    return 128 + (sig ? sig : SIGINT);
+  }
+  notice(opts, fmt::format("stored run {} ({} cases{}) in {}", run_id, results.size(),
+                           stored.empty() ? "" : fmt::format(", {} earlier", stored.size()),
+                           opts.db));
+  if (failed) fmt::print(stderr, "{} of {} cases failed (status 'error' in the database)\n",
+                         failed, results.size());
+  return failed ? 1 : 0;
+}
+
+}  // namespace llmbench

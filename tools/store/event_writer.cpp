@@ -1,0 +1,41 @@
+// See event_writer.h.
+#include "tools/store/event_writer.h"
+
+namespace llmbench {
+
+namespace {
+
+void bind_opt(Stmt& s, int i, const std::optional<std::int64_t>& v) {
+  if (v) s.bind(i, *v); else s.bind_null(i);
+}
+
+}  // namespace
+
+EventWriter::EventWriter(Db& db)
+    : db_(db),
+      insert_(db.prepare(
+          "INSERT INTO event (ts, dur, track_id, category, name, depth, parent_id, arg_set_id,"
+          " case_id, rep, phase, step, layer, flops, bytes, enqueue_ts, correlation_id)"
+          " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")) {}
+
+std::int64_t EventWriter::write(const EventRow& r) {
+  Stmt& s = insert_;
+  s.bind(1, r.ts).bind(2, r.dur).bind(3, r.track_id);
+  if (r.category.empty()) s.bind_null(4); else s.bind(4, r.category);
+  s.bind(5, r.name).bind(6, r.depth);
+  bind_opt(s, 7, r.parent_id);
+  bind_opt(s, 8, r.arg_set_id);
+  bind_opt(s, 9, r.case_id);
+  bind_opt(s, 10, r.rep);
+  if (r.phase) s.bind(11, *r.phase); else s.bind_null(11);
+  bind_opt(s, 12, r.step);
+  bind_opt(s, 13, r.layer);
+  bind_opt(s, 14, r.flops);
+  bind_opt(s, 15, r.bytes);
+  bind_opt(s, 16, r.enqueue_ts);
+  bind_opt(s, 17, r.correlation_id);
+  s.run();
+  return db_.last_insert_id();
+}
+
+}  // namespace llmbench

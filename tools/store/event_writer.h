@@ -1,0 +1,39 @@
+// The one writer of the `event` table (docs/schema.md): llmbench's own traces (store.cpp) and
+// imported ones (trace_writer.cpp) fill the same EventRow and go through the same prepared
+// INSERT, so a column means the same thing whatever wrote it. Not a transaction: the caller
+// holds one around a whole trace.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "tools/store/sqlite_db.h"
+
+namespace llmbench {
+
+// One interval. Empty optionals (and an empty category) are stored as NULL.
+struct EventRow {
+  std::int64_t ts = 0, dur = 0;             // ns
+  std::int64_t track_id = 0;
+  std::string category, name;
+  int depth = 0;
+  std::optional<std::int64_t> parent_id, arg_set_id;
+  // llmbench's own traces.
+  std::optional<std::int64_t> case_id, rep, step, layer, enqueue_ts;
+  std::optional<std::string> phase;
+  // Both: analytic work of llmbench ops, or what an importer recovered.
+  std::optional<std::int64_t> flops, bytes, correlation_id;
+};
+
+class EventWriter {
+ public:
+  explicit EventWriter(Db& db);
+  // Inserts the row; returns its event id.
+  std::int64_t write(const EventRow& row);
+
+ private:
+  Db& db_;
+  Stmt insert_;
+};
+
+}  // namespace llmbench

@@ -1,0 +1,117 @@
+// SQLite RAII wrappers (see sqlite_db.h).
+#include "tools/store/sqlite_db.h"
+
+#include "kernels/common/error.h"
+
+namespace llmbench {
+
+Db::Db(const std::string& path, Mode mode) : path_(path) {
+  const int flags = mode == Mode::kReadOnly ? SQLITE_OPEN_READONLY
+                    : mode == Mode::kCreate  ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+                                             : SQLITE_OPEN_READWRITE;
+  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+    std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw BadInput("database '" + path + "': cannot open (" + msg + ")");
+  }
+  sqlite3_busy_timeout(db_, 10000);
+  // Reading the schema proves the file is an SQLite database (open itself is lazy).
+  char* err = nullptr;
+  if (sqlite3_exec(db_, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw BadInput("database '" + path + "': " + msg);
+  }
+}
+
+Db::~Db() { sqlite3_close(db_); }
+
+void Db::exec(const std::string& sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    throw Error("sqlite (" + path_ + "): " + msg + " in: " + sql.substr(0, 200));
+  }
+}
+
+Stmt Db::prepare(const std::string& sql) { return Stmt(db_, sql); }
+
+int Db::user_version() {
+  Stmt s(db_, "PRAGMA user_version");
+  s.step();
+  return int(s.column_int(0));
+}
+
+Stmt::Stmt(sqlite3* db, const std::string& sql) : db_(db), sql_(sql) {
+  check(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr), "prepare");
+}
+
+Stmt::Stmt(sqlite3* db, std::string_view sql, std::string_view* tail) : db_(db), sql_(sql) {
+  const char* rest = nullptr;
+  check(sqlite3_prepare_v2(db, sql.data(), int(sql.size()), &stmt_, &rest), "prepare");
+  *tail = sql.substr(std::size_t(rest - sql.data()));
+  sql_.resize(std::size_t(rest - sql.data()));
+}
+
+Stmt::Stmt(Stmt&& o) noexcept : db_(o.db_), stmt_(o.stmt_), sql_(std::move(o.sql_)) {
+  o.stmt_ = nullptr;
+}
+
+Stmt::~Stmt() { sqlite3_finalize(stmt_); }
+
+void Stmt::check(int rc, const char* what) {
+  if (rc != SQLITE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+    throw Error(std::string("sqlite ") + what + ": " + sqlite3_errmsg(db_) + " in: " +
+                sql_.substr(0, 200));
+}
+
+Stmt& Stmt::bind(int i, std::int64_t v) {
+  check(sqlite3_bind_int64(stmt_, i, v), "bind");
+  return *this;
+}
+Stmt& Stmt::bind(int i, double v) {
+  check(sqlite3_bind_double(stmt_, i, v), "bind");
+  return *this;
+}
+Stmt& Stmt::bind(int i, const std::string& v) {
+  check(sqlite3_bind_text(stmt_, i, v.data(), int(v.size()), SQLITE_TRANSIENT), "bind");
+  return *this;
+}
+Stmt& Stmt::bind(int i, std::optional<double> v) { return v ? bind(i, *v) : bind_null(i); }
+Stmt& Stmt::bind_null(int i) {
+  check(sqlite3_bind_null(stmt_, i), "bind");
+  return *this;
+}
+
+bool Stmt::step() {
+  const int rc = sqlite3_step(stmt_);
+  check(rc, "step");
+  return rc == SQLITE_ROW;
+}
+
+void Stmt::run() {
+  while (step()) {
+  }
+  reset();
+}
+
+void Stmt::reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+std::string Stmt::parameter_name(int i) const {
+  const char* p = sqlite3_bind_parameter_name(stmt_, i);
+  return p ? std::string(p) : std::string();
+}
+
+std::string Stmt::column_text(int i) const {
+  const auto* p = sqlite3_column_text(stmt_, i);
+  return p ? std::string(reinterpret_cast<const char*>(p)) : std::string();
+}
+
+}  // namespace llmbench

@@ -1,0 +1,27 @@
+// Reads Chrome trace-event JSON (plain or gzip) as the PyTorch profiler (Kineto) and other
+// tools write it into an ImportedTrace: X, B/E, i/I, C, M and s/t/f events, flow v2 bind_id,
+// both the object form {"traceEvents": [...], ...} and the bare-array form [...].
+// Timestamps are microseconds (displayTimeUnit only affects display, as in trace processor and
+// chrome://tracing) and become integer ns the way trace processor converts them: integers
+// times 1000, fractional values rounded to the nearest ns. docs/import.md has the mapping.
+// Not here: writing to the store (trace_writer.h).
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "tools/store/trace_nesting.h"
+
+namespace llmbench {
+
+// Throws BadInput naming the file for unreadable files, corrupt gzip, invalid or truncated
+// JSON, and JSON that is neither an event array nor an object with a traceEvents array.
+// Events it cannot use are counted in trace.skipped, never fatal.
+ReadTrace read_chrome_trace(const std::string& path);
+
+// A JSON ts or dur in microseconds (integer, real or numeric string) as integer ns; nullopt
+// for anything else or beyond the int64 range.
+std::optional<std::int64_t> chrome_us_to_ns(const nlohmann::json& us);
+
+}  // namespace llmbench
