@@ -12,7 +12,7 @@
 // chunked response at once when its server stops, so closing first would cut streams.
 // Writing to a closed socket must not kill the process: constructing a Server ignores SIGPIPE
 // (process-wide).
-// Not here: loading the model or the CLI (tools/cmd_serve.cpp).
+// Not here: loading the model or the CLI (tools/cli/cmd_serve.cpp).
 #pragma once
 #include <atomic>
 #include <chrono>
