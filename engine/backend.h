@@ -109,6 +109,16 @@ class Backend {
   virtual void kv_gather_paged(float* out, const float* pool, const std::int32_t* block_table,
                                const PagedKv& paged, int batch, int len, int kv_dim,
                                int out_seq) = 0;
+  // Continuous batching (kernels/cpu/ragged_attention.h): rows of many sequences, each at its
+  // own position (seq, pos: device int32 arrays of n_rows), over one paged pool.
+  virtual void kv_write_ragged(float* pool, const std::int32_t* block_table, const PagedKv& paged,
+                               const float* src, int src_stride, const std::int32_t* seq,
+                               const std::int32_t* pos, int n_rows, int kv_dim) = 0;
+  virtual void ragged_paged_attention(float* out, int out_stride, const float* q, int q_stride,
+                                      const float* k_pool, const float* v_pool,
+                                      const std::int32_t* block_table, const PagedKv& paged,
+                                      const std::int32_t* seq, const std::int32_t* pos,
+                                      int n_rows, int n_heads, int n_kv_heads, int head_dim) = 0;
   virtual void swiglu(float* out, const float* gate_up, int n_rows, int ffn_dim) = 0;
   virtual void add_inplace(float* x, const float* y, std::size_t n) = 0;
   virtual void gather_rows(float* out, const float* x, const std::int32_t* rows, int n_rows,

@@ -23,6 +23,8 @@
 #include "kernels/cpu/matmul_half.h"
 #include "kernels/cpu/paged_attention.h"
 #include "kernels/cpu/paged_kv.h"
+#include "kernels/cpu/ragged_attention.h"
+#include "kernels/cpu/ragged_attention_gemm.h"
 #include "kernels/cpu/rmsnorm.h"
 #include "kernels/cpu/rope.h"
 #include "kernels/cpu/swiglu.h"
@@ -156,6 +158,21 @@ void CpuBackend::kv_gather_paged(float* out, const float* pool, const std::int32
                                  const PagedKv& paged, int batch, int len, int kv_dim,
                                  int out_seq) {
   cpu::kv_gather_paged(out, pool, block_table, paged, batch, len, kv_dim, out_seq);
+}
+void CpuBackend::kv_write_ragged(float* pool, const std::int32_t* block_table,
+                                 const PagedKv& paged, const float* src, int src_stride,
+                                 const std::int32_t* seq, const std::int32_t* pos, int n_rows,
+                                 int kv_dim) {
+  cpu::kv_write_ragged(pool, block_table, paged, src, src_stride, seq, pos, n_rows, kv_dim);
+}
+void CpuBackend::ragged_paged_attention(float* out, int out_stride, const float* q, int q_stride,
+                                        const float* k_pool, const float* v_pool,
+                                        const std::int32_t* block_table, const PagedKv& paged,
+                                        const std::int32_t* seq, const std::int32_t* pos,
+                                        int n_rows, int n_heads, int n_kv_heads, int head_dim) {
+  // Prompt chunks of kAttentionGemmMinRows rows or more as GEMMs, like attention() above.
+  cpu::ragged_paged_attention_gemm(out, out_stride, q, q_stride, k_pool, v_pool, block_table,
+                                   paged, seq, pos, n_rows, n_heads, n_kv_heads, head_dim);
 }
 void CpuBackend::swiglu(float* out, const float* gate_up, int n_rows, int ffn_dim) {
   cpu::swiglu(out, gate_up, n_rows, ffn_dim);

@@ -24,6 +24,7 @@
 #include "kernels/cuda/kv_cache.cuh"
 #include "kernels/cuda/paged_attention.cuh"
 #include "kernels/cuda/paged_kv.cuh"
+#include "kernels/cuda/ragged_attention.cuh"
 #include "kernels/cuda/rmsnorm.cuh"
 #include "kernels/cuda/rope.cuh"
 #include "kernels/cuda/swiglu.cuh"
@@ -284,6 +285,23 @@ void CudaBackend::paged_attention(float* out, const float* q, const float* k_poo
   cuda::paged_attention(out, q, k_pool, v_pool, block_table, paged, shape, q_strides,
                         out_strides, impl_->stream);
   after_op("paged_attention");
+}
+void CudaBackend::kv_write_ragged(float* pool, const std::int32_t* block_table,
+                                 const PagedKv& paged, const float* src, int src_stride,
+                                 const std::int32_t* seq, const std::int32_t* pos, int n_rows,
+                                 int kv_dim) {
+  cuda::kv_write_ragged(pool, block_table, paged, src, src_stride, seq, pos, n_rows, kv_dim,
+                        impl_->stream);
+  after_op("kv_write_ragged");
+}
+void CudaBackend::ragged_paged_attention(float* out, int out_stride, const float* q, int q_stride,
+                                        const float* k_pool, const float* v_pool,
+                                        const std::int32_t* block_table, const PagedKv& paged,
+                                        const std::int32_t* seq, const std::int32_t* pos,
+                                        int n_rows, int n_heads, int n_kv_heads, int head_dim) {
+  cuda::ragged_paged_attention(out, out_stride, q, q_stride, k_pool, v_pool, block_table, paged,
+                               seq, pos, n_rows, n_heads, n_kv_heads, head_dim, impl_->stream);
+  after_op("ragged_paged_attention");
 }
 void CudaBackend::copy_heads(float* out, const HeadStrides& out_strides, const float* in,
                              const HeadStrides& in_strides, int batch, int seq, int heads,

@@ -61,12 +61,14 @@ inline void add_weighted4(float* acc, const float* p, const float* v0, const flo
 // computed by one thread in a fixed order, so results do not depend on the thread count.
 // kv_at(b, kv_head, j) -> std::int64_t: float offset of key j's head in k (and of value j's
 // in v).
-template <class KvAt>
+// keys_of(b, t) -> int: how many keys query t of sequence b sees (causal: past_len + t + 1;
+// the ragged kernel reads it per row); max_keys bounds it over the call.
+template <class KvAt, class KeysOf>
 void attention_core(float* out, const HeadStrides& out_s, const float* q, const HeadStrides& q_s,
-                    const float* k, const float* v, const AttentionShape& s, const KvAt& kv_at) {
+                    const float* k, const float* v, const AttentionShape& s, const KvAt& kv_at,
+                    const KeysOf& keys_of, int max_keys) {
   const int d = s.head_dim;
   const int group = s.n_heads / s.n_kv_heads;  // query heads sharing one kv head
-  const int max_keys = s.past_len + s.n_new;   // the last query sees this many keys
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
   // Multiply-adds in the score and value loops, to decide whether threads are worth starting.
   const long work = static_cast<long>(s.batch) * s.n_heads * s.n_new * max_keys * d;
@@ -84,7 +86,7 @@ void attention_core(float* out, const HeadStrides& out_s, const float* q, const 
       for (int h = 0; h < s.n_heads; ++h) {
         for (int t = 0; t < s.n_new; ++t) {
           const float* qh = q + b * q_s.batch + t * q_s.seq + h * q_s.head;
-          const int n_keys = s.past_len + t + 1;  // causal: keys [0, past_len + t]
+          const int n_keys = keys_of(b, t);  // causal: keys [0, n_keys)
           for (int j = 0; j < n_keys; ++j) at[j] = kv_at(b, h / group, j);
 
           // scores[j] = q . k_j / sqrt(d), four keys at a time, and their maximum.
@@ -118,6 +120,15 @@ void attention_core(float* out, const HeadStrides& out_s, const float* q, const 
       }
     }
   }
+}
+
+// The causal case of one shape: query t of every sequence sees keys [0, past_len + t].
+template <class KvAt>
+void attention_core(float* out, const HeadStrides& out_s, const float* q, const HeadStrides& q_s,
+                    const float* k, const float* v, const AttentionShape& s, const KvAt& kv_at) {
+  const int past = s.past_len;
+  attention_core(out, out_s, q, q_s, k, v, s, kv_at,
+                 [past](int, int t) { return past + t + 1; }, s.past_len + s.n_new);
 }
 
 }  // namespace llmbench::cpu::detail

@@ -14,6 +14,7 @@ void attention_strided(float* out, const float* q, const float* k_cache, const f
   if (blocks == 0) return;
   detail::attention_kernel<<<blocks, detail::kAttentionThreads, 0, stream>>>(
       out, strides.out, q, strides.q, k_cache, v_cache, s, detail::StridedKvAt{strides.kv},
+      detail::CausalKeys{s.past_len},
       attention_scale(s.head_dim));
   LLMBENCH_CUDA_LAUNCH_CHECK();
 }

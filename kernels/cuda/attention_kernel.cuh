@@ -47,13 +47,20 @@ struct StridedKvAt {
   }
 };
 
+// How many keys query t of sequence b sees: causal over one shape (past_len + t + 1). The
+// ragged kernel (ragged_attention.cu) passes its own, read per row.
+struct CausalKeys {
+  int past_len;
+  __device__ int operator()(int /*b*/, int t) const { return past_len + t + 1; }
+};
+
 // blockIdx.x enumerates (b, h, t) with t fastest and reversed, so the queries that see the
 // most keys are scheduled first and the short ones fill in at the end.
-template <class KvAt>
+template <class KvAt, class KeysOf>
 __global__ void __launch_bounds__(kAttentionThreads)
     attention_kernel(float* out, HeadStrides out_s, const float* q, HeadStrides q_s,
                      const float* k, const float* v, AttentionShape s, KvAt kv_at,
-                     float scale) {
+                     KeysOf keys_of, float scale) {
   __shared__ float q_sh[kAttentionMaxHeadDim];
   __shared__ float p_sh[kAttentionTile];
   __shared__ std::int64_t at_sh[kAttentionTile];
@@ -66,7 +73,7 @@ __global__ void __launch_bounds__(kAttentionThreads)
   const int b = static_cast<int>(block / s.n_new / s.n_heads);
   const int g = h / (s.n_heads / s.n_kv_heads);  // the kv head this query head reads
   const float* qh = q + b * q_s.batch + t * q_s.seq + h * q_s.head;
-  const int n_keys = s.past_len + t + 1;  // causal: keys [0, past_len + t]
+  const int n_keys = keys_of(b, t);  // causal: keys [0, n_keys)
 
   const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
   for (int i = threadIdx.x; i < d; i += kAttentionThreads) q_sh[i] = qh[i];

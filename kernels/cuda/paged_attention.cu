@@ -33,7 +33,7 @@ void paged_attention(float* out, const float* q, const float* k_pool, const floa
   if (blocks == 0) return;
   const PagedKvAt kv_at{block_table, paged, s.n_kv_heads * s.head_dim, s.head_dim};
   detail::attention_kernel<<<blocks, detail::kAttentionThreads, 0, stream>>>(
-      out, out_strides, q, q_strides, k_pool, v_pool, s, kv_at, attention_scale(s.head_dim));
+      out, out_strides, q, q_strides, k_pool, v_pool, s, kv_at, detail::CausalKeys{s.past_len}, attention_scale(s.head_dim));
   LLMBENCH_CUDA_LAUNCH_CHECK();
 }
 

@@ -1,0 +1,54 @@
+// Ragged paged attention, prompt chunks as GEMMs (see ragged_attention_gemm.h).
+#include "kernels/cpu/ragged_attention_gemm.h"
+
+#include <vector>
+
+#include "kernels/cpu/attention_gemm.h"
+#include "kernels/cpu/paged_kv.h"
+#include "kernels/cpu/ragged_attention.h"
+
+namespace llmbench::cpu {
+
+void ragged_paged_attention_gemm(float* out, int out_stride, const float* q, int q_stride,
+                                 const float* k_pool, const float* v_pool,
+                                 const std::int32_t* block_table, const PagedKv& paged,
+                                 const std::int32_t* seq, const std::int32_t* pos, int n_rows,
+                                 int n_heads, int n_kv_heads, int head_dim) {
+  const int kv_dim = n_kv_heads * head_dim;
+  std::vector<float> k_scratch, v_scratch;
+  int loop_start = 0;  // first row of the current stretch of reference-loop rows
+  auto flush_loop = [&](int end) {
+    if (end > loop_start)
+      ragged_paged_attention(out + std::int64_t(loop_start) * out_stride, out_stride,
+                             q + std::int64_t(loop_start) * q_stride, q_stride, k_pool, v_pool,
+                             block_table, paged, seq + loop_start, pos + loop_start,
+                             end - loop_start, n_heads, n_kv_heads, head_dim);
+  };
+  for (int r = 0; r < n_rows;) {
+    int end = r + 1;  // the run of sequence seq[r] at consecutive positions: rows [r, end)
+    while (end < n_rows && seq[end] == seq[r] && pos[end] == pos[end - 1] + 1) ++end;
+    const int n = end - r;
+    if (n < kAttentionGemmMinRows) {
+      r = end;
+      continue;
+    }
+    flush_loop(r);
+    // Keys and values [0, last] of this sequence, contiguous: [len, kv_dim].
+    const int len = pos[end - 1] + 1;
+    k_scratch.resize(std::size_t(len) * kv_dim);
+    v_scratch.resize(std::size_t(len) * kv_dim);
+    const std::int32_t* table = block_table + std::int64_t(seq[r]) * paged.max_blocks;
+    kv_gather_paged(k_scratch.data(), k_pool, table, paged, 1, len, kv_dim, len);
+    kv_gather_paged(v_scratch.data(), v_pool, table, paged, 1, len, kv_dim, len);
+    const AttentionShape shape{1, n, pos[r], n_heads, n_kv_heads, head_dim, 0, 0, 0};
+    const AttentionStrides strides{token_major(n, q_stride, head_dim),
+                                   token_major(len, kv_dim, head_dim),
+                                   token_major(n, out_stride, head_dim)};
+    attention_gemm(out + std::int64_t(r) * out_stride, q + std::int64_t(r) * q_stride,
+                   k_scratch.data(), v_scratch.data(), shape, strides);
+    r = loop_start = end;
+  }
+  flush_loop(n_rows);
+}
+
+}  // namespace llmbench::cpu

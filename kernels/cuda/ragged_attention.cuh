@@ -1,0 +1,27 @@
+// Ragged paged KV write and attention on the GPU (continuous batching): one row per token,
+// each with its own sequence (block-table row) and position. The spec is
+// kernels/cpu/ragged_attention.h.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "kernels/common/layout.h"
+
+namespace llmbench::cuda {
+
+// Device pointers (pool, block_table, src, seq, pos), as in cpu::kv_write_ragged.
+void kv_write_ragged(float* pool, const std::int32_t* block_table, const PagedKv& paged,
+                     const float* src, int src_stride, const std::int32_t* seq,
+                     const std::int32_t* pos, int n_rows, int kv_dim, cudaStream_t stream);
+
+// Device pointers, as in cpu::ragged_paged_attention. Throws llmbench::Error for a head_dim
+// over kAttentionMaxHeadDim (attention.cuh).
+void ragged_paged_attention(float* out, int out_stride, const float* q, int q_stride,
+                            const float* k_pool, const float* v_pool,
+                            const std::int32_t* block_table, const PagedKv& paged,
+                            const std::int32_t* seq, const std::int32_t* pos, int n_rows,
+                            int n_heads, int n_kv_heads, int head_dim, cudaStream_t stream);
+
+}  // namespace llmbench::cuda

@@ -1,0 +1,179 @@
+// Continuous batching on the tiny preset: every request's greedy tokens equal the static
+// Session's (prefill + decode_step at batch 1) for the same prompt, and its logits agree within
+// 1e-4 relative, whatever shares its steps: mixed arrival steps, different prompt and output
+// lengths, chunked prefill on and off, a pool too small for everyone at once. Also the block
+// pool's accounting (every block back when all are done; abort frees blocks).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include "engine/block_pool.h"
+#include "engine/cpu_backend.h"
+#include "engine/model.h"
+#include "engine/prompts.h"
+#include "engine/scheduler.h"
+#include "kernels/common/error.h"
+#include "tests/engine/generation.h"
+#include "tests/kernels/check.h"
+
+namespace llmbench {
+namespace {
+
+struct Reference {
+  std::vector<std::int32_t> tokens;
+  std::vector<std::vector<float>> logits;
+};
+
+// The static path: one sequence, prefill then decode steps.
+Reference offline(const Model& model, const std::vector<std::int32_t>& prompt, int max_tokens) {
+  const int n = int(prompt.size());
+  Session s(model, 1, n, n + max_tokens);
+  const test::Generation g = test::generate(s, prompt, n, max_tokens - 1);
+  Reference r;
+  for (std::size_t i = 0; i < g.tokens.size(); ++i) {
+    r.tokens.push_back(g.tokens[i][0]);
+    r.logits.push_back(g.logits[i]);
+  }
+  return r;
+}
+
+struct Job {
+  std::vector<std::int32_t> prompt;
+  int max_tokens;
+  int arrive_at_step;  // added before this step (0: before the first)
+};
+
+std::vector<Job> mixed_jobs(const ModelConfig& c) {
+  const int lens[] = {1, 5, 17, 40, 64, 100, 3, 33, 9, 70};
+  const int outs[] = {1, 8, 3, 20, 5, 12, 16, 2, 30, 7};
+  const int arrive[] = {0, 0, 0, 2, 3, 3, 7, 10, 11, 25};
+  std::vector<Job> jobs;
+  for (int i = 0; i < 10; ++i)
+    jobs.push_back({synthetic_prompts(100 + i, 1, lens[i], c.vocab_size, false), outs[i],
+                    arrive[i]});
+  return jobs;
+}
+
+// Runs the jobs through a scheduler and checks each against the static path.
+void check_against_offline(const SchedulerOptions& options, int max_steps = 500) {
+  CpuBackend be;
+  const ModelConfig c = *find_preset("tiny");
+  Model model(c, load_weights(c, RandomWeights(1), be), be);
+  const std::vector<Job> jobs = mixed_jobs(c);
+  SchedulerOptions o = options;
+  o.keep_logits = true;
+  Scheduler sched(model, o);
+  std::map<RequestId, Reference> got;
+  std::map<RequestId, FinishReason> finished;
+  int step = 0;
+  std::size_t added = 0;
+  int max_running = 0, mixed_steps = 0;
+  while ((added < jobs.size() || !sched.idle()) && step < max_steps) {
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      if (jobs[i].arrive_at_step == step)
+        sched.add(i, {jobs[i].prompt, jobs[i].max_tokens, true}), ++added;
+    StepStats st;
+    for (RequestUpdate& u : sched.step(&st)) {
+      ASSERT_TRUE(u.token.has_value());
+      got[u.id].tokens.push_back(*u.token);
+      got[u.id].logits.push_back(std::move(u.logits));
+      if (u.finish != FinishReason::kNone) finished[u.id] = u.finish;
+    }
+    max_running = std::max(max_running, st.running);
+    if (st.prefill_tokens > 0 && st.decode_rows > 0) ++mixed_steps;
+    ASSERT_LE(st.prefill_tokens + st.decode_rows, o.max_num_batched_tokens);
+    ++step;
+  }
+  ASSERT_LT(step, max_steps) << "the scheduler did not finish the jobs";
+  EXPECT_GT(mixed_steps, 0) << "no step mixed prefill and decode rows";
+  EXPECT_GT(max_running, 1);
+  EXPECT_EQ(sched.blocks_used(), 0);
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const Reference want = offline(model, jobs[i].prompt, jobs[i].max_tokens);
+    ASSERT_EQ(got[i].tokens, want.tokens) << "request " << i;
+    EXPECT_EQ(finished[i], FinishReason::kLength);
+    for (std::size_t t = 0; t < want.logits.size(); ++t)
+      EXPECT_TRUE(test::all_close(got[i].logits[t], want.logits[t], 1e-5, 1e-4))
+          << "request " << i << " token " << t;
+  }
+}
+
+TEST(Scheduler, MatchesOfflineWithChunkedPrefill) {
+  SchedulerOptions o;
+  o.max_num_seqs = 6;
+  o.max_num_batched_tokens = 32;  // prompts of 33..100 tokens run in chunks
+  check_against_offline(o);
+}
+
+TEST(Scheduler, MatchesOfflineWithoutChunkedPrefill) {
+  SchedulerOptions o;
+  o.max_num_seqs = 8;
+  o.max_num_batched_tokens = 128;
+  o.chunked_prefill = false;
+  check_against_offline(o);
+}
+
+TEST(Scheduler, MatchesOfflineWhenThePoolIsShort) {
+  SchedulerOptions o;
+  o.max_num_seqs = 16;
+  o.max_num_batched_tokens = 64;
+  o.block_size = 8;
+  o.kv_cache_tokens = 160;  // two or three requests at a time: the rest wait for blocks
+  check_against_offline(o);
+}
+
+TEST(Scheduler, RefusesBadRequests) {
+  CpuBackend be;
+  const ModelConfig c = *find_preset("tiny");
+  Model model(c, load_weights(c, RandomWeights(1), be), be);
+  SchedulerOptions o;
+  o.max_num_batched_tokens = 16;
+  o.chunked_prefill = false;
+  Scheduler sched(model, o);
+  EXPECT_THROW(sched.add(1, {{}, 4, false}), BadInput);
+  EXPECT_THROW(sched.add(1, {{1, c.vocab_size}, 4, false}), BadInput);
+  EXPECT_THROW(sched.add(1, {{1, -1}, 4, false}), BadInput);
+  EXPECT_THROW(sched.add(1, {{1, 2}, 0, false}), BadInput);
+  EXPECT_THROW(sched.add(1, {std::vector<std::int32_t>(10, 1), c.max_seq_len, false}), BadInput);
+  EXPECT_THROW(sched.add(1, {std::vector<std::int32_t>(17, 1), 1, false}), BadInput);
+  EXPECT_TRUE(sched.idle());
+}
+
+TEST(Scheduler, AbortFreesBlocks) {
+  CpuBackend be;
+  const ModelConfig c = *find_preset("tiny");
+  Model model(c, load_weights(c, RandomWeights(1), be), be);
+  SchedulerOptions o;
+  o.block_size = 4;
+  Scheduler sched(model, o);
+  sched.add(1, {std::vector<std::int32_t>(10, 3), 30, false});
+  sched.add(2, {std::vector<std::int32_t>(6, 4), 30, false});
+  sched.step();
+  sched.step();
+  EXPECT_EQ(sched.running(), 2);
+  EXPECT_EQ(sched.blocks_used(), 10 + 9);  // ceil(40 / 4) + ceil(36 / 4)
+  EXPECT_TRUE(sched.abort(1));
+  EXPECT_EQ(sched.blocks_used(), 9);
+  EXPECT_FALSE(sched.abort(1));
+  EXPECT_TRUE(sched.abort(2));
+  EXPECT_EQ(sched.blocks_used(), 0);
+  EXPECT_TRUE(sched.idle());
+}
+
+TEST(BlockPool, HandsOutAndTakesBack) {
+  BlockPool pool(5, 16);
+  std::vector<std::int32_t> a, b;
+  EXPECT_EQ(pool.blocks_for(33), 3);
+  EXPECT_TRUE(pool.allocate(3, a));
+  EXPECT_EQ(a, (std::vector<std::int32_t>{4, 3, 2}));
+  EXPECT_FALSE(pool.allocate(3, b));
+  EXPECT_TRUE(b.empty());
+  EXPECT_EQ(pool.used(), 3);
+  pool.release(a);
+  EXPECT_TRUE(a.empty());
+  EXPECT_EQ(pool.free(), 5);
+}
+
+}  // namespace
+}  // namespace llmbench

@@ -1,0 +1,193 @@
+// The `llmbench serve` binary: prints its bound port on stderr, serves, and exits 0 on SIGTERM
+// and on SIGINT (also while a request streams); a non-loopback --host is refused with exit 2.
+// Every wait is bounded.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <future>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+struct Child {
+  pid_t pid = -1;
+  int err_fd = -1;
+  std::string err;  // stderr so far
+
+  explicit Child(std::vector<std::string> args) {
+    int fds[2];
+    EXPECT_EQ(pipe(fds), 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+    posix_spawn_file_actions_addclose(&fa, fds[0]);
+    std::vector<char*> argv;
+    args.insert(args.begin(), LLMBENCH_BIN);
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    EXPECT_EQ(posix_spawn(&pid, LLMBENCH_BIN, &fa, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    err_fd = fds[0];
+  }
+  ~Child() {
+    if (pid > 0 && waitpid(pid, nullptr, WNOHANG) == 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+    if (err_fd >= 0) close(err_fd);
+  }
+  // Reads stderr until `re` matches (bounded); returns the first group or "".
+  std::string wait_for(const std::regex& re, std::chrono::seconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    std::smatch m;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (std::regex_search(err, m, re)) return m.size() > 1 ? m[1].str() : m[0].str();
+      pollfd p{err_fd, POLLIN, 0};
+      if (poll(&p, 1, 50) > 0) {
+        char buf[4096];
+        const ssize_t n = read(err_fd, buf, sizeof buf);
+        if (n <= 0) break;
+        err.append(buf, std::size_t(n));
+      }
+    }
+    return std::regex_search(err, m, re) ? (m.size() > 1 ? m[1].str() : m[0].str()) : "";
+  }
+  // Exit status after waiting at most `limit`; -1 if still running (then it is killed).
+  int exit_code(std::chrono::seconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    int status = 0;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (waitpid(pid, &status, WNOHANG) == pid) {
+        pid = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return -1;
+  }
+};
+
+const std::regex kListening(R"(serve: listening on http://127\.0\.0\.1:(\d+))");
+
+TEST(ServeCli, SigtermAfterARequestExitsZero) {
+  Child c({"serve", "--model", "tiny", "--port", "0", "--threads", "1"});
+  const std::string port = c.wait_for(kListening, std::chrono::seconds(30));
+  ASSERT_FALSE(port.empty()) << c.err;
+  httplib::Client cli("127.0.0.1", std::stoi(port));
+  cli.set_read_timeout(10);
+  auto res = cli.Post("/v1/completions", R"({"prompt": [1, 2, 3], "max_tokens": 4})",
+                      "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  kill(c.pid, SIGTERM);
+  EXPECT_EQ(c.exit_code(std::chrono::seconds(10)), 0) << c.err;
+}
+
+TEST(ServeCli, SigintWhileStreamingExitsZero) {
+  Child c({"serve", "--model", "tiny", "--port", "0", "--threads", "1", "--shutdown-timeout",
+           "0.2"});
+  const std::string port = c.wait_for(kListening, std::chrono::seconds(30));
+  ASSERT_FALSE(port.empty()) << c.err;
+  // Keep the engine busy with several streams, then interrupt.
+  std::vector<std::future<std::string>> streams;
+  for (int i = 0; i < 4; ++i)
+    streams.push_back(std::async(std::launch::async, [&] {
+      httplib::Client cli("127.0.0.1", std::stoi(port));
+      cli.set_read_timeout(10);
+      auto res = cli.Post("/v1/completions",
+                          R"({"prompt": "abc", "max_tokens": 240, "stream": true})",
+                          "application/json");
+      return res ? res->body : std::string();
+    }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  kill(c.pid, SIGINT);
+  EXPECT_EQ(c.exit_code(std::chrono::seconds(10)), 0) << c.err;
+  for (auto& s : streams) {
+    ASSERT_EQ(s.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    const std::string body = s.get();
+    // Every stream that started ended properly: finished or aborted, then [DONE].
+    if (!body.empty()) {
+      EXPECT_NE(body.find("data: [DONE]"), std::string::npos) << body;
+    }
+  }
+}
+
+// Runs `sql` and returns the first column of every row as text.
+std::vector<std::string> column(sqlite3* db, const std::string& sql) {
+  std::vector<std::string> out;
+  sqlite3_stmt* s = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  while (s && sqlite3_step(s) == SQLITE_ROW) {
+    const unsigned char* t = sqlite3_column_text(s, 0);
+    out.push_back(t ? reinterpret_cast<const char*>(t) : "NULL");
+  }
+  sqlite3_finalize(s);
+  return out;
+}
+
+TEST(ServeCli, DbGetsStepsAndRequestEvents) {
+  const std::string db_path =
+      std::string(LLMBENCH_TEST_SCRATCH) + "/serve_cli_" + std::to_string(getpid()) + ".db";
+  mkdir(LLMBENCH_TEST_SCRATCH, 0755);
+  std::remove(db_path.c_str());
+  {
+    Child c({"serve", "--model", "tiny", "--port", "0", "--threads", "1", "--db", db_path});
+    const std::string port = c.wait_for(kListening, std::chrono::seconds(30));
+    ASSERT_FALSE(port.empty()) << c.err;
+    std::vector<std::future<int>> reqs;
+    for (int i = 0; i < 3; ++i)
+      reqs.push_back(std::async(std::launch::async, [&, i] {
+        httplib::Client cli("127.0.0.1", std::stoi(port));
+        cli.set_read_timeout(10);
+        const std::string body = "{\"prompt\": [" + std::to_string(i + 1) + ", 2, 3, 4, 5], " +
+                                 "\"max_tokens\": " + std::to_string(5 + i) + "}";
+        auto res = cli.Post("/v1/completions", body, "application/json");
+        return res ? res->status : 0;
+      }));
+    for (auto& r : reqs) EXPECT_EQ(r.get(), 200);
+    kill(c.pid, SIGTERM);
+    EXPECT_EQ(c.exit_code(std::chrono::seconds(10)), 0) << c.err;
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(column(db, "SELECT count(*) FROM serve_session"), std::vector<std::string>{"1"});
+  EXPECT_EQ(column(db, "SELECT count(*) FROM serve_request WHERE finish_reason = 'length' AND "
+                       "arrival_ns <= first_scheduled_ns AND first_scheduled_ns < first_token_ns "
+                       "AND first_token_ns <= finished_ns AND prompt_tokens = 5"),
+            std::vector<std::string>{"3"});
+  EXPECT_EQ(column(db, "SELECT sum(completion_tokens) FROM serve_request"),
+            std::vector<std::string>{"18"});
+  EXPECT_EQ(column(db, "SELECT sum(prefill_tokens) FROM serve_step"),
+            std::vector<std::string>{"15"});
+  // Every token came from a decode row or the end of a prompt.
+  EXPECT_EQ(column(db, "SELECT sum(decode_rows) + 3 FROM serve_step"),
+            std::vector<std::string>{"18"});
+  EXPECT_EQ(column(db, "SELECT count(*) FROM serve_step WHERE forward_ns > dur_ns"),
+            std::vector<std::string>{"0"});
+  sqlite3_close(db);
+  std::remove(db_path.c_str());
+}
+
+TEST(ServeCli, NonLoopbackHostIsRefused) {
+  Child c({"serve", "--model", "tiny", "--host", "0.0.0.0", "--port", "0"});
+  EXPECT_EQ(c.exit_code(std::chrono::seconds(30)), 2);
+  c.wait_for(std::regex("loopback"), std::chrono::seconds(1));
+  EXPECT_NE(c.err.find("--host"), std::string::npos) << c.err;
+}
+
+}  // namespace

@@ -1,0 +1,152 @@
+// `llmbench serve`: loads a model (a preset with random weights, or a checkpoint directory) and
+// serves it over HTTP with continuous batching (tools/serve/server.h) until SIGINT/SIGTERM.
+// Prints `serve: listening on http://HOST:PORT` on stderr once the socket is bound (port 0
+// binds an ephemeral port; scripts read the line).
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+#include <omp.h>
+
+#include <chrono>
+#include <thread>
+
+#include "engine/backend_factory.h"
+#include "engine/hf_checkpoint.h"
+#include "engine/scheduler.h"
+#include "kernels/common/error.h"
+#include "tools/cli/commands.h"
+#include "tools/run/run_plan.h"
+#include "tools/run/signals.h"
+#include "tools/serve/serve_store.h"
+#include "tools/serve/server.h"
+
+namespace llmbench {
+
+namespace {
+
+struct ServeArgs {
+  std::string model = "small";
+  std::string dtype = "fp32";
+  std::string backend = "auto";
+  int threads = 0;
+  std::uint64_t seed = 0;
+  double shutdown_timeout_s = 5.0;
+  ServeOptions serve;
+  SchedulerOptions sched;
+  bool no_chunked_prefill = false;
+  std::string db;  // --db: the serving tables are written here when the server stops
+};
+
+bool loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+int run_serve(ServeArgs a, const std::string& command_line) {
+  if (!loopback(a.serve.host))
+    throw BadInput("--host: llmbench serve listens on loopback addresses only (127.0.0.1, ::1); "
+                   "got '" + a.serve.host + "'");
+  const auto dtype = parse_dtype(a.dtype);
+  if (!dtype) throw BadInput("--dtype: expected fp32, fp16 or bf16; got '" + a.dtype + "'");
+  a.sched.chunked_prefill = !a.no_chunked_prefill;
+  const ModelConfig c = resolve_model(a.model);
+  const BackendChoice choice = choose_backend(a.backend);
+  if (!choice.notice.empty()) fmt::print(stderr, "{}\n", choice.notice);
+  std::unique_ptr<Backend> backend = make_backend(choice.name, a.threads, false);
+  const bool preset = find_preset(a.model) != nullptr;
+  const auto t0 = std::chrono::steady_clock::now();
+  Weights w = preset ? load_weights(c, RandomWeights(a.seed), *backend, *dtype)
+                     : load_weights(c, CheckpointWeights(a.model, c), *backend, *dtype);
+  Model model(c, std::move(w), *backend);
+  if (a.serve.model_name.empty()) a.serve.model_name = a.model;
+  a.serve.omp_threads = choice.name == "cpu" ? omp_get_max_threads() : 0;
+
+  Server server(model, a.sched, a.serve);
+  const int port = server.bind();
+  const EngineCounters k = server.engine().counters();
+  fmt::print(stderr,
+             "serve: {} {} on {} ({}), loaded in {:.2f} s; KV pool {} blocks of {} ({:.1f} MiB); "
+             "max-num-seqs {}, max-num-batched-tokens {}, chunked prefill {}\n",
+             c.name, dtype_name(*dtype), choice.name, backend->device_description(),
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+             k.kv_blocks_total, server.engine().options().block_size,
+             double(k.kv_pool_bytes) / (1 << 20), a.sched.max_num_seqs,
+             a.sched.max_num_batched_tokens, a.sched.chunked_prefill ? "on" : "off");
+  fmt::print(stderr, "serve: listening on http://{}:{}\n", a.serve.host, port);
+  std::fflush(stderr);
+
+  ScopedInterruptHandler signals;
+  std::thread http([&] { server.serve(); });
+  while (!ScopedInterruptHandler::signal_received())
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  fmt::print(stderr, "serve: signal {}: stopping (in-flight requests get {:.1f} s)\n",
+             ScopedInterruptHandler::signal_received(), a.shutdown_timeout_s);
+  server.shutdown(std::chrono::milliseconds(std::int64_t(a.shutdown_timeout_s * 1000)));
+  http.join();
+  const EngineCounters end = server.engine().counters();
+  fmt::print(stderr, "serve: stopped after {} steps, {} tokens generated\n", end.steps_total,
+             end.generation_tokens_total);
+  if (!a.db.empty()) {
+    ServeSessionInfo info;
+    info.command_line = command_line;
+    info.model = a.serve.model_name;
+    info.dtype = std::string(dtype_name(*dtype));
+    info.backend = choice.name;
+    info.device = backend->device_description();
+    const auto since_origin = std::chrono::steady_clock::now() - server.origin();
+    info.started_unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               (std::chrono::system_clock::now() - since_origin).time_since_epoch())
+                               .count();
+    info.scheduler = server.engine().options();
+    info.kv_blocks = end.kv_blocks_total;
+    const auto steps = server.engine().step_log();
+    const auto requests = server.engine().request_log();
+    const std::int64_t id = write_serve_session(a.db, info, steps, requests);
+    fmt::print(stderr, "serve: stored session {} ({} steps, {} requests) in {}\n", id,
+               steps.size(), requests.size(), a.db);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& root, CommandContext& ctx) {
+  auto a = std::make_shared<ServeArgs>();
+  CLI::App* cmd = root.add_subcommand(
+      "serve", "OpenAI-compatible HTTP server with continuous batching (docs/serving.md)");
+  cmd->footer("Examples:\n  llmbench serve --model small --port 8000\n  llmbench serve --model tiny --port 0 --max-num-seqs 16 --db serve.db\n  curl -s http://127.0.0.1:8000/v1/completions -d '{\"model\":\"small\",\"prompt\":\"hello\",\"max_tokens\":16}'");
+  cmd->add_option("--model", a->model, "Preset name or Hugging Face checkpoint directory")
+      ->capture_default_str();
+  cmd->add_option("--dtype", a->dtype, "fp32|fp16|bf16")->capture_default_str();
+  cmd->add_option("--backend", a->backend, "auto|cpu|cuda")->capture_default_str();
+  cmd->add_option("--threads", a->threads, "CPU threads (0: the runtime's default)");
+  cmd->add_option("--seed", a->seed, "Seed of random weights")->capture_default_str();
+  cmd->add_option("--host", a->serve.host, "Loopback address to listen on")->capture_default_str();
+  cmd->add_option("--port", a->serve.port, "Port (0: an ephemeral one)")->capture_default_str();
+  cmd->add_option("--served-model-name", a->serve.model_name,
+                  "Model name in /v1/models and requests (default: --model)");
+  cmd->add_option("--max-num-seqs", a->sched.max_num_seqs, "Sequences running at once")
+      ->capture_default_str();
+  cmd->add_option("--max-num-batched-tokens", a->sched.max_num_batched_tokens,
+                  "Rows (tokens) per engine step")
+      ->capture_default_str();
+  cmd->add_flag("--no-chunked-prefill", a->no_chunked_prefill,
+                "Run each prompt whole in one step (prompts over the token budget are refused)");
+  cmd->add_option("--kv-block-size", a->sched.block_size, "Positions per KV block")
+      ->capture_default_str();
+  cmd->add_option("--kv-cache-tokens", a->sched.kv_cache_tokens,
+                  "KV pool size in positions (0: max-num-seqs x 256, at least one context)");
+  cmd->add_option("--max-model-len", a->sched.max_len,
+                  "Longest prompt + max_tokens (0: the model's context length)");
+  cmd->add_option("--max-waiting", a->serve.max_waiting,
+                  "Queued requests beyond this are refused with 429")
+      ->capture_default_str();
+  cmd->add_option("--http-threads", a->serve.http_threads, "Concurrent HTTP connections")
+      ->capture_default_str();
+  cmd->add_option("--shutdown-timeout", a->shutdown_timeout_s,
+                  "Seconds in-flight requests get after SIGINT/SIGTERM before they are aborted")
+      ->capture_default_str();
+  cmd->add_option("--db", a->db,
+                  "SQLite database for the serving tables (steps, requests), written at exit");
+  cmd->callback([a, &ctx] { ctx.exit_code = run_serve(*a, ctx.command_line); });
+}
+
+}  // namespace llmbench

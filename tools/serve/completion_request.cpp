@@ -1,0 +1,135 @@
+// Parsing POST /v1/completions bodies (see completion_request.h).
+#include "tools/serve/completion_request.h"
+
+#include <nlohmann/json.hpp>
+
+namespace llmbench {
+
+using json = nlohmann::json;
+
+std::string error_json(const ApiError& e) {
+  json err = {{"message", e.what()}, {"type", e.type}, {"code", nullptr}};
+  err["param"] = e.param.empty() ? json(nullptr) : json(e.param);
+  return json{{"error", err}}.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+namespace {
+
+ApiError bad(const std::string& param, const std::string& message) {
+  return ApiError(400, message, "invalid_request_error", param);
+}
+
+// A sampling option we do not implement: absent, null, or its greedy/neutral value is fine.
+void refuse_unless(const json& body, const char* name, const json& neutral) {
+  auto it = body.find(name);
+  if (it == body.end() || it->is_null()) return;
+  if (*it == neutral) return;
+  if (neutral.is_number() && it->is_number() && it->get<double>() == neutral.get<double>()) return;
+  throw bad(name, std::string("'") + name + "' = " + it->dump() +
+                      " is not supported: llmbench serve decodes greedily (supported: " +
+                      neutral.dump() + " or absent)");
+}
+
+int int_field(const json& body, const char* name, int fallback, int lo, int hi) {
+  auto it = body.find(name);
+  if (it == body.end() || it->is_null()) return fallback;
+  if (!it->is_number_integer())
+    throw bad(name, std::string("'") + name + "' must be an integer");
+  const auto v = it->get<std::int64_t>();
+  if (v < lo || v > hi)
+    throw bad(name, std::string("'") + name + "' must be in [" + std::to_string(lo) + ", " +
+                        std::to_string(hi) + "]; got " + std::to_string(v));
+  return int(v);
+}
+
+bool bool_field(const json& body, const char* name, bool fallback) {
+  auto it = body.find(name);
+  if (it == body.end() || it->is_null()) return fallback;
+  if (!it->is_boolean()) throw bad(name, std::string("'") + name + "' must be true or false");
+  return it->get<bool>();
+}
+
+}  // namespace
+
+CompletionRequest parse_completion_request(const std::string& body_text,
+                                           const ByteTokenizer& tok) {
+  json body;
+  try {
+    body = json::parse(body_text);
+  } catch (const json::parse_error& e) {
+    throw bad("", std::string("the body is not valid JSON: ") + e.what());
+  }
+  if (!body.is_object()) throw bad("", "the body must be a JSON object");
+  CompletionRequest r;
+  if (auto it = body.find("model"); it != body.end() && !it->is_null()) {
+    if (!it->is_string()) throw bad("model", "'model' must be a string");
+    r.model = it->get<std::string>();
+  }
+
+  auto p = body.find("prompt");
+  if (p == body.end() || p->is_null()) throw bad("prompt", "'prompt' is required");
+  if (p->is_string()) {
+    r.prompt = tok.encode(p->get<std::string>());
+  } else if (p->is_array()) {
+    // An array of token ids; a one-element array holding a string or an id array is the same
+    // single prompt. Several prompts in one request are not supported.
+    const json* ids = &*p;
+    if (p->size() == 1 && ((*p)[0].is_string() || (*p)[0].is_array())) ids = &(*p)[0];
+    if (ids->is_string()) {
+      r.prompt = tok.encode(ids->get<std::string>());
+    } else {
+      for (const json& v : *ids) {
+        if (v.is_array() || v.is_string())
+          throw bad("prompt", "several prompts in one request are not supported; send one "
+                              "request per prompt");
+        if (!v.is_number_integer())
+          throw bad("prompt", "'prompt' must be a string or an array of integer token ids");
+        const auto id = v.get<std::int64_t>();
+        if (id < INT32_MIN || id > INT32_MAX)
+          throw bad("prompt", "prompt token id " + std::to_string(id) + " is out of range");
+        r.prompt.push_back(std::int32_t(id));
+      }
+    }
+  } else {
+    throw bad("prompt", "'prompt' must be a string or an array of integer token ids");
+  }
+  if (r.prompt.empty()) throw bad("prompt", "'prompt' is empty");
+
+  r.max_tokens = int_field(body, "max_tokens", 16, 1, 1 << 30);
+  r.stream = bool_field(body, "stream", false);
+  r.ignore_eos = bool_field(body, "ignore_eos", false);
+  if (auto it = body.find("stream_options"); it != body.end() && !it->is_null()) {
+    if (!it->is_object()) throw bad("stream_options", "'stream_options' must be an object");
+    if (!r.stream) throw bad("stream_options", "'stream_options' is only allowed with stream");
+    r.include_usage = bool_field(*it, "include_usage", false);
+  }
+
+  // Sampling: greedy only.
+  refuse_unless(body, "temperature", 0);
+  refuse_unless(body, "top_p", 1);
+  if (auto it = body.find("top_k"); it != body.end() && it->is_number_integer() &&
+                                     (it->get<int>() == 0 || it->get<int>() == 1)) {
+    // 0 (disabled in some servers) and 1 (greedy) are greedy too.
+  } else {
+    refuse_unless(body, "top_k", -1);
+  }
+  refuse_unless(body, "n", 1);
+  refuse_unless(body, "best_of", 1);
+  refuse_unless(body, "logprobs", json(nullptr));
+  refuse_unless(body, "echo", false);
+  refuse_unless(body, "presence_penalty", 0);
+  refuse_unless(body, "frequency_penalty", 0);
+  refuse_unless(body, "repetition_penalty", 1);
+  refuse_unless(body, "min_tokens", 0);
+  refuse_unless(body, "suffix", json(nullptr));
+  if (auto it = body.find("stop"); it != body.end() && !it->is_null() &&
+                                   !(it->is_array() && it->empty()))
+    throw bad("stop", "'stop' is not supported: llmbench serve stops at max_tokens (or the "
+                      "model's end-of-sequence token)");
+  if (auto it = body.find("logit_bias"); it != body.end() && !it->is_null() &&
+                                         !(it->is_object() && it->empty()))
+    throw bad("logit_bias", "'logit_bias' is not supported");
+  return r;
+}
+
+}  // namespace llmbench

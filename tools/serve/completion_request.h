@@ -1,0 +1,45 @@
+// POST /v1/completions: the request body, parsed and checked (the OpenAI completions API, with
+// greedy decoding only). Everything a client can get wrong ends as ApiError, which the server
+// turns into an OpenAI-style error object: {"error": {"message", "type", "param", "code"}}.
+// Not here: the context-length and vocabulary checks that need the engine (Scheduler::validate).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tools/serve/tokenizer.h"
+
+namespace llmbench {
+
+// An error for the client: HTTP status, OpenAI error type, and the parameter at fault.
+struct ApiError : std::runtime_error {
+  ApiError(int status, std::string message, std::string type = "invalid_request_error",
+           std::string param = "")
+      : std::runtime_error(std::move(message)), status(status), type(std::move(type)),
+        param(std::move(param)) {}
+  int status;
+  std::string type;
+  std::string param;
+};
+
+// The error object's JSON text.
+std::string error_json(const ApiError& e);
+
+struct CompletionRequest {
+  std::string model;                // as sent (may be empty)
+  std::vector<std::int32_t> prompt;  // token ids (a text prompt is encoded)
+  int max_tokens = 16;              // OpenAI's default
+  bool stream = false;
+  bool include_usage = false;       // stream_options.include_usage
+  bool ignore_eos = false;          // extension (vLLM's name)
+};
+
+// Parses the body. Sampling options other than greedy (temperature != 0, top_p != 1, n > 1,
+// best_of > 1, logprobs, echo, stop, penalties, logit_bias, suffix, top_k > 1, min_tokens > 0,
+// ...) are refused with a 400 naming the parameter. An absent temperature means greedy.
+// Unknown fields are ignored, as OpenAI-compatible servers do.
+CompletionRequest parse_completion_request(const std::string& body, const ByteTokenizer& tok);
+
+}  // namespace llmbench

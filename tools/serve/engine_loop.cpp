@@ -1,0 +1,225 @@
+// The engine thread (see engine_loop.h).
+#include "tools/serve/engine_loop.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <exception>
+
+namespace llmbench {
+
+namespace {
+// Logs are kept in memory until the server stops; past this many entries the oldest half goes
+// (a long-running server keeps bounded memory; the database then holds the recent ones).
+constexpr std::size_t kMaxLog = 1 << 20;
+
+template <class T>
+void append_bounded(std::vector<T>& log, T item) {
+  if (log.size() >= kMaxLog) log.erase(log.begin(), log.begin() + std::ptrdiff_t(kMaxLog / 2));
+  log.push_back(std::move(item));
+}
+}  // namespace
+
+void RequestStream::push(StreamEvent e) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_.push_back(std::move(e));
+  }
+  cv_.notify_all();
+}
+
+void RequestStream::wait(std::vector<StreamEvent>& out, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, timeout, [&] { return !events_.empty(); });
+  while (!events_.empty()) {
+    out.push_back(std::move(events_.front()));
+    events_.pop_front();
+  }
+}
+
+EngineLoop::EngineLoop(const Model& model, const SchedulerOptions& options, int max_waiting,
+                       std::chrono::steady_clock::time_point origin, int omp_threads)
+    : scheduler_(model, options, origin), max_waiting_(max_waiting), omp_threads_(omp_threads) {
+  counters_.kv_blocks_total = scheduler_.blocks_total();
+  counters_.kv_pool_bytes = scheduler_.kv_pool_bytes();
+  thread_ = std::thread([this] { run(); });
+}
+
+EngineLoop::~EngineLoop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = abort_all_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+std::shared_ptr<RequestStream> EngineLoop::submit(GenerationRequest r, RequestId& id) {
+  auto stream = std::make_shared<RequestStream>();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_ || int(inbox_.size()) + counters_.waiting >= max_waiting_) return nullptr;
+    id = next_id_++;
+    streams_[id] = Live{stream, int(r.prompt.size()), 0};
+    inbox_.emplace_back(id, std::move(r));
+    ++counters_.waiting;
+  }
+  cv_.notify_all();
+  return stream;
+}
+
+void EngineLoop::cancel(RequestId id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancels_.push_back(id);
+  }
+  cv_.notify_all();
+}
+
+void EngineLoop::abort_all() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    abort_all_ = true;
+  }
+  cv_.notify_all();
+}
+
+bool EngineLoop::idle() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return streams_.empty();
+}
+
+EngineCounters EngineLoop::counters() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return counters_;
+}
+
+std::vector<StepStats> EngineLoop::step_log() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return steps_;
+}
+
+std::vector<RequestRecord> EngineLoop::request_log() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return requests_;
+}
+
+// Called with mu_ held.
+void EngineLoop::finish_stream(RequestId id, StreamEvent e, const RequestTimes& times) {
+  auto it = streams_.find(id);
+  if (it == streams_.end()) return;
+  e.prompt_tokens = it->second.prompt_tokens;  // an abort carries no counts of its own
+  e.completion_tokens = std::max(e.completion_tokens, it->second.completion_tokens);
+  switch (e.finish) {
+    case FinishReason::kLength: ++counters_.finished_length; break;
+    case FinishReason::kStop: ++counters_.finished_stop; break;
+    default: ++counters_.finished_abort; break;
+  }
+  append_bounded(requests_, RequestRecord{id, e.prompt_tokens, e.completion_tokens, e.finish,
+                                          times});
+  it->second.stream->push(std::move(e));
+  streams_.erase(it);
+}
+
+void EngineLoop::run() {
+  if (omp_threads_ > 0) omp_set_num_threads(omp_threads_);
+  std::vector<std::pair<RequestId, GenerationRequest>> adds;
+  std::vector<RequestId> cancels;
+  for (;;) {
+    bool abort_everything = false;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, std::chrono::milliseconds(100), [&] {
+        return stop_ || abort_all_ || !inbox_.empty() || !cancels_.empty() || !scheduler_.idle();
+      });
+      if (stop_ && scheduler_.idle() && inbox_.empty()) break;
+      adds.swap(inbox_);
+      cancels.swap(cancels_);
+      abort_everything = abort_all_;
+      abort_all_ = false;
+    }
+    // Requests in: queue them (a request validated by the HTTP thread may still fail here if
+    // the engine's limits say so) and drop cancelled ones.
+    for (auto& [id, req] : adds) {
+      const int prompt_tokens = int(req.prompt.size());
+      try {
+        scheduler_.add(id, std::move(req));
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lock(mu_);
+        --counters_.waiting;
+        StreamEvent ev;
+        ev.finish = FinishReason::kAbort;
+        ev.prompt_tokens = prompt_tokens;
+        ev.error = e.what();
+        finish_stream(id, std::move(ev), {});
+      }
+    }
+    adds.clear();
+    if (abort_everything) {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto& [id, live] : streams_) cancels.push_back(id);
+    }
+    for (RequestId id : cancels) {
+      RequestTimes times;
+      if (!scheduler_.abort(id, &times)) continue;
+      std::lock_guard<std::mutex> lock(mu_);
+      StreamEvent ev;
+      ev.finish = FinishReason::kAbort;
+      finish_stream(id, std::move(ev), times);
+    }
+    cancels.clear();
+    if (scheduler_.idle()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      counters_.running = 0;
+      counters_.waiting = int(inbox_.size());
+      counters_.kv_blocks_used = scheduler_.blocks_used();
+      continue;
+    }
+
+    StepStats st;
+    std::vector<RequestUpdate> updates;
+    std::string failure;
+    try {
+      updates = scheduler_.step(&st);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!failure.empty()) {
+      // The engine failed: every request ends with the error; the server keeps serving.
+      for (auto& [id, live] : streams_) scheduler_.abort(id);
+      while (!streams_.empty()) {
+        StreamEvent ev;
+        ev.finish = FinishReason::kAbort;
+        ev.error = "engine step failed: " + failure;
+        finish_stream(streams_.begin()->first, std::move(ev), {});
+      }
+    }
+    for (RequestUpdate& u : updates) {
+      StreamEvent ev;
+      ev.token = u.token;
+      ev.finish = u.finish;
+      ev.prompt_tokens = u.prompt_tokens;
+      ev.completion_tokens = u.completion_tokens;
+      ++counters_.generation_tokens_total;
+      if (u.finish != FinishReason::kNone) {
+        finish_stream(u.id, std::move(ev), u.times);
+      } else if (auto it = streams_.find(u.id); it != streams_.end()) {
+        it->second.completion_tokens = u.completion_tokens;
+        it->second.stream->push(std::move(ev));
+      }
+    }
+    if (st.step > 0) {
+      counters_.prompt_tokens_total += st.prefill_tokens;
+      ++counters_.steps_total;
+      counters_.step_ns_total += st.total_ns;
+      counters_.forward_ns_total += st.forward_ns;
+      append_bounded(steps_, st);
+    }
+    counters_.running = scheduler_.running();
+    counters_.waiting = scheduler_.waiting() + int(inbox_.size());
+    counters_.kv_blocks_used = scheduler_.blocks_used();
+  }
+}
+
+}  // namespace llmbench

@@ -1,0 +1,114 @@
+// The engine thread of `llmbench serve`: owns the Scheduler, takes requests from HTTP threads
+// (submit / cancel), runs engine steps while there is work, and hands each request's tokens to
+// its RequestStream. HTTP threads never touch the Scheduler; they wait on their stream.
+// It also keeps the counters /metrics reports and a log of steps and finished requests (for
+// the database, serve_store.h).
+// Not here: HTTP or JSON (server.h).
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/scheduler.h"
+
+namespace llmbench {
+
+// One event of a request: a token, and/or its end.
+struct StreamEvent {
+  std::optional<std::int32_t> token;
+  FinishReason finish = FinishReason::kNone;
+  int prompt_tokens = 0;
+  int completion_tokens = 0;
+  std::string error;  // set when the engine failed (finish is then kAbort)
+};
+
+// A request's events, from the engine thread to the HTTP thread serving it.
+class RequestStream {
+ public:
+  void push(StreamEvent e);
+  // Moves the events that arrived into `out`, waiting up to `timeout` for at least one.
+  void wait(std::vector<StreamEvent>& out, std::chrono::milliseconds timeout);
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<StreamEvent> events_;
+};
+
+// A finished request, for the database (times in ns since the engine's origin).
+struct RequestRecord {
+  RequestId id = 0;
+  int prompt_tokens = 0, completion_tokens = 0;
+  FinishReason finish = FinishReason::kNone;
+  RequestTimes times;
+};
+
+// What /metrics reports.
+struct EngineCounters {
+  int running = 0, waiting = 0;          // waiting includes requests not yet seen by the engine
+  int kv_blocks_used = 0, kv_blocks_total = 0;
+  std::int64_t kv_pool_bytes = 0;
+  std::int64_t prompt_tokens_total = 0;      // prompt tokens run (prefill rows)
+  std::int64_t generation_tokens_total = 0;  // tokens generated
+  std::int64_t finished_length = 0, finished_stop = 0, finished_abort = 0;
+  std::int64_t steps_total = 0;
+  std::int64_t step_ns_total = 0, forward_ns_total = 0;  // host overhead = step - forward
+};
+
+class EngineLoop {
+ public:
+  // Starts the engine thread. max_waiting bounds requests queued and not yet running.
+  // omp_threads > 0: the engine thread's OpenMP thread count (a new thread does not inherit
+  // the main thread's omp_set_num_threads).
+  EngineLoop(const Model& model, const SchedulerOptions& options, int max_waiting,
+             std::chrono::steady_clock::time_point origin, int omp_threads = 0);
+  ~EngineLoop();  // aborts everything and joins the thread
+
+  // Throws BadInput for a request the engine cannot run (Scheduler::validate). Thread-safe.
+  void validate(const GenerationRequest& r) const { scheduler_.validate(r); }
+  // Queues a request; nullptr when the queue is full. `id` receives its id.
+  std::shared_ptr<RequestStream> submit(GenerationRequest r, RequestId& id);
+  // Drops a request (client gone); its blocks are freed before the next step.
+  void cancel(RequestId id);
+  // Every queued and running request ends with finish reason abort.
+  void abort_all();
+  // No request queued, running or streaming.
+  bool idle() const;
+  EngineCounters counters() const;
+  const SchedulerOptions& options() const { return scheduler_.options(); }
+  // The logs so far (copies).
+  std::vector<StepStats> step_log() const;
+  std::vector<RequestRecord> request_log() const;
+
+ private:
+  void run();
+  void finish_stream(RequestId id, StreamEvent e, const RequestTimes& times);
+
+  Scheduler scheduler_;
+  int max_waiting_;
+  int omp_threads_;
+  std::thread thread_;
+  mutable std::mutex mu_;  // everything below
+  std::condition_variable cv_;
+  bool stop_ = false, abort_all_ = false;
+  RequestId next_id_ = 1;
+  std::vector<std::pair<RequestId, GenerationRequest>> inbox_;
+  std::vector<RequestId> cancels_;
+  struct Live {  // a request queued or running
+    std::shared_ptr<RequestStream> stream;
+    int prompt_tokens = 0, completion_tokens = 0;
+  };
+  std::map<RequestId, Live> streams_;
+  EngineCounters counters_;
+  std::vector<StepStats> steps_;
+  std::vector<RequestRecord> requests_;
+};
+
+}  // namespace llmbench
