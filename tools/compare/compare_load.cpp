@@ -9,6 +9,7 @@
 #include <map>
 
 #include "kernels/common/error.h"
+#include "tools/store/run_info.h"
 #include "tools/query/query_runner.h"
 
 namespace llmbench {
@@ -76,33 +77,37 @@ void require_llmbench_tables(Db& db, const std::string& what, const std::string&
 }
 
 RunRow read_run(Db& db, const SideSpec& spec, const std::string& what) {
-  const std::string cols =
-      "SELECT id, started_at, command_line, llmbench_version, git_commit, build_type, host, cpu,"
-      " gpu, driver, threads, peak_bandwidth_gbps, peak_tflops, peak_source FROM run ";
-  auto st = spec.run_id ? db.prepare(cols + "WHERE id = ?") : db.prepare(cols + "ORDER BY id DESC LIMIT 1");
-  if (spec.run_id) st.bind(1, *spec.run_id);
-  if (!st.step()) {
-    if (!spec.run_id) throw BadInput(what + " '" + spec.path + "' has no runs");
+  std::int64_t id = 0;
+  if (spec.run_id) {
+    id = *spec.run_id;
+  } else {
+    auto latest = db.prepare("SELECT MAX(id) FROM run");
+    if (!latest.step() || latest.column_is_null(0))
+      throw BadInput(what + " '" + spec.path + "' has no runs");
+    id = latest.column_int(0);
+  }
+  const std::optional<RunInfo> info = read_run_info(db, id);
+  if (!info) {
     auto ids = db.prepare("SELECT group_concat(id, ', ') FROM (SELECT id FROM run ORDER BY id)");
     ids.step();
-    throw BadInput(what + " '" + spec.path + "' has no run " + std::to_string(*spec.run_id) +
-                   " (runs: " + ids.column_text(0) + ")");
+    throw BadInput(what + " '" + spec.path + "' has no run " + std::to_string(id) + " (runs: " +
+                   ids.column_text(0) + ")");
   }
   RunRow r;
-  r.id = st.column_int(0);
-  r.started_at = st.column_text(1);
-  r.command_line = st.column_text(2);
-  r.llmbench_version = st.column_text(3);
-  r.git_commit = st.column_text(4);
-  r.build_type = st.column_text(5);
-  r.host = st.column_text(6);
-  r.cpu = st.column_text(7);
-  r.gpu = st.column_text(8);
-  r.driver = st.column_text(9);
-  r.threads = int(st.column_int(10));
-  r.peak_bandwidth_gbps = st.column_double(11);
-  r.peak_tflops = st.column_double(12);
-  r.peak_source = st.column_text(13);
+  r.id = id;
+  r.started_at = info->started_at;
+  r.command_line = info->command_line;
+  r.llmbench_version = info->version;
+  r.git_commit = info->git_commit;
+  r.build_type = info->build_type;
+  r.host = info->host;
+  r.cpu = info->cpu;
+  r.gpu = info->gpu;
+  r.driver = info->driver;
+  r.threads = info->threads;
+  r.peak_bandwidth_gbps = info->peaks.bandwidth_gbps;
+  r.peak_tflops = info->peaks.tflops;
+  r.peak_source = info->peaks.source;
   return r;
 }
 

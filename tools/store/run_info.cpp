@@ -1,6 +1,8 @@
 // Run environment facts (see run_info.h).
 #include "tools/store/run_info.h"
 
+#include "tools/store/sqlite_db.h"
+
 #include <unistd.h>
 
 #include <ctime>
@@ -28,6 +30,42 @@ RunInfo current_run_info() {
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) == 0) r.host = host;
   r.cpu = cpu_model_name();
+  return r;
+}
+
+std::optional<RunInfo> read_run_info(Db& db, std::int64_t run_id) {
+  auto has = db.prepare("SELECT 1 FROM pragma_table_info('run') WHERE name = 'plan_key'");
+  const bool sweep_columns = has.step();
+  auto q = db.prepare(
+      std::string("SELECT started_at, command_line, llmbench_version, git_commit, build_type,"
+                  " host, cpu, gpu, driver, threads, peak_bandwidth_gbps, peak_tflops,"
+                  " peak_source") +
+      (sweep_columns ? ", COALESCE(plan_key, ''), COALESCE(n_cases, 0), COALESCE(profile, ''),"
+                       " COALESCE(shard, '')"
+                     : "") +
+      " FROM run WHERE id = ?");
+  q.bind(1, run_id);
+  if (!q.step()) return std::nullopt;
+  RunInfo r;
+  r.started_at = q.column_text(0);
+  r.command_line = q.column_text(1);
+  r.version = q.column_text(2);
+  r.git_commit = q.column_text(3);
+  r.build_type = q.column_text(4);
+  r.host = q.column_text(5);
+  r.cpu = q.column_text(6);
+  r.gpu = q.column_text(7);
+  r.driver = q.column_text(8);
+  r.threads = int(q.column_int(9));
+  r.peaks.bandwidth_gbps = q.column_double(10);
+  r.peaks.tflops = q.column_double(11);
+  r.peaks.source = q.column_text(12);
+  if (sweep_columns) {
+    r.plan_key = q.column_text(13);
+    r.n_cases = int(q.column_int(14));
+    r.profile = q.column_text(15);
+    r.shard = q.column_text(16);
+  }
   return r;
 }
 

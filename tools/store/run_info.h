@@ -1,6 +1,8 @@
 // What a run records about itself and its environment (the `run` table's row): the command
 // line, build, commit, host, CPU/GPU, threads, and the peaks MBU/MFU divide by.
 #pragma once
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "engine/metrics.h"
@@ -29,6 +31,11 @@ struct RunInfo {
 
 // Fills everything but command_line, threads and peaks.
 RunInfo current_run_info();
+
+class Db;
+// The stored row of run `run_id` (the columns a schema-version-1 database already had, plus
+// the sweep columns where the database has them), or nullopt when there is no such run.
+std::optional<RunInfo> read_run_info(Db& db, std::int64_t run_id);
 std::string utc_now_iso8601();
 
 }  // namespace llmbench

@@ -383,42 +383,12 @@ void ResultStore::set_run_status(std::int64_t run_id, const std::string& status)
       .bind(1, status).bind(2, run_id).run();
 }
 
-Peaks ResultStore::run_peaks(std::int64_t run_id) {
-  auto q = db_.prepare(
-      "SELECT peak_bandwidth_gbps, peak_tflops, peak_source FROM run WHERE id = ?");
-  q.bind(1, run_id);
-  if (!q.step()) throw Error("run " + std::to_string(run_id) + " is not in the database");
-  Peaks p;
-  p.bandwidth_gbps = q.column_double(0);
-  p.tflops = q.column_double(1);
-  p.source = q.column_text(2);
-  return p;
-}
+Peaks ResultStore::run_peaks(std::int64_t run_id) { return run_info(run_id).peaks; }
 
 RunInfo ResultStore::run_info(std::int64_t run_id) {
-  auto q = db_.prepare(
-      "SELECT started_at, command_line, llmbench_version, git_commit, build_type, host, cpu, gpu,"
-      " driver, threads, COALESCE(plan_key, ''), COALESCE(n_cases, 0), COALESCE(profile, ''),"
-      " COALESCE(shard, '') FROM run WHERE id = ?");
-  q.bind(1, run_id);
-  if (!q.step()) throw Error("run " + std::to_string(run_id) + " is not in the database");
-  RunInfo r;
-  r.started_at = q.column_text(0);
-  r.command_line = q.column_text(1);
-  r.version = q.column_text(2);
-  r.git_commit = q.column_text(3);
-  r.build_type = q.column_text(4);
-  r.host = q.column_text(5);
-  r.cpu = q.column_text(6);
-  r.gpu = q.column_text(7);
-  r.driver = q.column_text(8);
-  r.threads = int(q.column_int(9));
-  r.plan_key = q.column_text(10);
-  r.n_cases = int(q.column_int(11));
-  r.profile = q.column_text(12);
-  r.shard = q.column_text(13);
-  r.peaks = run_peaks(run_id);
-  return r;
+  auto r = read_run_info(db_, run_id);
+  if (!r) throw Error("run " + std::to_string(run_id) + " is not in the database");
+  return *r;
 }
 
 std::optional<std::int64_t> ResultStore::find_run(const std::string& plan_key) {
