@@ -372,6 +372,13 @@ TEST(Readme, CommandListAgreesWithHelp) {
   auto run = help_flags("run");
   run.erase("--config");  // sweep's profile is positional
   EXPECT_EQ(sweep, run);
+  // run --help shows value types and ranges and groups the CUDA-only and variant flags.
+  const std::string run_help = run_llmbench("run --help").out;
+  for (const char* want : {"--batch LIST", "--repeat INT", "--peak-tflops FLOAT", "--shard K/N",
+                           "Sequences per case, each >= 1", "CUDA only:",
+                           "Engine variants (LIST flags", "--sync-check"})
+    EXPECT_NE(run_help.find(want), std::string::npos) << want;
+  EXPECT_LT(run_help.find("CUDA only:"), run_help.find("--sync-check"));
   // Every subcommand --help lists ends with examples.
   for (const char* cmd : {"run", "sweep", "merge", "models", "roofline", "export-weights", "query",
                           "import", "export", "compare", "export gbench", "export chrome",
