@@ -24,5 +24,6 @@ void add_query_command(CLI::App& root, CommandContext& ctx);
 void add_import_command(CLI::App& root, CommandContext& ctx);
 void add_compare_command(CLI::App& root, CommandContext& ctx);
 void add_export_command(CLI::App& root, CommandContext& ctx);
+void add_report_command(CLI::App& root, CommandContext& ctx);
 
 }  // namespace llmbench
