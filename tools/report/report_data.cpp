@@ -64,15 +64,15 @@ struct Ctx {
   Db* db = nullptr;
   std::int64_t group = 0;
   std::string cases_sql;  // "SELECT id FROM run WHERE COALESCE(run_group, id) = ?1"
+  bool show_variants = false;
   json omitted = json::array();
 };
 
 // Variants are named only when the run holds more than one set (they are long JSON objects).
-bool g_show_variants = false;
-std::string series_label(const std::string& model, const std::string& dtype,
+std::string series_label(const Ctx& c, const std::string& model, const std::string& dtype,
                          const std::string& variants, int p, int n) {
   std::string l = model + " " + dtype + " p" + std::to_string(p) + " n" + std::to_string(n);
-  if (g_show_variants && variants != "{}" && !variants.empty()) l += " " + variants;
+  if (c.show_variants && variants != "{}" && !variants.empty()) l += " " + variants;
   return l;
 }
 
@@ -134,7 +134,7 @@ void sweep_section(Ctx& c, json& sections) {
   std::vector<std::string> order;
   while (q.step()) {
     CaseRow r;
-    r.label = series_label(q.column_text(0), q.column_text(1), q.column_text(2),
+    r.label = series_label(c, q.column_text(0), q.column_text(1), q.column_text(2),
                            int(q.column_int(3)), int(q.column_int(4)));
     r.batch = int(q.column_int(5));
     for (size_t i = 0; i < present.size(); ++i) r.v[present[i]] = num(q, int(6 + i));
@@ -256,7 +256,7 @@ std::optional<std::int64_t> traced_case(Ctx& c, std::string* label) {
       "event e WHERE e.case_id = bc.id AND e.flops > 0) ORDER BY bc.batch DESC, bc.id DESC LIMIT 1");
   q.bind(1, c.group);
   if (!q.step()) return std::nullopt;
-  *label = series_label(q.column_text(1), q.column_text(2), q.column_text(3), int(q.column_int(4)),
+  *label = series_label(c, q.column_text(1), q.column_text(2), q.column_text(3), int(q.column_int(4)),
                         int(q.column_int(5))) + " b" + std::to_string(q.column_int(6));
   return q.column_int(0);
 }
@@ -550,7 +550,24 @@ json build_report_data(const ReportOptions& o) {
     c.group = *run;
   } else {
     Stmt q = db->prepare("SELECT COALESCE(run_group, id) FROM run ORDER BY id DESC LIMIT 1");
-    if (!q.step()) throw BadInput("report: '" + side.path + "' holds no runs");
+    if (!q.step()) {
+      // An imported trace only (or an empty database): a page that says what is missing.
+      json out = {{"title", "llmbench report: " + side.path}, {"sections", json::array()}};
+      std::int64_t events = 0;
+      if (has_table(*db, "event")) {
+        Stmt e = db->prepare("SELECT COUNT(*) FROM event");
+        e.step();
+        events = e.column_int(0);
+      }
+      out["omitted"] = {
+          "Run summary, sweep charts, roofline, op breakdown, layers and timeline: the database "
+          "holds no benchmark runs" +
+          (events ? " (only " + std::to_string(events) +
+                        " trace events, e.g. an imported trace; llmbench query shows them)"
+                  : std::string(".")),
+      };
+      return out;
+    }
     c.group = q.column_int(0);
   }
   c.cases_sql = "SELECT id FROM run WHERE COALESCE(run_group, id) = ?1";
@@ -558,7 +575,7 @@ json build_report_data(const ReportOptions& o) {
     Stmt v = db->prepare("SELECT COUNT(DISTINCT variants) FROM bench_case WHERE run_id IN (" +
                          c.cases_sql + ")");
     v.bind(1, c.group);
-    g_show_variants = v.step() && v.column_int(0) > 1;
+    c.show_variants = v.step() && v.column_int(0) > 1;
   }
   json out = {{"title", "llmbench report: " + side.path + ", run " + std::to_string(c.group)},
               {"sections", json::array()}};
