@@ -484,7 +484,8 @@ void compare_section(const ReportOptions& o, Ctx& c, json& sections) {
                                   cand.path + " (candidate)");
   s["note"] = summary_headline(rep.summary) + " " + summary_details(rep.summary);
   std::map<std::string, json> by_verdict;
-  json ratios = json::array(), trows = json::array(), labels = json::array();
+  json ratios = json::array(), rough = json::array(), trows = json::array(),
+       labels = json::array();
   for (const auto& cc : rep.cases) {
     if (cc.status != CaseStatus::kCompared) {
       trows.push_back({cc.label, "-", case_status_name(cc.status), nullptr, nullptr, nullptr,
@@ -500,7 +501,14 @@ void compare_section(const ReportOptions& o, Ctx& c, json& sections) {
                        m.ratio ? json(r4(m.ratio->ratio)) : json(nullptr),
                        m.ratio ? json(r4(m.ratio->ci_low)) : json(nullptr),
                        m.ratio ? json(r4(m.ratio->ci_high)) : json(nullptr)});
-      if (!m.ratio) continue;
+      if (!m.ratio) {
+        // Too few repetitions for an interval: the ratio of the medians, drawn as a bare point.
+        if (m.median_base && m.median_cand && *m.median_base > 0) {
+          labels.push_back(l);
+          rough.push_back({{"x", l}, {"y", r4(*m.median_cand / *m.median_base)}});
+        }
+        continue;
+      }
       labels.push_back(l);
       by_verdict[v].push_back({{"x", l}, {"y", {r4(m.ratio->ci_low), r4(m.ratio->ci_high)}}});
       ratios.push_back({{"x", l}, {"y", r4(m.ratio->ratio)}});
@@ -513,8 +521,12 @@ void compare_section(const ReportOptions& o, Ctx& c, json& sections) {
   if (!ratios.empty())
     ds.push_back({{"type", "line"}, {"label", "ratio (Hodges-Lehmann)"}, {"data", ratios},
                   {"showLine", false}, {"pointRadius", 4}});
+  if (!rough.empty())
+    ds.push_back({{"type", "line"}, {"label", "median ratio (too few samples for an interval)"},
+                  {"data", rough}, {"showLine", false}, {"pointRadius", 4},
+                  {"pointStyle", "crossRot"}, {"verdict", "too few samples"}});
   if (labels.empty()) {
-    c.omitted.push_back("Compare chart: no matched case has enough repetitions for a ratio.");
+    c.omitted.push_back("Compare chart: no case matched between the two runs.");
   } else {
     json cfg = chart("compare",
                      "Candidate / base ratio per case and metric with its " +
