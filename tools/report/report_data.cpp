@@ -299,7 +299,8 @@ void roofline_chart(Ctx& c, json& s, std::int64_t case_id, const std::string& la
       roof.push_back({{"x", r4(a)}, {"y", r4(std::min(bw * a, tf * 1000))}});
     ds.push_back({{"label", "roofline: " + std::to_string(int(bw)) + " GB/s, " +
                                 std::to_string(r4(tf)).substr(0, 6) + " TFLOP/s"},
-                  {"data", roof}, {"pointRadius", 0}, {"dash", true}, {"roof", true}});
+                  {"data", roof}, {"pointRadius", 0}, {"showLine", true}, {"dash", true},
+                  {"roof", true}});
   } else {
     c.omitted.push_back("Roofline ceilings: the run recorded no peaks.");
   }
@@ -520,7 +521,7 @@ void compare_section(const ReportOptions& o, Ctx& c, json& sections) {
                   {"verdict", v}});
   if (!ratios.empty())
     ds.push_back({{"type", "line"}, {"label", "ratio (Hodges-Lehmann)"}, {"data", ratios},
-                  {"showLine", false}, {"pointRadius", 4}});
+                  {"showLine", false}, {"pointRadius", 4}, {"color", "#000000"}});
   if (!rough.empty())
     ds.push_back({{"type", "line"}, {"label", "median ratio (too few samples for an interval)"},
                   {"data", rough}, {"showLine", false}, {"pointRadius", 4},
@@ -534,7 +535,7 @@ void compare_section(const ReportOptions& o, Ctx& c, json& sections) {
                          "% interval, coloured by verdict (throughput: higher is better)",
                      "bar", ds,
                      {{"x", axis("case · metric", "category")},
-                      {"y", axis("ratio candidate / base (1 = unchanged)")}},
+                      {"y", axis("ratio candidate / base (1 = unchanged)", "logarithmic")}},
                      {"case", "metric", "verdict", "base median", "cand median", "ratio",
                       "ci low", "ci high"},
                      trows);

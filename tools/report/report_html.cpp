@@ -105,7 +105,8 @@ constexpr const char* kScript = R"js(
       for (const ds of cfg.data.datasets) {
         const key = ds.series || ds.label;
         if (!(key in colourOf)) colourOf[key] = palette[next++ % palette.length];
-        const col = ds.verdict ? verdictColor[ds.verdict] || '#999' : ds.roof ? '#000000' : colourOf[key];
+        const col = ds.color ? ds.color : ds.verdict ? verdictColor[ds.verdict] || '#999' :
+                    ds.roof ? '#000000' : colourOf[key];
         ds.borderColor = col;
         ds.backgroundColor = cfg.type === 'bar' && !ds.type ? col + 'bb' : col;
         if (ds.dash) ds.borderDash = [6, 4];
