@@ -354,7 +354,8 @@ TEST(Readme, CommandListAgreesWithHelp) {
       {"query", {"query"}},
       {"import", {"import nsys", "import chrome"}},
       {"export", {"export chrome", "export gbench"}},
-      {"compare", {"compare"}}};
+      {"compare", {"compare"}},
+      {"report", {"report"}}};
   const Result top = run_llmbench("--help");
   for (const auto& [cmd, invocations] : helps) {
     SCOPED_TRACE(cmd);
@@ -373,7 +374,8 @@ TEST(Readme, CommandListAgreesWithHelp) {
   EXPECT_EQ(sweep, run);
   // Every subcommand --help lists ends with examples.
   for (const char* cmd : {"run", "sweep", "merge", "models", "roofline", "export-weights", "query",
-                          "import", "export", "compare", "export gbench", "export chrome"})
+                          "import", "export", "compare", "export gbench", "export chrome",
+                          "report"})
     EXPECT_NE(run_llmbench(std::string(cmd) + " --help").out.find("Examples:\n  llmbench"),
               std::string::npos) << cmd;
 }
