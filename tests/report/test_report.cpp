@@ -228,6 +228,18 @@ TEST_F(Report, MissingPiecesAreNotedNotFatal) {
   EXPECT_THROW(llmbench::build_report_data({sweep_db().string(), 99, ""}), llmbench::BadInput);
 }
 
+TEST_F(Report, MissingChartJsIsBadInputNamingThePackage) {
+  const fs::path d = dir() / "nochart";
+  fs::create_directories(d);
+  const std::string cmd = "LLMBENCH_CHARTJS=/nonexistent/chart.min.js " LLMBENCH_BIN " report " +
+                          sweep_db().string() + " -o " + (d / "x.html").string() + " 2> " +
+                          (d / "err").string();
+  const int status = std::system(cmd.c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_NE(llmbench_test::slurp(d / "err").find("libjs-chart.js"), std::string::npos);
+  EXPECT_FALSE(fs::exists(d / "x.html"));
+}
+
 TEST_F(Report, PageIsSelfContained) {
   const std::string html = llmbench::render_report_html(sweep_data(), "/* chart.js */");
   EXPECT_EQ(html.find("src="), std::string::npos);
@@ -289,7 +301,8 @@ TEST_F(Report, RendersInHeadlessChromium) {
   const std::string dom = run_browser(browser, html, work, png);
   std::smatch m;
   const std::regex status(
-      R"(id="report-status" data-done="1">charts=(\d+) series=(\d+) blank=(\d+) errors=(\d+) resources=(\d+)([^<]*))");
+      R"(id="report-status" data-done="1">charts=(\d+) series=(\d+) blank=(\d+) )"
+      R"(errors=(\d+) resources=(\d+)([^<]*))");
   ASSERT_TRUE(std::regex_search(dom, m, status))
       << "the page did not finish rendering; browser stderr:\n"
       << llmbench_test::slurp(work / "browser.err").substr(0, 4000);

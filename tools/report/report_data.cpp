@@ -63,7 +63,8 @@ json section(const std::string& id, const std::string& title) {
 struct Ctx {
   Db* db = nullptr;
   std::int64_t group = 0;
-  std::string cases_sql;  // "SELECT id FROM run WHERE COALESCE(run_group, id) = ?1"
+  std::string group_sql;  // "COALESCE(run_group, id)", or "id" before merged shards existed
+  std::string cases_sql;  // "SELECT id FROM run WHERE <group_sql> = ?1"
   bool show_variants = false;
   json omitted = json::array();
 };
@@ -80,7 +81,7 @@ std::string series_label(const Ctx& c, const std::string& model, const std::stri
 json summary_section(Ctx& c) {
   json s = section("summary", "Run and environment");
   const auto cols = columns_of(*c.db, "run");
-  Stmt q = c.db->prepare("SELECT * FROM run WHERE COALESCE(run_group, id) = ? ORDER BY id");
+  Stmt q = c.db->prepare("SELECT * FROM run WHERE " + c.group_sql + " = ? ORDER BY id");
   q.bind(1, c.group);
   json facts = json::array();
   const std::vector<std::string> keep = {"id", "started_at", "command_line", "llmbench_version",
@@ -98,8 +99,9 @@ json summary_section(Ctx& c) {
   }
   s["facts"] = facts;
   Stmt n = c.db->prepare(
-      "SELECT COUNT(*), SUM(status = 'ok'), SUM(trace <> 'off') FROM bench_case WHERE run_id IN "
-      "(SELECT id FROM run WHERE COALESCE(run_group, id) = ?)");
+      std::string("SELECT COUNT(*), SUM(status = 'ok'), ") +
+      (columns_of(*c.db, "bench_case").count("trace") ? "SUM(trace <> 'off')" : "0") +
+      " FROM bench_case WHERE run_id IN (" + c.cases_sql + ")");
   n.bind(1, c.group);
   n.step();
   s["cases"] = {{"cases", n.column_int(0)}, {"ok", n.column_int(1)}, {"traced", n.column_int(2)}};
@@ -213,7 +215,8 @@ void sweep_section(Ctx& c, json& sections) {
                           "throughput_tok_s.");
     else
       s["charts"].push_back(chart(
-          "throughput_latency", "Throughput (tok/s) against end-to-end latency (ms), one point per batch",
+          "throughput_latency",
+          "Throughput (tok/s) against end-to-end latency (ms), one point per batch",
           "line", ds,
           {{"x", axis("e2e latency, median (ms)")}, {"y", axis("throughput (tokens/s)")}},
           {"series", "batch", "e2e_ms_p50", "throughput_tok_s"}, trows));
@@ -239,9 +242,11 @@ void sweep_section(Ctx& c, json& sections) {
       c.omitted.push_back("MBU and MFU: no case has them (no peaks recorded).");
     else
       s["charts"].push_back(chart("utilisation",
-                                  "MBU (solid) and MFU (dashed), % of the measured peaks, against batch",
+                                  "MBU (solid) and MFU (dashed), % of the measured peaks, "
+                                  "against batch",
                                   "line", ds,
-                                  {{"x", axis("batch (sequences)")}, {"y", axis("utilisation (%)")}},
+                                  {{"x", axis("batch (sequences)")},
+                                   {"y", axis("utilisation (%)")}},
                                   {"series", "batch", "mbu (fraction)", "mfu (fraction)"}, trows));
   }
   sections.push_back(std::move(s));
@@ -253,11 +258,13 @@ std::optional<std::int64_t> traced_case(Ctx& c, std::string* label) {
   Stmt q = c.db->prepare(
       "SELECT bc.id, bc.model, bc.dtype, bc.variants, bc.prompt_len, bc.max_new_tokens, bc.batch "
       "FROM bench_case bc WHERE bc.run_id IN (" + c.cases_sql + ") AND EXISTS (SELECT 1 FROM "
-      "event e WHERE e.case_id = bc.id AND e.flops > 0) ORDER BY bc.batch DESC, bc.id DESC LIMIT 1");
+      "event e WHERE e.case_id = bc.id AND e.flops > 0) ORDER BY bc.batch DESC, bc.id DESC "
+      "LIMIT 1");
   q.bind(1, c.group);
   if (!q.step()) return std::nullopt;
-  *label = series_label(c, q.column_text(1), q.column_text(2), q.column_text(3), int(q.column_int(4)),
-                        int(q.column_int(5))) + " b" + std::to_string(q.column_int(6));
+  *label = series_label(c, q.column_text(1), q.column_text(2), q.column_text(3),
+                        int(q.column_int(4)), int(q.column_int(5))) +
+           " b" + std::to_string(q.column_int(6));
   return q.column_int(0);
 }
 
@@ -554,15 +561,17 @@ json build_report_data(const ReportOptions& o) {
     throw BadInput("report: '" + side.path + "' is not an llmbench result database (no run table)");
   Ctx c;
   c.db = db.get();
+  // Databases written before `merge` (no run_group column) still report: each run is a group.
+  c.group_sql = columns_of(*db, "run").count("run_group") ? "COALESCE(run_group, id)" : "id";
   const auto run = o.run ? o.run : side.run_id;
   if (run) {
-    Stmt q = db->prepare("SELECT 1 FROM run WHERE COALESCE(run_group, id) = ?");
+    Stmt q = db->prepare("SELECT 1 FROM run WHERE " + c.group_sql + " = ?");
     q.bind(1, *run);
     if (!q.step())
       throw BadInput("report: '" + side.path + "' has no run " + std::to_string(*run));
     c.group = *run;
   } else {
-    Stmt q = db->prepare("SELECT COALESCE(run_group, id) FROM run ORDER BY id DESC LIMIT 1");
+    Stmt q = db->prepare("SELECT " + c.group_sql + " FROM run ORDER BY id DESC LIMIT 1");
     if (!q.step()) {
       // An imported trace only (or an empty database): a page that says what is missing.
       json out = {{"title", "llmbench report: " + side.path}, {"sections", json::array()}};
@@ -583,7 +592,7 @@ json build_report_data(const ReportOptions& o) {
     }
     c.group = q.column_int(0);
   }
-  c.cases_sql = "SELECT id FROM run WHERE COALESCE(run_group, id) = ?1";
+  c.cases_sql = "SELECT id FROM run WHERE " + c.group_sql + " = ?1";
   {
     Stmt v = db->prepare("SELECT COUNT(DISTINCT variants) FROM bench_case WHERE run_id IN (" +
                          c.cases_sql + ")");
