@@ -13,6 +13,7 @@ packages=(
   zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-numpy
+  libjs-chart.js chromium
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -355,7 +355,8 @@ TEST(Readme, CommandListAgreesWithHelp) {
       {"import", {"import nsys", "import chrome"}},
       {"export", {"export chrome", "export gbench"}},
       {"compare", {"compare"}},
-      {"serve", {"serve"}}};
+      {"serve", {"serve"}},
+      {"report", {"report"}}};
   const Result top = run_llmbench("--help");
   for (const auto& [cmd, invocations] : helps) {
     SCOPED_TRACE(cmd);
@@ -382,7 +383,7 @@ TEST(Readme, CommandListAgreesWithHelp) {
   // Every subcommand --help lists ends with examples.
   for (const char* cmd : {"run", "sweep", "merge", "models", "roofline", "export-weights", "query",
                           "import", "export", "compare", "export gbench", "export chrome",
-                          "serve"})
+                          "serve", "report"})
     EXPECT_NE(run_llmbench(std::string(cmd) + " --help").out.find("Examples:\n  llmbench"),
               std::string::npos) << cmd;
 }

@@ -1,0 +1,330 @@
+// `llmbench report`: the data each chart receives, checked against the database of a real tiny
+// sweep (batch 1,2,4, traced with --trace ops), the pages for databases with missing pieces,
+// and an end-to-end check in headless Chromium (no console errors, no network request, every
+// chart drawn, a screenshot). Data tests link llmbench_report; the fixtures come from the
+// llmbench binary.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <unistd.h>
+
+#include "../cli/llmbench_process.h"
+#include "kernels/common/error.h"
+#include "tools/report/report_data.h"
+#include "tools/report/report_html.h"
+#include "tools/store/sqlite_db.h"
+
+namespace {
+
+using json = nlohmann::ordered_json;
+namespace fs = std::filesystem;
+
+const char* kPeaks = " --peak-bw-gbps 20 --peak-tflops 0.1";
+
+// One tiny traced sweep, made once per test process (ctest runs each test in its own process,
+// in parallel: each gets its own folder).
+class Report : public testing::Test {
+ protected:
+  static fs::path dir() {
+    return fs::path(LLMBENCH_TEST_SCRATCH) / "report" / std::to_string(getpid());
+  }
+  static fs::path sweep_db() { return dir() / "sweep.db"; }
+  static void SetUpTestSuite() {
+    fs::remove_all(dir());
+    fs::create_directories(dir());
+    auto r = llmbench_test::run_llmbench(
+        "run --model tiny --batch 1,2,4 --prompt-len 16 --max-new-tokens 4 --repeat 3 "
+        "--trace ops --quiet --db " + sweep_db().string() + kPeaks, dir() / "sweep");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  static const json& sweep_data() {
+    static const json data = llmbench::build_report_data({sweep_db().string(), {}, ""});
+    return data;
+  }
+  static const json* find_chart(const json& data, const std::string& id) {
+    for (const auto& s : data["sections"])
+      for (const auto& c : s["charts"])
+        if (c["id"] == id) return &c;
+    return nullptr;
+  }
+};
+
+TEST_F(Report, EveryChartHasTitleAxesWithUnitsAndATable) {
+  int charts = 0;
+  for (const auto& s : sweep_data()["sections"])
+    for (const auto& c : s["charts"]) {
+      ++charts;
+      EXPECT_FALSE(c["title"].get<std::string>().empty());
+      for (const char* ax : {"x", "y"}) {
+        const std::string t = c["config"]["options"]["scales"][ax]["title"]["text"];
+        EXPECT_FALSE(t.empty()) << c["id"];
+      }
+      // Units in parentheses on every numeric axis.
+      for (const char* ax : {"x", "y"}) {
+        const auto& a = c["config"]["options"]["scales"][ax];
+        if (a["type"] == "category") continue;
+        EXPECT_NE(a["title"]["text"].get<std::string>().find("("), std::string::npos)
+            << c["id"] << " " << ax;
+      }
+      EXPECT_FALSE(c["table"]["rows"].empty()) << c["id"];
+      EXPECT_FALSE(c["config"]["data"]["datasets"].empty()) << c["id"];
+    }
+  EXPECT_EQ(charts, 9);
+  for (const char* id : {"ttft", "tpot", "throughput_latency", "utilisation", "roofline",
+                         "breakdown_prefill", "breakdown_decode", "layers", "timeline"})
+    EXPECT_NE(find_chart(sweep_data(), id), nullptr) << id;
+}
+
+TEST_F(Report, LatencyChartsCarryTheCaseColumns) {
+  llmbench::Db db(sweep_db().string(), llmbench::Db::Mode::kReadOnly);
+  std::map<int, std::array<double, 3>> ttft;  // batch -> p10, p50, p90
+  auto q = db.prepare("SELECT batch, ttft_ms_p10, ttft_ms_p50, ttft_ms_p90 FROM bench_case");
+  while (q.step()) ttft[int(q.column_int(0))] = {q.column_double(1), q.column_double(2),
+                                                 q.column_double(3)};
+  ASSERT_EQ(ttft.size(), 3u);
+  const json& c = *find_chart(sweep_data(), "ttft");
+  const auto& ds = c["config"]["data"]["datasets"];
+  std::map<std::string, const json*> by_label;
+  for (const auto& d : ds) by_label[d["label"]] = &d;
+  const json* med = nullptr;
+  for (const auto& [l, d] : by_label)
+    if (l.find("median") != std::string::npos) med = d;
+  ASSERT_NE(med, nullptr);
+  ASSERT_EQ((*med)["data"].size(), 3u);
+  for (const auto& p : (*med)["data"]) {
+    const int b = p["x"];
+    EXPECT_NEAR(p["y"].get<double>(), ttft[b][1], ttft[b][1] * 1e-3) << b;
+  }
+  // The band: one p10 and one p90 dataset (filled between), and the p99 line.
+  int lo = 0, hi = 0;
+  for (const auto& d : ds) {
+    if (d.value("band", "") == "lo") ++lo;
+    if (d.value("band", "") == "hi") ++hi;
+  }
+  EXPECT_EQ(lo, 1);
+  EXPECT_EQ(hi, 1);
+  EXPECT_EQ(c["table"]["rows"].size(), 3u);
+}
+
+TEST_F(Report, RooflinePointsAreFlopsOverBytesAndFlopsOverTime) {
+  llmbench::Db db(sweep_db().string(), llmbench::Db::Mode::kReadOnly);
+  auto q = db.prepare(
+      "SELECT SUM(flops) * 1.0 / SUM(bytes), SUM(flops) * 1.0 / SUM(dur) FROM event WHERE "
+      "case_id = (SELECT id FROM bench_case WHERE batch = 4) AND name = ? AND phase = 'decode' "
+      "AND flops > 0 AND bytes > 0 AND dur > 0");
+  const json& c = *find_chart(sweep_data(), "roofline");
+  bool roof = false;
+  int points = 0;
+  for (const auto& d : c["config"]["data"]["datasets"]) {
+    if (d.value("roof", false)) {
+      roof = true;
+      // The ceiling: bandwidth slope then the flat compute roof at 0.1 TFLOP/s = 100 GFLOP/s.
+      EXPECT_NEAR(d["data"].back()["y"].get<double>(), 100.0, 0.1);
+      continue;
+    }
+    if (d["label"] != "ops, decode") continue;
+    for (const auto& p : d["data"]) {
+      q.reset();
+      q.bind(1, p["name"].get<std::string>());
+      ASSERT_TRUE(q.step());
+      EXPECT_NEAR(p["x"].get<double>(), q.column_double(0), q.column_double(0) * 1e-3);
+      EXPECT_NEAR(p["y"].get<double>(), q.column_double(1), q.column_double(1) * 1e-3);
+      ++points;
+    }
+  }
+  EXPECT_TRUE(roof);
+  EXPECT_GT(points, 3);
+}
+
+TEST_F(Report, DecodeBreakdownSumsOpTimePerStep) {
+  llmbench::Db db(sweep_db().string(), llmbench::Db::Mode::kReadOnly);
+  auto q = db.prepare(
+      "SELECT c.batch, SUM(e.dur) / 1e3 / COUNT(DISTINCT e.rep * 1000000 + e.step) FROM event e "
+      "JOIN bench_case c ON c.id = e.case_id WHERE e.phase = 'decode' AND e.category IS NOT NULL "
+      "AND e.category NOT IN ('range', 'sample') GROUP BY c.id ORDER BY c.batch");
+  std::vector<double> want;
+  while (q.step()) want.push_back(q.column_double(1));
+  const json& c = *find_chart(sweep_data(), "breakdown_decode");
+  ASSERT_EQ(c["config"]["data"]["labels"].size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    double sum = 0;
+    for (const auto& d : c["config"]["data"]["datasets"]) sum += d["data"][i].get<double>();
+    EXPECT_NEAR(sum, want[i], want[i] * 0.01) << i;
+  }
+  EXPECT_TRUE(c["config"]["options"]["scales"]["y"]["stacked"].get<bool>());
+}
+
+TEST_F(Report, TimelineShowsOneStepBounded) {
+  const json& c = *find_chart(sweep_data(), "timeline");
+  size_t events = 0;
+  for (const auto& d : c["config"]["data"]["datasets"]) {
+    for (const auto& p : d["data"]) {
+      EXPECT_LE(p["x"][0].get<double>(), p["x"][1].get<double>());
+      EXPECT_GE(p["x"][0].get<double>(), 0);
+    }
+    events += d["data"].size();
+  }
+  EXPECT_GT(events, 10u);
+  EXPECT_LE(events, 1500u);
+  EXPECT_EQ(c["table"]["rows"].size(), events);
+}
+
+TEST_F(Report, CompareViewWithTwoRuns) {
+  // 5 repetitions a side: enough for the Mann-Whitney test to reach alpha = 0.05.
+  for (const char* side : {"base", "cand"}) {
+    auto r = llmbench_test::run_llmbench(
+        "run --model tiny --batch 1,2,4 --prompt-len 16 --max-new-tokens 4 --repeat 5 --quiet "
+        "--db " + (dir() / (std::string(side) + ".db")).string() + kPeaks, dir() / side);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  const json data = llmbench::build_report_data(
+      {(dir() / "base.db").string(), {}, (dir() / "cand.db").string()});
+  const json* cp = find_chart(data, "compare");
+  ASSERT_NE(cp, nullptr);
+  const json& c = *cp;
+  // 3 cases x 4 metrics, each with a ratio and an interval around it.
+  EXPECT_EQ(c["table"]["rows"].size(), 12u);
+  EXPECT_EQ(c["config"]["data"]["labels"].size(), 12u);
+  for (const auto& row : c["table"]["rows"]) {
+    ASSERT_FALSE(row[5].is_null());
+    EXPECT_LE(row[6].get<double>(), row[5].get<double>());
+    EXPECT_GE(row[7].get<double>(), row[5].get<double>());
+  }
+}
+
+TEST_F(Report, MissingPiecesAreNotedNotFatal) {
+  // One untraced case with a single new token: no TPOT, no trace sections.
+  auto r = llmbench_test::run_llmbench(
+      "run --model tiny --batch 1 --prompt-len 8 --max-new-tokens 1 --repeat 1 --trace off "
+      "--quiet --db " + (dir() / "one.db").string() + kPeaks, dir() / "one");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json one = llmbench::build_report_data({(dir() / "one.db").string(), {}, ""});
+  EXPECT_EQ(find_chart(one, "tpot"), nullptr);
+  EXPECT_EQ(find_chart(one, "roofline"), nullptr);
+  EXPECT_NE(find_chart(one, "ttft"), nullptr);
+  const std::string notes = one["omitted"].dump();
+  EXPECT_NE(notes.find("TPOT"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("--trace ops"), std::string::npos) << notes;
+
+  // An imported trace only: a page, no charts, a note.
+  r = llmbench_test::run_llmbench("import chrome " LLMBENCH_FIXTURES
+                                  "/torch_1_13_cpu_trace.json --db " +
+                                      (dir() / "imp.db").string(),
+                                  dir() / "imp");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json imp = llmbench::build_report_data({(dir() / "imp.db").string(), {}, ""});
+  EXPECT_TRUE(imp["sections"].empty());
+  EXPECT_NE(imp["omitted"].dump().find("no benchmark runs"), std::string::npos);
+
+  // Not a database, an unknown run: BadInput (exit 2 from the CLI).
+  EXPECT_THROW(llmbench::build_report_data({(dir() / "nope.db").string(), {}, ""}),
+               llmbench::BadInput);
+  EXPECT_THROW(llmbench::build_report_data({sweep_db().string(), 99, ""}), llmbench::BadInput);
+}
+
+TEST_F(Report, MissingChartJsIsBadInputNamingThePackage) {
+  const fs::path d = dir() / "nochart";
+  fs::create_directories(d);
+  const std::string cmd = "LLMBENCH_CHARTJS=/nonexistent/chart.min.js " LLMBENCH_BIN " report " +
+                          sweep_db().string() + " -o " + (d / "x.html").string() + " 2> " +
+                          (d / "err").string();
+  const int status = std::system(cmd.c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_NE(llmbench_test::slurp(d / "err").find("libjs-chart.js"), std::string::npos);
+  EXPECT_FALSE(fs::exists(d / "x.html"));
+}
+
+TEST_F(Report, PageIsSelfContained) {
+  const std::string html = llmbench::render_report_html(sweep_data(), "/* chart.js */");
+  EXPECT_EQ(html.find("src="), std::string::npos);
+  EXPECT_EQ(html.find("href="), std::string::npos);
+  EXPECT_EQ(html.find("@import"), std::string::npos);
+  EXPECT_NE(html.find("default-src 'none'"), std::string::npos);
+  // Data that holds "</script>" cannot close the element.
+  json evil = {{"title", "x"}, {"sections", json::array()}, {"omitted", {"</script><b>"}}};
+  const std::string page = llmbench::render_report_html(evil, "");
+  EXPECT_EQ(page.find("</script><b>"), std::string::npos);
+}
+
+// ---- the browser ------------------------------------------------------------------------------
+
+std::string find_browser() {
+  for (const char* b : {"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"})
+    if (fs::exists(b)) return b;
+  return "";
+}
+
+// Runs headless Chromium on `html` (file://, no network, bounded time) and returns the DOM it
+// dumps; a screenshot goes to `png` when given.
+std::string run_browser(const std::string& browser, const fs::path& html, const fs::path& work,
+                        const fs::path& png = {}) {
+  fs::remove_all(work / "profile");
+  const std::string common =
+      "timeout 90 " + browser +
+      " --headless --no-sandbox --disable-gpu --disable-background-networking "
+      "--disable-component-update --disable-sync --no-first-run --disable-extensions "
+      "--disable-default-apps --no-default-browser-check --host-resolver-rules='MAP * ~NOTFOUND' "
+      "--user-data-dir=" + (work / "profile").string() + " --virtual-time-budget=10000 ";
+  std::system((common + "--dump-dom file://" + fs::absolute(html).string() + " > " +
+               (work / "dom.html").string() + " 2> " + (work / "browser.err").string())
+                  .c_str());
+  if (!png.empty()) {
+    fs::remove_all(work / "profile");
+    std::system((common + "--hide-scrollbars --window-size=1200,3000 --screenshot=" +
+                 png.string() + " file://" + fs::absolute(html).string() + " 2>> " +
+                 (work / "browser.err").string())
+                    .c_str());
+  }
+  return llmbench_test::slurp(work / "dom.html");
+}
+
+TEST_F(Report, RendersInHeadlessChromium) {
+  const std::string browser = find_browser();
+  if (browser.empty())
+    GTEST_SKIP() << "no headless browser installed (apt-get install chromium; scripts/setup.sh "
+                    "does): the end-to-end render check did not run";
+  const fs::path work = dir() / "browser";
+  fs::create_directories(work);
+  const fs::path html = work / "report.html";
+  auto r = llmbench_test::run_llmbench(
+      "report " + sweep_db().string() + " " + (dir() / "sweep.db").string() + " -o " +
+          html.string(),
+      work / "cli");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const fs::path png = work / "report.png";
+  const std::string dom = run_browser(browser, html, work, png);
+  std::smatch m;
+  const std::regex status(
+      R"(id="report-status" data-done="1">charts=(\d+) series=(\d+) blank=(\d+) )"
+      R"(errors=(\d+) resources=(\d+)([^<]*))");
+  ASSERT_TRUE(std::regex_search(dom, m, status))
+      << "the page did not finish rendering; browser stderr:\n"
+      << llmbench_test::slurp(work / "browser.err").substr(0, 4000);
+  // The data the page was given: 9 charts of the run and the compare chart.
+  const json data =
+      llmbench::build_report_data({sweep_db().string(), {}, sweep_db().string()});
+  int charts = 0, series = 0;
+  for (const auto& s : data["sections"])
+    for (const auto& c : s["charts"]) {
+      ++charts;
+      series += int(c["config"]["data"]["datasets"].size());
+    }
+  EXPECT_EQ(std::stoi(m[1]), charts);
+  EXPECT_EQ(std::stoi(m[2]), series);
+  EXPECT_EQ(std::stoi(m[3]), 0) << "charts with an empty canvas";
+  EXPECT_EQ(std::stoi(m[4]), 0) << "console errors:" << m[6];
+  EXPECT_EQ(std::stoi(m[5]), 0) << "the page loaded resources";
+  const std::string err = llmbench_test::slurp(work / "browser.err");
+  EXPECT_EQ(err.find(":CONSOLE("), std::string::npos) << err.substr(0, 4000);
+  ASSERT_TRUE(fs::exists(png));
+  EXPECT_GT(fs::file_size(png), 50000u) << "screenshot " << png << " looks empty";
+  std::cout << "screenshot: " << png << "\n";
+}
+
+}  // namespace

@@ -1,0 +1,76 @@
+// `llmbench report DB [DB2] [--run N] [-o report.html]`: one self-contained HTML page with the
+// charts of a run (tools/report/report_data.h for the numbers, report_html.h for the page) and,
+// with a second database or run, the compare view. Read-only on the databases.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "kernels/common/error.h"
+#include "tools/cli/commands.h"
+#include "tools/report/report_data.h"
+#include "tools/report/report_html.h"
+
+namespace llmbench {
+
+namespace {
+
+struct ReportCliOptions {
+  std::string db, db2, out = "report.html";
+  std::int64_t run = 0;  // 0: the latest run group
+  bool quiet = false;
+};
+
+int run_report_command(const ReportCliOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string chartjs = load_chartjs();
+  ReportOptions ro;
+  ro.db = o.db;
+  ro.db2 = o.db2;
+  if (o.run > 0) ro.run = o.run;
+  const auto data = build_report_data(ro);
+  const std::string html = render_report_html(data, chartjs);
+  std::ofstream out(o.out, std::ios::binary | std::ios::trunc);
+  if (!out) throw BadInput("report: cannot write '" + o.out + "'");
+  out << html;
+  out.close();
+  if (!out) throw BadInput("report: writing '" + o.out + "' failed");
+  if (!o.quiet) {
+    int charts = 0;
+    for (const auto& s : data["sections"]) charts += int(s["charts"].size());
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::cerr << "report: wrote " << o.out << " (" << charts << " charts, "
+              << data["omitted"].size() << " sections not shown, " << html.size() / 1024
+              << " KiB, " << int(secs * 1000) << " ms)\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& root, CommandContext& ctx) {
+  auto o = std::make_shared<ReportCliOptions>();
+  CLI::App* cmd = root.add_subcommand(
+      "report", "Write one self-contained HTML page of charts (sweep, roofline, op time, "
+                "timeline, compare) from a result database");
+  cmd->footer(
+      "Examples:\n  llmbench report llmbench.db -o report.html\n  llmbench report llmbench.db "
+      "--run 3\n  llmbench report base.db head.db -o compare.html\n  llmbench report x.db:1 "
+      "x.db:2");
+  cmd->add_option("db", o->db, "Result database, DB or DB:RUN (default: the latest run)")
+      ->required();
+  cmd->add_option("db2", o->db2,
+                  "Second database or run (DB or DB:RUN) to compare against: adds the compare "
+                  "view (DB is the base)");
+  cmd->add_option("--run", o->run, "Run (run group) of DB to report (default: the latest)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("-o,--output", o->out, "HTML file to write")->capture_default_str();
+  cmd->add_flag("--quiet", o->quiet, "Print nothing on success");
+  cmd->callback([o, &ctx] { ctx.exit_code = run_report_command(*o); });
+}
+
+}  // namespace llmbench
