@@ -14,6 +14,7 @@
 #include <map>
 
 #include "tests/fuzz/fuzz_rng.h"
+#include "tests/fuzz/fuzz_tally.h"
 #include "tests/import/chrome_fixture.h"
 #include "tools/trace_io/import_chrome.h"
 
@@ -109,28 +110,18 @@ TEST(FuzzChromeImport, MutatedTracesImportOrFailCleanly) {
   fs::create_directories(dir);
   const fs::path file = dir / "trace.json";
   FuzzRng rng(kSeed, "chrome");
-  std::map<Mutation, std::pair<int, int>> counts;  // failed cleanly, read
+  FuzzTally<Mutation> tally;
   for (int iter = 0; iter < kIterations; ++iter) {
     const auto kind = Mutation(rng.below(std::uint64_t(Mutation::kCount)));
     const std::string text = mutate(rng, kind);
     std::ofstream(file, std::ios::binary | std::ios::trunc) << text;
     bool ok = false;
     const std::string problem = fuzz_outcome([&] {
-      const llmbench::ReadTrace t = llmbench::read_chrome_trace(file.string());
-      for (const auto& s : t.trace.slices) {  // what the importer promises of every slice
-        ASSERT_GE(s.dur, 0) << "iteration " << iter;
-        std::int64_t end;
-        ASSERT_FALSE(__builtin_add_overflow(s.ts, s.dur, &end)) << "iteration " << iter;
-      }
+      expect_valid_slices(llmbench::read_chrome_trace(file.string()), iter);
     }, ok);
-    if (!problem.empty()) ADD_FAILURE() << "iteration " << iter << " (" << kNames[int(kind)] << "): " << problem;
-    ++(ok ? counts[kind].second : counts[kind].first);
+    tally.add(iter, kind, kNames[int(kind)], problem, ok);
   }
-  for (int k = 0; k < int(Mutation::kCount); ++k) {
-    const auto [failed, read] = counts[Mutation(k)];
-    std::printf("%-12s %5d failed cleanly, %5d read\n", kNames[k], failed, read);
-    EXPECT_GT(failed + read, 0) << kNames[k];
-  }
+  tally.report(kNames);
 }
 
 }  // namespace

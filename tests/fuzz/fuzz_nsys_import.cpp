@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "tests/fuzz/fuzz_rng.h"
+#include "tests/fuzz/fuzz_tally.h"
 #include "tests/import/nsys_fixture.h"
 #include "tools/trace_io/import_nsys.h"
 
@@ -112,7 +113,7 @@ TEST(FuzzNsysImport, MutatedExportsImportOrFailCleanly) {
   make_nsys_export(pristine);
   const std::string pristine_bytes = read_file(pristine);
   FuzzRng rng(kSeed, "nsys");
-  std::map<Mutation, std::pair<int, int>> counts;  // failed cleanly, read
+  FuzzTally<Mutation> tally;
   for (int iter = 0; iter < kIterations; ++iter) {
     const auto kind = Mutation(rng.below(std::uint64_t(Mutation::kCount)));
     std::string bytes = pristine_bytes;
@@ -130,21 +131,11 @@ TEST(FuzzNsysImport, MutatedExportsImportOrFailCleanly) {
       for (int i = 1 + int(rng.below(3)); i > 0; --i) try_sql(file, mutation_sql(rng, kind));
     bool ok = false;
     const std::string problem = fuzz_outcome([&] {
-      const llmbench::ReadTrace t = llmbench::read_nsys_export(file.string());
-      for (const auto& s : t.trace.slices) {
-        ASSERT_GE(s.dur, 0) << "iteration " << iter;
-        std::int64_t end;
-        ASSERT_FALSE(__builtin_add_overflow(s.ts, s.dur, &end)) << "iteration " << iter;
-      }
+      expect_valid_slices(llmbench::read_nsys_export(file.string()), iter);
     }, ok);
-    if (!problem.empty()) ADD_FAILURE() << "iteration " << iter << " (" << kNames[int(kind)] << "): " << problem;
-    ++(ok ? counts[kind].second : counts[kind].first);
+    tally.add(iter, kind, kNames[int(kind)], problem, ok);
   }
-  for (int k = 0; k < int(Mutation::kCount); ++k) {
-    const auto [failed, read] = counts[Mutation(k)];
-    std::printf("%-12s %5d failed cleanly, %5d read\n", kNames[k], failed, read);
-    EXPECT_GT(failed + read, 0) << kNames[k];
-  }
+  tally.report(kNames);
 }
 
 }  // namespace
