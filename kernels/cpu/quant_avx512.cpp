@@ -1,0 +1,92 @@
+// AVX-512 decode kernel for int8/int4 weight blocks (quant_avx512.h). Compiled with per-file
+// AVX-512 flags (kernels/CMakeLists.txt); reached only through matmul_quant's dispatch.
+// Deliberately not: VNNI on quantised activations (the weight-only semantics keep x in fp32).
+#include "kernels/cpu/quant_avx512.h"
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace llmbench::cpu::avx512 {
+
+namespace {
+
+// The 32 weights of one block as two vectors of 16 fp32 values (q * d, exact).
+template <bool kInt4>
+inline void widen_block(const std::uint8_t* b, __m512& lo, __m512& hi) {
+  std::uint16_t d;
+  std::memcpy(&d, b, 2);
+  const __m512 scale = _mm512_set1_ps(_cvtsh_ss(d));
+  __m512i qlo, qhi;
+  if constexpr (kInt4) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2));
+    const __m128i mask = _mm_set1_epi8(0x0F);
+    const __m512i eight = _mm512_set1_epi32(8);
+    qlo = _mm512_sub_epi32(_mm512_cvtepu8_epi32(_mm_and_si128(v, mask)), eight);
+    qhi = _mm512_sub_epi32(_mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(v, 4), mask)),
+                           eight);
+  } else {
+    qlo = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2)));
+    qhi = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 18)));
+  }
+  lo = _mm512_mul_ps(_mm512_cvtepi32_ps(qlo), scale);
+  hi = _mm512_mul_ps(_mm512_cvtepi32_ps(qhi), scale);
+}
+
+// R x rows (R <= 8) times one quantised weight row: out[r * n] for r < R.
+template <bool kInt4, int R>
+inline void rows_times_weight_row(float* out, int n, const float* x, int lda,
+                                  const std::uint8_t* row, int k) {
+  constexpr int kBlockBytes = kInt4 ? 18 : 34;
+  __m512 a0[R], a1[R];
+  for (int r = 0; r < R; ++r) a0[r] = a1[r] = _mm512_setzero_ps();
+  const int nb = k / 32;
+  for (int b = 0; b < nb; ++b) {
+    __m512 lo, hi;
+    widen_block<kInt4>(row + std::int64_t(b) * kBlockBytes, lo, hi);
+    const float* xb = x + b * 32;
+    for (int r = 0; r < R; ++r) {
+      a0[r] = _mm512_fmadd_ps(lo, _mm512_loadu_ps(xb + std::int64_t(r) * lda), a0[r]);
+      a1[r] = _mm512_fmadd_ps(hi, _mm512_loadu_ps(xb + std::int64_t(r) * lda + 16), a1[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    out[std::int64_t(r) * n] = _mm512_reduce_add_ps(_mm512_add_ps(a0[r], a1[r]));
+}
+
+template <bool kInt4>
+void decode(float* out, const float* x, int lda, const void* w, int m, int n, int k) {
+  const std::int64_t row_bytes = std::int64_t(k / 32) * (kInt4 ? 18 : 34);
+  const auto* base = static_cast<const std::uint8_t*>(w);
+#pragma omp parallel for schedule(static) if (std::int64_t(n) * k > (1 << 15))
+  for (int j = 0; j < n; ++j) {
+    const std::uint8_t* row = base + j * row_bytes;
+    for (int i0 = 0; i0 < m; i0 += 8) {
+      float* o = out + std::int64_t(i0) * n + j;
+      const float* xi = x + std::int64_t(i0) * lda;
+      switch (m - i0 < 8 ? m - i0 : 8) {
+        case 1: rows_times_weight_row<kInt4, 1>(o, n, xi, lda, row, k); break;
+        case 2: rows_times_weight_row<kInt4, 2>(o, n, xi, lda, row, k); break;
+        case 3: rows_times_weight_row<kInt4, 3>(o, n, xi, lda, row, k); break;
+        case 4: rows_times_weight_row<kInt4, 4>(o, n, xi, lda, row, k); break;
+        case 5: rows_times_weight_row<kInt4, 5>(o, n, xi, lda, row, k); break;
+        case 6: rows_times_weight_row<kInt4, 6>(o, n, xi, lda, row, k); break;
+        case 7: rows_times_weight_row<kInt4, 7>(o, n, xi, lda, row, k); break;
+        default: rows_times_weight_row<kInt4, 8>(o, n, xi, lda, row, k); break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void matmul_quant_decode(float* out, const float* x, int lda, const void* w, bool int4, int m,
+                         int n, int k) {
+  if (int4)
+    decode<true>(out, x, lda, w, m, n, k);
+  else
+    decode<false>(out, x, lda, w, m, n, k);
+}
+
+}  // namespace llmbench::cpu::avx512
