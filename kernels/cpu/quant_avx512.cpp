@@ -34,15 +34,31 @@ inline void widen_block(const std::uint8_t* b, __m512& lo, __m512& hi) {
   hi = _mm512_mul_ps(_mm512_cvtepi32_ps(qhi), scale);
 }
 
-// R x rows (R <= 8) times one quantised weight row: out[r * n] for r < R.
+// R x rows (R <= 4) times one quantised weight row: out[r * n] for r < R. Four accumulators
+// per row (block halves of even and odd blocks) keep four independent FMA chains in flight,
+// so one row (batch 1) is not bound by the FMA latency; the order is the same for every R.
 template <bool kInt4, int R>
 inline void rows_times_weight_row(float* out, int n, const float* x, int lda,
                                   const std::uint8_t* row, int k) {
   constexpr int kBlockBytes = kInt4 ? 18 : 34;
-  __m512 a0[R], a1[R];
-  for (int r = 0; r < R; ++r) a0[r] = a1[r] = _mm512_setzero_ps();
+  __m512 a0[R], a1[R], a2[R], a3[R];
+  for (int r = 0; r < R; ++r) a0[r] = a1[r] = a2[r] = a3[r] = _mm512_setzero_ps();
   const int nb = k / 32;
-  for (int b = 0; b < nb; ++b) {
+  int b = 0;
+  for (; b + 1 < nb; b += 2) {
+    __m512 lo0, hi0, lo1, hi1;
+    widen_block<kInt4>(row + std::int64_t(b) * kBlockBytes, lo0, hi0);
+    widen_block<kInt4>(row + std::int64_t(b + 1) * kBlockBytes, lo1, hi1);
+    const float* xb = x + b * 32;
+    for (int r = 0; r < R; ++r) {
+      const float* xr = xb + std::int64_t(r) * lda;
+      a0[r] = _mm512_fmadd_ps(lo0, _mm512_loadu_ps(xr), a0[r]);
+      a1[r] = _mm512_fmadd_ps(hi0, _mm512_loadu_ps(xr + 16), a1[r]);
+      a2[r] = _mm512_fmadd_ps(lo1, _mm512_loadu_ps(xr + 32), a2[r]);
+      a3[r] = _mm512_fmadd_ps(hi1, _mm512_loadu_ps(xr + 48), a3[r]);
+    }
+  }
+  if (b < nb) {  // an odd last block: into the even accumulators
     __m512 lo, hi;
     widen_block<kInt4>(row + std::int64_t(b) * kBlockBytes, lo, hi);
     const float* xb = x + b * 32;
@@ -52,7 +68,8 @@ inline void rows_times_weight_row(float* out, int n, const float* x, int lda,
     }
   }
   for (int r = 0; r < R; ++r)
-    out[std::int64_t(r) * n] = _mm512_reduce_add_ps(_mm512_add_ps(a0[r], a1[r]));
+    out[std::int64_t(r) * n] = _mm512_reduce_add_ps(
+        _mm512_add_ps(_mm512_add_ps(a0[r], a1[r]), _mm512_add_ps(a2[r], a3[r])));
 }
 
 template <bool kInt4>
@@ -62,18 +79,14 @@ void decode(float* out, const float* x, int lda, const void* w, int m, int n, in
 #pragma omp parallel for schedule(static) if (std::int64_t(n) * k > (1 << 15))
   for (int j = 0; j < n; ++j) {
     const std::uint8_t* row = base + j * row_bytes;
-    for (int i0 = 0; i0 < m; i0 += 8) {
+    for (int i0 = 0; i0 < m; i0 += 4) {
       float* o = out + std::int64_t(i0) * n + j;
       const float* xi = x + std::int64_t(i0) * lda;
-      switch (m - i0 < 8 ? m - i0 : 8) {
+      switch (m - i0 < 4 ? m - i0 : 4) {
         case 1: rows_times_weight_row<kInt4, 1>(o, n, xi, lda, row, k); break;
         case 2: rows_times_weight_row<kInt4, 2>(o, n, xi, lda, row, k); break;
         case 3: rows_times_weight_row<kInt4, 3>(o, n, xi, lda, row, k); break;
-        case 4: rows_times_weight_row<kInt4, 4>(o, n, xi, lda, row, k); break;
-        case 5: rows_times_weight_row<kInt4, 5>(o, n, xi, lda, row, k); break;
-        case 6: rows_times_weight_row<kInt4, 6>(o, n, xi, lda, row, k); break;
-        case 7: rows_times_weight_row<kInt4, 7>(o, n, xi, lda, row, k); break;
-        default: rows_times_weight_row<kInt4, 8>(o, n, xi, lda, row, k); break;
+        default: rows_times_weight_row<kInt4, 4>(o, n, xi, lda, row, k); break;
       }
     }
   }

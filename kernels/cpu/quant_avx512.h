@@ -7,9 +7,9 @@ namespace llmbench::cpu::avx512 {
 
 // out[m, n] = x[m, k] . dequantise(w)[n, k]^T for int8 (int4 = false) or int4 blocks (layout:
 // quant.h), x rows lda apart, k % 32 == 0. Each weight block is read once, widened in registers
-// (vpmovsxbd / nibbles vpmovzxbd, vcvtdq2ps, times the scale), and multiplied into up to 8 x
-// rows at a time with FMAs into two accumulators per row (block halves); each output's sum is
-// the same sequence whatever m is.
+// (vpmovsxbd / nibbles vpmovzxbd, vcvtdq2ps, times the scale), and multiplied into up to 4 x
+// rows at a time with FMAs into four accumulators per row (the halves of even and odd blocks);
+// each output's sum is the same sequence whatever m is.
 void matmul_quant_decode(float* out, const float* x, int lda, const void* w, bool int4, int m,
                          int n, int k);
 

@@ -133,7 +133,7 @@ TEST_P(QuantDtypes, DotReferenceIsTheDequantisedProduct) {
 
 TEST_P(QuantDtypes, MatmulMatchesReferenceOnOddShapes) {
   const DType t = GetParam();
-  // Decode row counts (1..32, both sides of the 8-row chunk) and prefill ones (tiles of 256
+  // Decode row counts (1..32, both sides of the 4-row chunk, odd block counts) and prefill ones (tiles of 256
   // weight rows with a partial last tile).
   struct Shape { int m, n, k; };
   for (const Shape s : {Shape{1, 1, 32}, Shape{1, 3, 64}, Shape{3, 7, 96}, Shape{7, 19, 160},
@@ -158,7 +158,7 @@ TEST_P(QuantDtypes, DecodeRowsDoNotDependOnTheRowCount) {
   const auto q = quantize(test::random_floats(std::size_t(n) * k, 22), t, n, k);
   std::vector<float> all(std::size_t(32) * n), one(n);
   matmul_quant(all.data(), x.data(), q.data(), t, 32, n, k, k);
-  for (int i : {0, 7, 8, 31}) {
+  for (int i : {0, 3, 4, 7, 8, 31}) {
     matmul_quant(one.data(), x.data() + std::size_t(i) * k, q.data(), t, 1, n, k, k);
     for (int j = 0; j < n; ++j) EXPECT_EQ(one[j], all[std::size_t(i) * n + j]) << i << " " << j;
   }
