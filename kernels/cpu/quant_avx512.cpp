@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace llmbench::cpu::avx512 {
 
@@ -72,21 +73,80 @@ inline void rows_times_weight_row(float* out, int n, const float* x, int lda,
         _mm512_add_ps(_mm512_add_ps(a0[r], a1[r]), _mm512_add_ps(a2[r], a3[r])));
 }
 
+// The same sums as rows_times_weight_row, from the row already widened into `wf` (k fp32
+// values, q * d: the same floats the registers held), so the widening is paid once per weight
+// row rather than once per 4 x rows. Bit-identical to the in-register path.
+template <int R>
+inline void rows_times_widened_row(float* out, int n, const float* x, int lda, const float* wf,
+                                   int k) {
+  __m512 a0[R], a1[R], a2[R], a3[R];
+  for (int r = 0; r < R; ++r) a0[r] = a1[r] = a2[r] = a3[r] = _mm512_setzero_ps();
+  const int nb = k / 32;
+  int b = 0;
+  for (; b + 1 < nb; b += 2) {
+    const float* wb = wf + b * 32;
+    const __m512 lo0 = _mm512_loadu_ps(wb), hi0 = _mm512_loadu_ps(wb + 16);
+    const __m512 lo1 = _mm512_loadu_ps(wb + 32), hi1 = _mm512_loadu_ps(wb + 48);
+    const float* xb = x + b * 32;
+    for (int r = 0; r < R; ++r) {
+      const float* xr = xb + std::int64_t(r) * lda;
+      a0[r] = _mm512_fmadd_ps(lo0, _mm512_loadu_ps(xr), a0[r]);
+      a1[r] = _mm512_fmadd_ps(hi0, _mm512_loadu_ps(xr + 16), a1[r]);
+      a2[r] = _mm512_fmadd_ps(lo1, _mm512_loadu_ps(xr + 32), a2[r]);
+      a3[r] = _mm512_fmadd_ps(hi1, _mm512_loadu_ps(xr + 48), a3[r]);
+    }
+  }
+  if (b < nb) {
+    const __m512 lo = _mm512_loadu_ps(wf + b * 32), hi = _mm512_loadu_ps(wf + b * 32 + 16);
+    const float* xb = x + b * 32;
+    for (int r = 0; r < R; ++r) {
+      a0[r] = _mm512_fmadd_ps(lo, _mm512_loadu_ps(xb + std::int64_t(r) * lda), a0[r]);
+      a1[r] = _mm512_fmadd_ps(hi, _mm512_loadu_ps(xb + std::int64_t(r) * lda + 16), a1[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    out[std::int64_t(r) * n] = _mm512_reduce_add_ps(
+        _mm512_add_ps(_mm512_add_ps(a0[r], a1[r]), _mm512_add_ps(a2[r], a3[r])));
+}
+
 template <bool kInt4>
 void decode(float* out, const float* x, int lda, const void* w, int m, int n, int k) {
   const std::int64_t row_bytes = std::int64_t(k / 32) * (kInt4 ? 18 : 34);
   const auto* base = static_cast<const std::uint8_t*>(w);
-#pragma omp parallel for schedule(static) if (std::int64_t(n) * k > (1 << 15))
-  for (int j = 0; j < n; ++j) {
-    const std::uint8_t* row = base + j * row_bytes;
-    for (int i0 = 0; i0 < m; i0 += 4) {
-      float* o = out + std::int64_t(i0) * n + j;
-      const float* xi = x + std::int64_t(i0) * lda;
-      switch (m - i0 < 4 ? m - i0 : 4) {
-        case 1: rows_times_weight_row<kInt4, 1>(o, n, xi, lda, row, k); break;
-        case 2: rows_times_weight_row<kInt4, 2>(o, n, xi, lda, row, k); break;
-        case 3: rows_times_weight_row<kInt4, 3>(o, n, xi, lda, row, k); break;
-        default: rows_times_weight_row<kInt4, 4>(o, n, xi, lda, row, k); break;
+  constexpr int kBlockBytes = kInt4 ? 18 : 34;
+#pragma omp parallel if (std::int64_t(n) * k > (1 << 15))
+  {
+    // Rows of x beyond 4: widen each weight row once into this per-thread buffer (L1/L2).
+    std::vector<float> wf(m > 4 ? std::size_t(k) : 0);
+#pragma omp for schedule(static)
+    for (int j = 0; j < n; ++j) {
+      const std::uint8_t* row = base + j * row_bytes;
+      if (m > 4)
+        for (int b = 0; b < k / 32; ++b) {
+          __m512 lo, hi;
+          widen_block<kInt4>(row + std::int64_t(b) * kBlockBytes, lo, hi);
+          _mm512_storeu_ps(wf.data() + b * 32, lo);
+          _mm512_storeu_ps(wf.data() + b * 32 + 16, hi);
+        }
+      for (int i0 = 0; i0 < m; i0 += 4) {
+        float* o = out + std::int64_t(i0) * n + j;
+        const float* xi = x + std::int64_t(i0) * lda;
+        const int r = m - i0 < 4 ? m - i0 : 4;
+        if (m > 4) {
+          switch (r) {
+            case 1: rows_times_widened_row<1>(o, n, xi, lda, wf.data(), k); break;
+            case 2: rows_times_widened_row<2>(o, n, xi, lda, wf.data(), k); break;
+            case 3: rows_times_widened_row<3>(o, n, xi, lda, wf.data(), k); break;
+            default: rows_times_widened_row<4>(o, n, xi, lda, wf.data(), k); break;
+          }
+          continue;
+        }
+        switch (r) {
+          case 1: rows_times_weight_row<kInt4, 1>(o, n, xi, lda, row, k); break;
+          case 2: rows_times_weight_row<kInt4, 2>(o, n, xi, lda, row, k); break;
+          case 3: rows_times_weight_row<kInt4, 3>(o, n, xi, lda, row, k); break;
+          default: rows_times_weight_row<kInt4, 4>(o, n, xi, lda, row, k); break;
+        }
       }
     }
   }
