@@ -12,12 +12,14 @@
 #include "engine/buffer.h"
 #include "engine/trace.h"
 #include "kernels/common/dtype.h"
+#include "kernels/common/error.h"
 #include "kernels/common/layout.h"
 
 namespace llmbench {
 
 // A weight matrix in backend memory, [rows, cols] row-major, with its element type: fp32
-// values, or the bits of bf16/fp16 values (--dtype; docs/metrics.md, "Weight dtypes").
+// values, the bits of bf16/fp16 values, or int8/int4 blocks (kernels/cpu/quant.h) (--dtype;
+// docs/metrics.md, "Weight dtypes" and "Quantised weights").
 struct WeightRef {
   const void* data = nullptr;
   DType dtype = DType::kFp32;
@@ -67,20 +69,39 @@ class Backend {
   // (kernels/cpu/matmul_half.h).
   virtual void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype,
                            int m, int n, int k, int lda) = 0;
-  // matmul or matmul_half, as w's dtype says: what forward() calls for every weight GEMM.
+  // out[m, n] = x[m, k] . dequantise(w)[n, k] with w int8 or int4 blocks (`dtype`; layout and
+  // semantics: kernels/cpu/quant.h), x and out fp32. The CPU backend only: the default refuses
+  // (weights are never quantised for another backend: load_weights refuses first).
+  virtual void matmul_quant(float* out, const float* x, const void* w, DType dtype, int m, int n,
+                            int k, int lda);
+  // dst (backend memory, host-visible) = src [n_rows, k] fp32 quantised to int8/int4 blocks
+  // (kernels/cpu/quant.h, quantize_rows): weight loading. The CPU backend only, like
+  // matmul_quant.
+  virtual void quantize_weights(void* dst, const float* src, DType dtype, std::int64_t n_rows,
+                                int k);
+  // matmul, matmul_half or matmul_quant, as w's dtype says: what forward() calls for every
+  // weight GEMM.
   void matmul_weights(float* out, const float* x, WeightRef w, int m, int n, int k, int lda) {
     if (w.dtype == DType::kFp32)
       matmul(out, x, static_cast<const float*>(w.data), m, n, k, lda);
+    else if (dtype_is_quantized(w.dtype))
+      matmul_quant(out, x, w.data, w.dtype, m, n, k, lda);
     else
       matmul_half(out, x, static_cast<const std::uint16_t*>(w.data), w.dtype, m, n, k, lda);
   }
   // embedding from a table of bf16/fp16 bits, each row widened to fp32 (exact).
   virtual void embedding_half(float* out, const std::uint16_t* table, DType dtype,
                               const std::int32_t* tokens, int n_tokens, int dim) = 0;
+  // embedding from a table of int8/int4 blocks, each row dequantised to fp32 (the CPU backend
+  // only, like matmul_quant).
+  virtual void embedding_quant(float* out, const void* table, DType dtype,
+                               const std::int32_t* tokens, int n_tokens, int dim);
   void embedding_weights(float* out, WeightRef table, const std::int32_t* tokens, int n_tokens,
                          int dim) {
     if (table.dtype == DType::kFp32)
       embedding(out, static_cast<const float*>(table.data), tokens, n_tokens, dim);
+    else if (dtype_is_quantized(table.dtype))
+      embedding_quant(out, table.data, table.dtype, tokens, n_tokens, dim);
     else
       embedding_half(out, static_cast<const std::uint16_t*>(table.data), table.dtype, tokens,
                      n_tokens, dim);
@@ -125,5 +146,21 @@ class Backend {
                            int dim) = 0;
   virtual void argmax_rows(std::int32_t* out, const float* x, int n_rows, int n_cols) = 0;
 };
+
+// The refusals of a backend without quantised kernels (every one but the CPU's).
+inline void Backend::matmul_quant(float*, const float*, const void*, DType dtype, int, int, int,
+                                  int) {
+  throw BadInput("--dtype " + std::string(dtype_name(dtype)) + " is CPU-only for now (backend " +
+                 name() + ")");
+}
+inline void Backend::quantize_weights(void*, const float*, DType dtype, std::int64_t, int) {
+  throw BadInput("--dtype " + std::string(dtype_name(dtype)) + " is CPU-only for now (backend " +
+                 name() + ")");
+}
+inline void Backend::embedding_quant(float*, const void*, DType dtype, const std::int32_t*, int,
+                                     int) {
+  throw BadInput("--dtype " + std::string(dtype_name(dtype)) + " is CPU-only for now (backend " +
+                 name() + ")");
+}
 
 }  // namespace llmbench

@@ -50,15 +50,16 @@ std::int64_t ModelConfig::vector_params() const {
 
 std::int64_t ModelConfig::weight_bytes(DType dtype) const {
   const std::int64_t vectors = vector_params();
-  return (total_params() - vectors) * std::int64_t(dtype_bytes(dtype)) + vectors * 4;
+  return dtype_bytes_for(dtype, total_params() - vectors) + vectors * 4;
 }
 
 std::int64_t ModelConfig::decode_weight_bytes(int batch, DType dtype) const {
   // The LM head is read whole. Untied models also gather `batch` rows of the embedding table;
   // tied ones gather them from the matrix the head reads anyway, so they are not counted twice.
+  // int8/int4 count their blocks: values and scales (dtype_bytes_for, 34 and 18 bytes per 32).
   std::int64_t matrix = n_layers * layer_matmul_params() + embedding_params();
   if (!tied_embeddings) matrix += std::int64_t(batch) * dim;
-  return matrix * std::int64_t(dtype_bytes(dtype)) + vector_params() * 4;
+  return dtype_bytes_for(dtype, matrix) + vector_params() * 4;
 }
 
 void ModelConfig::validate() const {

@@ -21,6 +21,7 @@
 #include "kernels/cpu/kv_cache.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/matmul_half.h"
+#include "kernels/cpu/quant.h"
 #include "kernels/cpu/paged_attention.h"
 #include "kernels/cpu/paged_kv.h"
 #include "kernels/cpu/ragged_attention.h"
@@ -112,6 +113,18 @@ void CpuBackend::embedding_half(float* out, const std::uint16_t* table, DType dt
                                 const std::int32_t* tokens, int n_tokens, int dim) {
   for (int i = 0; i < n_tokens; ++i)
     cpu::widen_half(out + std::size_t(i) * dim, table + std::size_t(tokens[i]) * dim, dim, dtype);
+}
+void CpuBackend::matmul_quant(float* out, const float* x, const void* w, DType dtype, int m,
+                              int n, int k, int lda) {
+  cpu::matmul_quant(out, x, w, dtype, m, n, k, lda);
+}
+void CpuBackend::embedding_quant(float* out, const void* table, DType dtype,
+                                 const std::int32_t* tokens, int n_tokens, int dim) {
+  cpu::embedding_quant(out, table, dtype, tokens, n_tokens, dim);
+}
+void CpuBackend::quantize_weights(void* dst, const float* src, DType dtype, std::int64_t n_rows,
+                                  int k) {
+  cpu::quantize_rows(dst, src, dtype, n_rows, k);
 }
 void CpuBackend::add_bias_rows(float* x, int n_rows, int stride, const float* bias, int n) {
   cpu::add_bias_rows(x, n_rows, stride, bias, n);

@@ -35,6 +35,12 @@ class CpuBackend final : public Backend {
                    int k, int lda) override;
   void embedding_half(float* out, const std::uint16_t* table, DType dtype,
                       const std::int32_t* tokens, int n_tokens, int dim) override;
+  void matmul_quant(float* out, const float* x, const void* w, DType dtype, int m, int n, int k,
+                    int lda) override;
+  void embedding_quant(float* out, const void* table, DType dtype, const std::int32_t* tokens,
+                       int n_tokens, int dim) override;
+  void quantize_weights(void* dst, const float* src, DType dtype, std::int64_t n_rows,
+                        int k) override;
   void add_bias_rows(float* x, int n_rows, int stride, const float* bias, int n) override;
   void rope(float* x, int n_rows, int row_stride, int n_heads, int head_dim,
             const std::int32_t* positions, float theta) override;

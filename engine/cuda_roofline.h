@@ -39,7 +39,9 @@ struct CudaRooflineResult {
     switch (dtype) {
       case DType::kBf16: return gemm_bf16;
       case DType::kFp16: return gemm_fp16;
-      case DType::kFp32: break;
+      case DType::kFp32:
+      case DType::kInt8:  // int8/int4 are CPU-only (refused before any CUDA peak is read)
+      case DType::kInt4: break;
     }
     return gemm_fp32;
   }

@@ -147,9 +147,9 @@ void Session::forward(int T, Phase phase) {
   float *x = x_.f32(), *h = h_.f32(), *att = att_.f32();
   float *proj = proj_.f32(), *gate_up = gate_up_.f32(), *act = act_.f32();
   const std::int64_t RD = std::int64_t(R) * D;
-  const std::int64_t wb = std::int64_t(dtype_bytes(w.embed.dtype));  // bytes per weight element
+  const DType wb = w.embed.dtype;  // the weight matrices' dtype (gemm_work counts its bytes)
 
-  run_op(tr, "embedding", C::kCopy, -1, {0, (wb + 4) * RD}, [&] {
+  run_op(tr, "embedding", C::kCopy, -1, {0, dtype_bytes_for(wb, RD) + 4 * RD}, [&] {
     be_.embedding_weights(x, w.embed.ref(), tokens_.as<std::int32_t>(), R, D);  // x: [R, D]
   });
   check_output("embedding", -1, x, RD);
@@ -207,7 +207,7 @@ void Session::attention_block(int l, int T) {
   float* qkv = qkv_.f32();
   const auto* positions = positions_.as<std::int32_t>();
 
-  const std::int64_t wb = std::int64_t(dtype_bytes(lw.wqkv.dtype));
+  const DType wb = lw.wqkv.dtype;
   run_op(tr, "qkv_proj", C::kGemm, l, gemm_work(R, QKV, D, wb), [&] {
     be_.matmul_weights(qkv, h_.f32(), lw.wqkv.ref(), R, QKV, D, D);  // qkv: [R, Q | KV | KV]
   });
@@ -277,7 +277,7 @@ void Session::head(int T) {
     be_.rmsnorm(hidden, all ? x_.f32() : hidden, w.final_norm.f32(), rows, D, c_.norm_eps);
   });
   check_output("final_norm", -1, hidden, RD);
-  const std::int64_t wb = std::int64_t(dtype_bytes(w.head().dtype));
+  const DType wb = w.head().dtype;
   run_op(tr, "lm_head", C::kGemm, -1, gemm_work(rows, V, D, wb), [&] {
     be_.matmul_weights(logits, hidden, w.head(), rows, V, D, D);          // logits: [rows, V]
   });

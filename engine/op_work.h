@@ -16,11 +16,11 @@ struct Work {
   std::int64_t flops = 0, bytes = 0;
 };
 
-// out[m, n] = x[m, k] . w[n, k], with w's elements `w_bytes` each (2 for bf16/fp16 weights;
-// x and out are fp32).
+// out[m, n] = x[m, k] . w[n, k], with w stored as `w_dtype` (dtype_bytes_for: 2 bytes per
+// element for bf16/fp16, blocks and scales for int8/int4; x and out are fp32).
 inline Work gemm_work(std::int64_t m, std::int64_t n, std::int64_t k,
-                      std::int64_t w_bytes = 4) {
-  return {2 * m * n * k, 4 * (m * k + m * n) + w_bytes * n * k};
+                      DType w_dtype = DType::kFp32) {
+  return {2 * m * n * k, 4 * (m * k + m * n) + dtype_bytes_for(w_dtype, n * k)};
 }
 
 // An op over `elems` values that reads `reads` and writes `writes` arrays of that size.

@@ -112,9 +112,9 @@ const std::vector<std::int32_t>& RaggedForward::step(const std::vector<RaggedSeq
   float *x = x_.f32(), *h = h_.f32(), *att = att_.f32();
   float *proj = proj_.f32(), *gate_up = gate_up_.f32(), *act = act_.f32();
   const std::int64_t RD = std::int64_t(R) * D;
-  const std::int64_t wb = std::int64_t(dtype_bytes(w.embed.dtype));
+  const DType wb = w.embed.dtype;
 
-  run_op(tr, "embedding", C::kCopy, -1, {0, (wb + 4) * RD}, [&] {
+  run_op(tr, "embedding", C::kCopy, -1, {0, dtype_bytes_for(wb, RD) + 4 * RD}, [&] {
     be_.embedding_weights(x, w.embed.ref(), tokens, R, D);                // x: [R, D]
   });
   for (int l = 0; l < c_.n_layers; ++l) {
@@ -161,7 +161,7 @@ void RaggedForward::attention_block(int l, int R) {
   const auto* rows = rows_.as<std::int32_t>();
   const std::int32_t *positions = rows + M, *slots = rows + 2 * M;
 
-  const std::int64_t wb = std::int64_t(dtype_bytes(lw.wqkv.dtype));
+  const DType wb = lw.wqkv.dtype;
   run_op(tr, "qkv_proj", C::kGemm, l, gemm_work(R, QKV, D, wb), [&] {
     be_.matmul_weights(qkv, h_.f32(), lw.wqkv.ref(), R, QKV, D, D);  // qkv: [R, Q | KV | KV]
   });
@@ -212,7 +212,7 @@ void RaggedForward::head(int S) {
   run_op(tr, "final_norm", C::kNorm, -1, elementwise_work(SD, 4, 1, 1), [&] {
     be_.rmsnorm(hidden, hidden, w.final_norm.f32(), S, D, c_.norm_eps);
   });
-  const std::int64_t wb = std::int64_t(dtype_bytes(w.head().dtype));
+  const DType wb = w.head().dtype;
   run_op(tr, "lm_head", C::kGemm, -1, gemm_work(S, V, D, wb), [&] {
     be_.matmul_weights(logits_.f32(), hidden, w.head(), S, V, D, D);    // logits: [S, V]
   });

@@ -18,6 +18,8 @@ const char* safetensors_dtype(DType t) {
     case DType::kFp32: return "F32";
     case DType::kFp16: return "F16";
     case DType::kBf16: return "BF16";
+    case DType::kInt8:
+    case DType::kInt4: break;  // quantised blocks are an engine detail, never written
   }
   return "?";
 }
@@ -26,6 +28,9 @@ const char* safetensors_dtype(DType t) {
 void write_safetensors(const std::string& path, const std::vector<TensorSpec>& specs,
                        const WeightSource& source, DType dtype,
                        const std::map<std::string, std::string>& metadata) {
+  if (dtype_is_quantized(dtype))
+    throw BadInput("safetensors: --dtype " + std::string(dtype_name(dtype)) +
+                   " is not written (checkpoints stay fp32, fp16 or bf16)");
   const std::size_t elem_bytes = dtype_bytes(dtype);
 
   // ---- header: name -> dtype, shape, [begin, end) in the data section ----

@@ -97,7 +97,41 @@ Buffer load_stacked(const std::vector<TensorSpec>& parts, const WeightSource& so
   return buf;
 }
 
-// The same for a weight matrix stored as `dtype`: filled in fp32 on the host, then narrowed.
+// A weight matrix's fp32 values (parts stacked row-wise, one inner dimension) quantised into
+// int8/int4 blocks of 32 along the input dimension (kernels/cpu/quant.h; deterministic: a pure
+// function of the values). CPU only, and the inner dimension must be a multiple of 32.
+WeightMatrix quantize_matrix(const std::vector<TensorSpec>& parts, const std::vector<float>& values,
+                             Backend& backend, DType dtype) {
+  const std::string what = "--dtype " + std::string(dtype_name(dtype));
+  if (!backend.host_visible()) throw BadInput(what + " is CPU-only for now");
+  const std::int64_t k = parts[0].shape.back();
+  if (k % kQuantBlock != 0)
+    throw BadInput(what + ": tensor '" + parts[0].name + "' has " + std::to_string(k) +
+                   " input features, not a multiple of the block size " +
+                   std::to_string(kQuantBlock));
+  const std::int64_t rows = std::int64_t(values.size()) / k;
+  WeightMatrix m{backend.alloc(std::size_t(dtype_bytes_for(dtype, rows * k))), dtype};
+  backend.quantize_weights(m.buf.data(), values.data(), dtype, rows, int(k));
+  // A block's fp16 scale is max|x| / 127 (int8) or / 7 (int4): finite weights beyond about
+  // 8.3e6 (int8) or 4.6e5 (int4) would make it Inf.
+  const auto* bytes = static_cast<const std::uint8_t*>(m.buf.data());
+  const std::int64_t blocks = rows * k / kQuantBlock, bb = dtype_bytes_x32(dtype);
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    std::uint16_t d;
+    std::memcpy(&d, bytes + b * bb, 2);
+    if ((d & 0x7C00u) == 0x7C00u) {
+      std::int64_t row = b * kQuantBlock / k, part = 0;
+      while (row >= parts[std::size_t(part)].shape[0]) row -= parts[std::size_t(part++)].shape[0];
+      throw BadInput("weights: tensor '" + parts[std::size_t(part)].name + "' row " +
+                     std::to_string(row) + " is too large for " + what +
+                     " (its block scale exceeds the fp16 range); load it as bf16 or fp32");
+    }
+  }
+  return m;
+}
+
+// The same for a weight matrix stored as `dtype`: filled in fp32 on the host, then narrowed
+// (bf16/fp16) or quantised (int8/int4).
 WeightMatrix load_matrix(const std::vector<TensorSpec>& parts, const WeightSource& source,
                          Backend& backend, DType dtype) {
   if (dtype == DType::kFp32) return {load_stacked(parts, source, backend), dtype};
@@ -109,6 +143,7 @@ WeightMatrix load_matrix(const std::vector<TensorSpec>& parts, const WeightSourc
     fill_checked(p, source, values.data() + offset);
     offset += p.numel();
   }
+  if (dtype_is_quantized(dtype)) return quantize_matrix(parts, values, backend, dtype);
   WeightMatrix m{backend.alloc(std::size_t(total) * sizeof(std::uint16_t)), dtype};
   std::vector<std::uint16_t> staging;
   auto* dst = m.buf.as<std::uint16_t>();

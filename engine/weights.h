@@ -44,7 +44,8 @@ class RandomWeights final : public WeightSource {
   std::uint64_t seed_;
 };
 
-// A 2-D weight matrix stored in the run's weight dtype: fp32 values, or bf16/fp16 bits.
+// A 2-D weight matrix stored in the run's weight dtype: fp32 values, bf16/fp16 bits, or int8/int4
+// blocks (kernels/cpu/quant.h; the embedding table too, since a tied LM head reads it).
 struct WeightMatrix {
   Buffer buf;
   DType dtype = DType::kFp32;
@@ -79,7 +80,8 @@ struct Weights {
 // Allocates the weights in `backend` memory and fills them from `source`, storing the weight
 // matrices as `dtype` (converted once here, rounding to nearest even; a checkpoint's bf16/fp16
 // values are widened by the source first, which is exact, so a checkpoint loaded in its own
-// dtype keeps its bits).
+// dtype keeps its bits). int8/int4 quantise the fp32 values here, deterministically (CPU
+// backend only; BadInput otherwise, or when an inner dimension is not a multiple of 32).
 Weights load_weights(const ModelConfig& config, const WeightSource& source, Backend& backend,
                      DType dtype = DType::kFp32);
 

@@ -237,6 +237,45 @@ TEST(Cli, Bf16CheckpointLoadedAsBf16RunsLikeThePreset) {
   EXPECT_EQ(generated[0], generated[1]);
 }
 
+TEST(Cli, QuantisedDtypesStoreBlockBytesAndQuantiseCheckpointsLikeThePreset) {
+  // tiny's 118784 matrix weights = 3712 blocks of 32: int8 34 bytes a block, int4 18; the 320
+  // norm weights stay fp32.
+  const fs::path d = scratch_dir();
+  fs::remove(d / "quant.db");
+  const Result r = llmbench("run --model tiny --dtype int8,int4 --prompt-len 40 "
+                            "--max-new-tokens 3 --repeat 1 --quiet --format json --db " +
+                            (d / "quant.db").string() + kPeaks);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["cases"].size(), 2u);
+  for (const auto& c : j["cases"]) EXPECT_EQ(c["status"], "ok") << c.dump();
+  EXPECT_EQ(column_text(d / "quant.db", "SELECT dtype || ':' || weight_bytes FROM bench_case "
+                                        "ORDER BY id"),
+            (std::vector<std::string>{"int8:" + std::to_string(3712 * 34 + 320 * 4),
+                                      "int4:" + std::to_string(3712 * 18 + 320 * 4)}));
+
+  // An fp32 checkpoint of the same seed quantises to the same blocks: the same tokens.
+  fs::remove_all(d / "qckpt");
+  ASSERT_EQ(llmbench("export-weights --model tiny --seed 3 --dtype fp32 -o " +
+                     (d / "qckpt").string()).exit_code, 0);
+  std::vector<nlohmann::json> generated;
+  for (const std::string& model : {std::string("tiny"), (d / "qckpt").string()}) {
+    const Result g = llmbench("run --model " + model + " --dtype int4 --seed 3 --batch 2 "
+                              "--max-new-tokens 6 --repeat 1 --quiet --format json --prompt-ids "
+                              "5,6,7,8,9 --db " + (d / "qckpt.db").string() + kPeaks);
+    ASSERT_EQ(g.exit_code, 0) << g.err;
+    generated.push_back(nlohmann::json::parse(g.out)["cases"][0]["generated_ids"]);
+  }
+  EXPECT_EQ(generated[0], generated[1]);
+
+  // Checkpoints stay float: export-weights refuses the block formats.
+  const Result bad = llmbench("export-weights --model tiny --dtype int8 -o " +
+                              (d / "never").string());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("expected fp32, fp16 or bf16"), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(d / "never"));
+}
+
 TEST(Cli, ModelsListsEveryPreset) {
   const Result r = llmbench("models");
   ASSERT_EQ(r.exit_code, 0);

@@ -415,6 +415,11 @@ TEST(Outputs, ModelsAsJson) {
   EXPECT_EQ(j[0]["model"], "tiny");
   EXPECT_TRUE(j[0]["params_m"].is_number());
   EXPECT_TRUE(j[0]["fp32_gib"].is_number());
+  // int8 / int4 count blocks and scales: 34/32 and 18/32 of a byte per matrix weight, so
+  // they sit between a quarter and a third (int8), an eighth and a sixth (int4) of fp32.
+  EXPECT_LT(j[0]["int8_gib"].get<double>(), j[0]["fp32_gib"].get<double>() / 3);
+  EXPECT_GT(j[0]["int8_gib"].get<double>(), j[0]["fp32_gib"].get<double>() / 4);
+  EXPECT_LT(j[0]["int4_gib"].get<double>(), j[0]["int8_gib"].get<double>());
 }
 
 TEST(Outputs, QueryTakesInlineSqlReadOnly) {

@@ -71,6 +71,20 @@ TEST(Cost, HalfWeightBytesByHand) {
   EXPECT_EQ(qwen.weight_bytes(DType::kFp16), matrices * 2 + 72 * 4);
 }
 
+TEST(Cost, QuantisedWeightBytesCountBlocksAndScales) {
+  const ModelConfig c = toy();
+  // 1312 matrix weights = 41 blocks of 32: int8 34 bytes a block (32 values + an fp16 scale),
+  // int4 18 (16 bytes of nibbles + the scale); the 40 norm params stay fp32.
+  const std::int64_t matrices = 80 + 2 * 576 + 80;
+  ASSERT_EQ(matrices, 41 * 32);
+  EXPECT_EQ(c.weight_bytes(DType::kInt8), 41 * 34 + 40 * 4);
+  EXPECT_EQ(c.weight_bytes(DType::kInt4), 41 * 18 + 40 * 4);
+  // Decode streams 2*576 + 80 + 3 gathered rows of 8 = 1256 weights = 39 blocks + 8 weights
+  // (8 * 34 / 32 = 8.5 bytes, counted as 8), plus the fp32 norms and the KV cache.
+  EXPECT_EQ(decode_step_bytes(c, 3, 5, DType::kInt8), 39 * 34 + 8 + 40 * 4 + 1152);
+  EXPECT_EQ(decode_step_bytes(c, 3, 5, DType::kInt4), 39 * 18 + 4 + 40 * 4 + 1152);
+}
+
 TEST(Metrics, ExactValuesFromSyntheticTimings) {
   CaseCost cost;
   cost.prefill_flops = 4'000'000'000;          // 4 GFLOP

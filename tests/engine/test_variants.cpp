@@ -101,6 +101,26 @@ TEST_F(VariantsTest, EveryCombinationGeneratesTheDefaultTokens) {
   }
 }
 
+// Within one quantised dtype (--dtype int8|int4), every variant still generates the default's
+// tokens: the variants change only how activations and the KV cache move, never the weights.
+TEST_F(VariantsTest, EveryCombinationGeneratesTheDefaultTokensQuantised) {
+  for (const DType t : {DType::kInt8, DType::kInt4}) {
+    const Model model(c_, load_weights(c_, RandomWeights(21), be_, t), be_);
+    for (const int batch : {1, 3}) {
+      const auto prompt = synthetic_prompts(21, batch, kPromptLen, c_.vocab_size, true);
+      const int max_len = kPromptLen + kDecodeSteps;
+      Session fast(model, batch, kPromptLen, max_len);
+      const Generation ref = generate(fast, prompt);
+      for (const Variants& v : every_combination()) {
+        Session s(model, batch, kPromptLen, max_len, v);
+        expect_same(generate(s, prompt), ref, c_.vocab_size,
+                    std::string(dtype_name(t)) + " batch " + std::to_string(batch) + " [" +
+                        v.describe() + "]");
+      }
+    }
+  }
+}
+
 TEST_F(VariantsTest, RepeatedRequestsOnOneSessionRepeatTheirTokens) {
   // run_case reuses one Session for warm-up, measured and traced repetitions: each prefill
   // must start from an empty cache (concat buffers dropped, paged blocks all free again).

@@ -47,7 +47,10 @@ int export_weights(const std::string& model, const std::string& dtype_text,
   if (!preset)
     throw BadInput("--model: unknown preset '" + model + "' (`llmbench models` lists them)");
   const auto dtype = parse_dtype(dtype_text);
-  if (!dtype) throw BadInput("--dtype: expected fp32, fp16 or bf16, got '" + dtype_text + "'");
+  // int8/int4 are an engine detail (weights are quantised when loaded): a checkpoint stays
+  // float, so the numpy reference can read it.
+  if (!dtype || dtype_is_quantized(*dtype))
+    throw BadInput("--dtype: expected fp32, fp16 or bf16, got '" + dtype_text + "'");
   const auto seed = std::uint64_t(parse_int("--seed", seed_text, 0, INT_MAX));  // as `run` takes it
   preset->validate();
   bool created = false;

@@ -20,6 +20,9 @@ std::vector<std::tuple<std::string, nlohmann::ordered_json, std::string>> model_
   const double params_m = double(c.total_params()) / 1e6;
   const double fp32_gib = double(c.weight_bytes(DType::kFp32)) / (1 << 30);
   const double bf16_gib = double(c.weight_bytes(DType::kBf16)) / (1 << 30);
+  // Blocks and scales: 34 / 32 (int8) and 18 / 32 (int4) bytes per matrix weight.
+  const double int8_gib = double(c.weight_bytes(DType::kInt8)) / (1 << 30);
+  const double int4_gib = double(c.weight_bytes(DType::kInt4)) / (1 << 30);
   return {{"model", c.name, c.name},
           {"params_m", params_m, fmt::format("{:.1f}", params_m)},
           {"dim", c.dim, std::to_string(c.dim)},
@@ -32,7 +35,9 @@ std::vector<std::tuple<std::string, nlohmann::ordered_json, std::string>> model_
           {"rope_theta", c.rope_theta, fmt::format("{:g}", c.rope_theta)},
           {"tied", c.tied_embeddings, c.tied_embeddings ? "yes" : "no"},
           {"fp32_gib", fp32_gib, fmt::format("{:.3f}", fp32_gib)},
-          {"bf16_gib", bf16_gib, fmt::format("{:.3f}", bf16_gib)}};
+          {"bf16_gib", bf16_gib, fmt::format("{:.3f}", bf16_gib)},
+          {"int8_gib", int8_gib, fmt::format("{:.3f}", int8_gib)},
+          {"int4_gib", int4_gib, fmt::format("{:.3f}", int4_gib)}};
 }
 
 int list_models(const std::string& format) {

@@ -16,7 +16,7 @@ void add_run_flags(CLI::App* cmd, RunOptions& o) {
       ->type_name("LIST")->capture_default_str()->group(cases);
   cmd->add_option("--backend", o.backend, "auto|cpu|cuda")
       ->type_name("WORD")->capture_default_str()->group(cases);
-  cmd->add_option("--dtype", o.dtype, "fp32|fp16|bf16")
+  cmd->add_option("--dtype", o.dtype, "fp32|fp16|bf16|int8|int4")
       ->type_name("LIST")->capture_default_str()->group(cases);
   cmd->add_option("--batch", o.batch, "Sequences per case, each >= 1, e.g. 1,4,16")
       ->type_name("LIST")->capture_default_str()->group(cases);

@@ -222,7 +222,14 @@ RunPlan make_plan(const RunOptions& o) {
   plan.backend = choice.name;
   plan.backend_notice = choice.notice;
   const std::vector<DType> dts = parse_choice_list<DType>(
-      "--dtype", o.dtype, "fp32, fp16 or bf16", [](const std::string& d) { return parse_dtype(d); });
+      "--dtype", o.dtype, "fp32, fp16, bf16, int8 or int4",
+      [](const std::string& d) { return parse_dtype(d); });
+  // The int8/int4 kernels are CPU-only (kernels/cpu/quant.h); CUDA refuses them up front.
+  if (plan.backend == "cuda")
+    for (DType dt : dts)
+      if (dtype_is_quantized(dt))
+        throw BadInput("--dtype " + std::string(dtype_name(dt)) +
+                       " is CPU-only for now (use --backend cpu)");
   const int warmup = parse_int("--warmup", o.warmup, 0, 1000000);
   const int repeat = parse_int("--repeat", o.repeat, 1, 1000000);
   const int threads_flag = o.threads.empty() ? 0 : parse_int("--threads", o.threads, 0, 4096);

@@ -1,0 +1,196 @@
+// The int8/int4 block formats: references (plain loops, the spec of quant.h) and the engine's
+// versions. The AVX-512 decode kernel lives in quant_avx512.cpp (its own compile flags).
+#include "kernels/cpu/quant.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "kernels/common/error.h"
+#include "kernels/common/half.h"
+#include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/quant_avx512.h"
+
+namespace llmbench::cpu {
+
+namespace {
+
+int quant_max(DType dtype) { return dtype == DType::kInt8 ? 127 : 7; }
+
+void check_quant(DType dtype, int k) {
+  LLMBENCH_CHECK(dtype_is_quantized(dtype), "int8 or int4 weights");
+  LLMBENCH_CHECK(k % kQuantBlock == 0, "k a multiple of the block size (32)");
+}
+
+// One block of 32 weights: writes the scale and the values (layout: quant.h).
+void quantize_block(std::uint8_t* dst, const float* x, DType dtype) {
+  float amax = 0.0f;
+  for (int j = 0; j < kQuantBlock; ++j) amax = std::max(amax, std::fabs(x[j]));
+  const int qmax = quant_max(dtype);
+  const std::uint16_t d = fp32_to_fp16(amax / float(qmax));
+  const float df = fp16_to_fp32(d);
+  const float inv = df > 0.0f ? 1.0f / df : 0.0f;
+  std::memcpy(dst, &d, 2);  // little-endian on every target this builds for
+  int q[kQuantBlock];
+  for (int j = 0; j < kQuantBlock; ++j)
+    q[j] = std::clamp(int(std::nearbyint(x[j] * inv)), -qmax, qmax);
+  if (dtype == DType::kInt8) {
+    for (int j = 0; j < kQuantBlock; ++j) dst[2 + j] = std::uint8_t(std::int8_t(q[j]));
+  } else {
+    for (int i = 0; i < 16; ++i)
+      dst[2 + i] = std::uint8_t((q[i] + 8) | ((q[i + 16] + 8) << 4));
+  }
+}
+
+// The 32 values q[j] * d of one block.
+void dequantize_block(float* dst, const std::uint8_t* b, DType dtype) {
+  std::uint16_t d;
+  std::memcpy(&d, b, 2);
+  const float df = fp16_to_fp32(d);
+  if (dtype == DType::kInt8) {
+    for (int j = 0; j < kQuantBlock; ++j) dst[j] = float(std::int8_t(b[2 + j])) * df;
+  } else {
+    for (int i = 0; i < 16; ++i) {
+      dst[i] = float(int(b[2 + i] & 0x0F) - 8) * df;
+      dst[i + 16] = float(int(b[2 + i] >> 4) - 8) * df;
+    }
+  }
+}
+
+const std::uint8_t* row_at(const void* w, DType dtype, std::int64_t row, int k) {
+  return static_cast<const std::uint8_t*>(w) + row * quant_row_bytes(dtype, k);
+}
+
+}  // namespace
+
+std::int64_t quant_row_bytes(DType dtype, int k) { return dtype_bytes_for(dtype, k); }
+
+void quantize_rows_reference(void* dst, const float* src, DType dtype, std::int64_t n_rows,
+                             int k) {
+  check_quant(dtype, k);
+  const std::int64_t bb = dtype_bytes_x32(dtype);
+  auto* out = static_cast<std::uint8_t*>(dst);
+  for (std::int64_t r = 0; r < n_rows; ++r)
+    for (int b = 0; b < k / kQuantBlock; ++b)
+      quantize_block(out + r * quant_row_bytes(dtype, k) + b * bb,
+                     src + r * k + std::int64_t(b) * kQuantBlock, dtype);
+}
+
+void dequantize_rows_reference(float* dst, const void* src, DType dtype, std::int64_t n_rows,
+                               int k) {
+  check_quant(dtype, k);
+  const std::int64_t bb = dtype_bytes_x32(dtype);
+  for (std::int64_t r = 0; r < n_rows; ++r)
+    for (int b = 0; b < k / kQuantBlock; ++b)
+      dequantize_block(dst + r * k + std::int64_t(b) * kQuantBlock,
+                       row_at(src, dtype, r, k) + b * bb, dtype);
+}
+
+double quant_dot_reference(const void* w_row, const float* x, DType dtype, int k) {
+  check_quant(dtype, k);
+  const auto* row = static_cast<const std::uint8_t*>(w_row);
+  double s = 0.0;
+  float w[kQuantBlock];
+  for (int b = 0; b < k / kQuantBlock; ++b) {
+    dequantize_block(w, row + b * dtype_bytes_x32(dtype), dtype);
+    for (int j = 0; j < kQuantBlock; ++j) s += double(x[b * kQuantBlock + j]) * double(w[j]);
+  }
+  return s;
+}
+
+void matmul_quant_reference(float* out, const float* x, const void* w, DType dtype, int m, int n,
+                            int k, int lda) {
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j)
+      out[std::int64_t(i) * n + j] =
+          float(quant_dot_reference(row_at(w, dtype, j, k), x + std::int64_t(i) * lda, dtype, k));
+}
+
+void quantize_rows(void* dst, const float* src, DType dtype, std::int64_t n_rows, int k) {
+  check_quant(dtype, k);
+  const std::int64_t rb = quant_row_bytes(dtype, k);
+#pragma omp parallel for schedule(static) if (n_rows * k > 65536)
+  for (std::int64_t r = 0; r < n_rows; ++r)
+    quantize_rows_reference(static_cast<std::uint8_t*>(dst) + r * rb, src + r * k, dtype, 1, k);
+}
+
+void dequantize_rows(float* dst, const void* src, DType dtype, std::int64_t n_rows, int k) {
+  check_quant(dtype, k);
+#pragma omp parallel for schedule(static) if (n_rows * k > 65536)
+  for (std::int64_t r = 0; r < n_rows; ++r)
+    dequantize_rows_reference(dst + r * k, row_at(src, dtype, r, k), dtype, 1, k);
+}
+
+namespace {
+
+// The portable decode path: each weight row dequantised once into a per-thread L1 buffer, then
+// one fixed-order fp32 dot product per x row (independent of m).
+__attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+void decode_portable(float* out, const float* x, const void* w, DType dtype, int m, int n, int k,
+                     int lda) {
+#pragma omp parallel if (std::int64_t(n) * k > (1 << 15))
+  {
+    std::vector<float> row(static_cast<std::size_t>(k));
+#pragma omp for schedule(static)
+    for (int j = 0; j < n; ++j) {
+      dequantize_rows_reference(row.data(), row_at(w, dtype, j, k), dtype, 1, k);
+      const float* wr = row.data();
+      for (int i = 0; i < m; ++i) {
+        const float* xr = x + std::int64_t(i) * lda;
+        float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+        for (int t = 0; t < k; ++t) s += xr[t] * wr[t];
+        out[std::int64_t(i) * n + j] = s;
+      }
+    }
+  }
+}
+
+// The prefill path: kQuantTileRows weight rows at a time dequantised and multiplied by matmul().
+void prefill_tiles(float* out, const float* x, const void* w, DType dtype, int m, int n, int k,
+                   int lda) {
+  std::vector<float> tile(std::size_t(kQuantTileRows) * k);
+  std::vector<float> part(std::size_t(m) * kQuantTileRows);
+  for (int j0 = 0; j0 < n; j0 += kQuantTileRows) {
+    const int nt = std::min(kQuantTileRows, n - j0);
+    dequantize_rows(tile.data(), row_at(w, dtype, j0, k), dtype, nt, k);
+    matmul(part.data(), x, tile.data(), m, nt, k, lda);
+#pragma omp parallel for schedule(static) if (std::int64_t(m) * nt > 65536)
+    for (int i = 0; i < m; ++i)
+      std::memcpy(out + std::int64_t(i) * n + j0, part.data() + std::int64_t(i) * nt,
+                  std::size_t(nt) * sizeof(float));
+  }
+}
+
+}  // namespace
+
+void matmul_quant(float* out, const float* x, const void* w, DType dtype, int m, int n, int k,
+                  int lda) {
+  check_quant(dtype, k);
+  if (m <= 0 || n <= 0) return;
+  if (k == 0) {
+    std::fill(out, out + std::int64_t(m) * n, 0.0f);
+    return;
+  }
+  if (m > kQuantDecodeRowsMax)
+    prefill_tiles(out, x, w, dtype, m, n, k, lda);
+  else if (cpu_isa().avx512)
+    avx512::matmul_quant_decode(out, x, lda, w, dtype == DType::kInt4, m, n, k);
+  else
+    decode_portable(out, x, w, dtype, m, n, k, lda);
+}
+
+void embedding_quant(float* out, const void* table, DType dtype, const std::int32_t* tokens,
+                     int n_tokens, int dim) {
+  check_quant(dtype, dim);
+#pragma omp parallel for schedule(static) if (std::int64_t(n_tokens) * dim > 65536)
+  for (int t = 0; t < n_tokens; ++t)
+    dequantize_rows_reference(out + std::int64_t(t) * dim, row_at(table, dtype, tokens[t], dim),
+                              dtype, 1, dim);
+}
+
+}  // namespace llmbench::cpu

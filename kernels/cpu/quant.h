@@ -1,0 +1,62 @@
+// Weight-only quantised matrices: the int8 and int4 block formats (--dtype int8|int4), their
+// plain references (the spec) and the versions the engine runs. Weights only: activations,
+// norms and the KV cache stay fp32.
+//
+// Layout (docs/metrics.md, "Quantised weights"): a matrix [n, k] is row-major, each row k / 32
+// blocks of 32 consecutive weights along k (k must be a multiple of kQuantBlock), blocks
+// back to back with no padding. A block is its scale d (fp16 bits, little-endian) followed by
+// its values:
+//   int8  34 bytes: d, then q[0..31] as int8 in [-127, 127];   w[j] = q[j] * d
+//   int4  18 bytes: d, then 16 bytes; byte i holds q[i] + 8 in its low nibble and q[i + 16] + 8
+//         in its high nibble, q in [-7, 7] (symmetric: no minimum);   w[j] = q[j] * d
+// Quantisation (round to nearest even throughout): d = fp16(max|x| / Q) with Q = 127 (int8) or
+// 7 (int4); q = clamp(rint(x / fp32(d)), -Q, Q) (q = 0 when d is 0). q * d is exact in fp32, so
+// a dequantised weight is an fp32 value with no further rounding.
+// Deliberately not: asymmetric (min/offset) blocks, k-quants' super-blocks, quantised
+// activations.
+#pragma once
+#include <cstdint>
+
+#include "kernels/common/dtype.h"
+
+namespace llmbench::cpu {
+
+// Bytes of one row of k weights of the block type `dtype` (kInt8 or kInt4; k % 32 == 0).
+std::int64_t quant_row_bytes(DType dtype, int k);
+
+// ---- the spec ----
+// dst: n_rows rows of quant_row_bytes(dtype, k) bytes each, from src [n_rows, k] fp32.
+void quantize_rows_reference(void* dst, const float* src, DType dtype, std::int64_t n_rows, int k);
+// dst [n_rows, k] fp32 = q * d of every weight of src.
+void dequantize_rows_reference(float* dst, const void* src, DType dtype, std::int64_t n_rows,
+                               int k);
+// sum_j x[j] * (q[j] * d) over one quantised row, accumulated in double.
+double quant_dot_reference(const void* w_row, const float* x, DType dtype, int k);
+// out[m, n] = x[m, k] . dequantise(w)[n, k]^T (x rows lda apart, out contiguous), in double.
+void matmul_quant_reference(float* out, const float* x, const void* w, DType dtype, int m, int n,
+                            int k, int lda);
+
+// ---- what the engine runs ----
+// The same bytes as the references (rows in parallel).
+void quantize_rows(void* dst, const float* src, DType dtype, std::int64_t n_rows, int k);
+void dequantize_rows(float* dst, const void* src, DType dtype, std::int64_t n_rows, int k);
+
+// matmul_quant_reference's product with fp32 accumulation, chosen by row count:
+//   m <= kQuantDecodeRowsMax (decode): each weight row's blocks read once and widened to fp32
+//     in registers (AVX-512, cpu_isa.h) or into an L1 row buffer (portable), then multiplied
+//     into all m rows of x with FMAs. Each output is the same fixed-order fp32 sum whatever m
+//     is, so row i of the result does not depend on m.
+//   larger m (prefill): kQuantTileRows weight rows at a time dequantised to fp32 and
+//     multiplied by matmul() (kernels/cpu/matmul.h: the AVX-512 streaming kernel or sgemm).
+void matmul_quant(float* out, const float* x, const void* w, DType dtype, int m, int n, int k,
+                  int lda);
+
+inline constexpr int kQuantDecodeRowsMax = 32;
+inline constexpr int kQuantTileRows = 256;
+
+// out[t, :] = the dequantised row tokens[t] of table [vocab, dim] (the embedding of a
+// quantised table: the same values the LM head multiplies by when embeddings are tied).
+void embedding_quant(float* out, const void* table, DType dtype, const std::int32_t* tokens,
+                     int n_tokens, int dim);
+
+}  // namespace llmbench::cpu
