@@ -3,6 +3,7 @@
 // unchanged), skip counts, and the trace-processor compatibility of a window query over a
 // record_function range holding nested aten:: ops with fractional microsecond timestamps.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -236,6 +237,33 @@ TEST(ChromeImport, DeeplyNestedJsonIsRefusedNotACrash) {
                                 db, "deep_ok.json");
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_EQ(sql_int(db.string(), "SELECT COUNT(*) FROM slice WHERE name = 'deep'"), 1);
+}
+
+// A full disk (a file size limit in the child, SIGXFSZ ignored: unprivileged) while a new
+// database is written: one line, exit 2, and no database or side file left behind.
+TEST(ChromeImport, AFullDiskLeavesNoDatabase) {
+  const fs::path dir = scratch_dir();
+  const fs::path in = dir / "big.json", db = dir / "full.db";
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(db.string() + suffix);
+  json events = json::array();
+  for (int i = 0; i < 3000; ++i)
+    events.push_back({{"ph", "X"}, {"name", "op" + std::to_string(i)}, {"ts", i}, {"dur", 1},
+                      {"pid", 1}, {"tid", 1}});
+  write_file(in, events.dump());
+  if (std::system("bash -c 'ulimit -f 16' 2> /dev/null") != 0)
+    GTEST_SKIP() << "bash cannot set a file size limit here (ulimit -f)";
+  const std::string cmd = "bash -c \"trap '' XFSZ; ulimit -f 16 && exec " LLMBENCH_BIN
+                          " import chrome " + in.string() + " --db " + db.string() + "\" > " +
+                          (dir / "out").string() + " 2> " + (dir / "err").string();
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  const std::string err = slurp(dir / "err");
+  EXPECT_EQ(err.rfind("error: --db '" + db.string() + "': cannot write the import", 0), 0u) << err;
+  EXPECT_NE(err.find("nothing was created"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+    EXPECT_FALSE(fs::exists(db.string() + suffix)) << db.string() + suffix;
 }
 
 // Times at the ends of the int64 ns range: a duration that would carry the end past it, and a

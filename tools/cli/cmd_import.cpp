@@ -16,6 +16,7 @@
 #include "tools/cli/commands.h"
 #include "tools/trace_io/import_chrome.h"
 #include "tools/trace_io/import_nsys.h"
+#include "tools/store/sqlite_db.h"
 #include "tools/store/store.h"
 #include "tools/store/trace_writer.h"
 
@@ -50,8 +51,12 @@ int run_import(const std::string& format, const ImportOptions& o, const CommandC
   try {
     ResultStore store(o.db);
     counts = write_import(store.db(), r.trace, r.index, source);
-  } catch (...) {
+  } catch (const std::exception& e) {
     if (!existed) remove_database(o.db);  // leave no half-made database behind
+    // A full disk (or a file size limit): one line, not an SQL dump with exit 1.
+    if (auto reason = write_failure_reason(e))
+      throw BadInput("--db '" + o.db + "': cannot write the import (" + *reason + "); " +
+                     (existed ? "the database is as it was" : "nothing was created"));
     throw;
   }
   const auto t2 = clock::now();

@@ -90,14 +90,9 @@ void remove_database_files(const std::string& path) {
 // happened and that nothing was left, instead of a multi-line SQL dump with exit 1.
 [[noreturn]] void rethrow_as_storage_error(const std::string& path, const std::exception& e,
                                            bool removed, const std::string& kept = "") {
-  const std::string what = e.what();
-  const bool full = what.find("database or disk is full") != std::string::npos;
-  const bool io = what.find("disk I/O error") != std::string::npos;
-  if (!full && !io) throw;
-  throw BadInput("--db '" + path + "': cannot write the database (" +
-                 (full ? std::string("the disk is full") :
-                         std::string("disk I/O error: a full disk or a file size limit?")) +
-                 "); " + (removed         ? "the new database was removed, nothing was written"
+  const std::optional<std::string> reason = write_failure_reason(e);
+  if (!reason) throw;
+  throw BadInput("--db '" + path + "': cannot write the database (" + *reason + "); " + (removed         ? "the new database was removed, nothing was written"
                           : !kept.empty() ? kept
                                           : "nothing of this run was stored"));
 }

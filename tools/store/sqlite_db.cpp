@@ -32,6 +32,14 @@ Db::Db(const std::string& path, Mode mode) : path_(path) {
 
 Db::~Db() { sqlite3_close(db_); }
 
+std::optional<std::string> write_failure_reason(const std::exception& e) {
+  const std::string what = e.what();
+  if (what.find("database or disk is full") != std::string::npos) return "the disk is full";
+  if (what.find("disk I/O error") != std::string::npos)
+    return "disk I/O error: a full disk or a file size limit?";
+  return std::nullopt;
+}
+
 void Db::exec(const std::string& sql) {
   char* err = nullptr;
   if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {

@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <exception>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -87,6 +88,12 @@ class Stmt {
   sqlite3_stmt* stmt_ = nullptr;
   std::string sql_;
 };
+
+// When `e` is SQLite failing to write (a full disk: "database or disk is full"; a write error
+// such as a file size limit: "disk I/O error"), a short reason for a one-line message; else
+// nullopt. The run and import commands turn such failures into one `error:` line (exit 2)
+// instead of an SQL dump.
+std::optional<std::string> write_failure_reason(const std::exception& e);
 
 // Runs `fn` inside BEGIN IMMEDIATE / COMMIT; rolls back if it throws.
 template <class Fn>
