@@ -14,6 +14,7 @@
 #include "kernels/common/error.h"
 #include "kernels/cuda/argmax.cuh"
 #include "kernels/cuda/attention.cuh"
+#include "kernels/cuda/attention_gemm.cuh"
 #include "kernels/cuda/convert.cuh"
 #include "kernels/cuda/copy_heads.cuh"
 #include "kernels/cuda/cuda_check.h"
@@ -72,16 +73,57 @@ class CudaEventTimer final : public OpTimer {
   std::deque<cuda::CudaEventPair> pairs_;  // a deque: growing never moves live pairs
 };
 
+// A device buffer that only grows; growing frees the old one (cudaFree waits for its readers).
+struct GrowBuffer {
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+  GrowBuffer() = default;
+  GrowBuffer(const GrowBuffer&) = delete;
+  GrowBuffer& operator=(const GrowBuffer&) = delete;
+  ~GrowBuffer() {
+    if (ptr) LLMBENCH_CUDA_CHECK_NOTHROW(cudaFree(ptr));
+  }
+  void* at_least(std::size_t n) {
+    if (n > bytes) {
+      if (ptr) LLMBENCH_CUDA_CHECK(cudaFree(ptr));
+      ptr = nullptr;
+      bytes = 0;
+      LLMBENCH_CUDA_CHECK(cudaMalloc(&ptr, n));
+      bytes = n;
+    }
+    return ptr;
+  }
+};
+
+// Prefill attention (n_new >= this) goes through cuBLAS GEMMs (kernels/cuda/attention_gemm.cuh);
+// fewer query tokens use the attention kernel, split over keys when the queries alone cannot
+// fill the GPU.
+constexpr int kGemmAttentionMinQueries = 32;
+// Scores of one chunk of (sequence, head) pairs in the GEMM attention: at most this many bytes.
+constexpr std::size_t kAttentionScoreBudget = std::size_t{256} << 20;
+
+// The split of a decode-shaped attention call: aim for two blocks per SM, with scratch from
+// `buffer` (grown as needed).
+cuda::AttentionSplit attention_split(GrowBuffer& buffer, int sm_count, const AttentionShape& s) {
+  const int target = 2 * sm_count;
+  const std::size_t floats = cuda::attention_split_floats(s, target);
+  if (floats == 0) return {};
+  auto* scratch = static_cast<float*>(buffer.at_least(floats * sizeof(float)));
+  return {scratch, buffer.bytes / sizeof(float), target};
+}
+
 }  // namespace
 
 struct CudaBackend::Impl {
   int device = 0;
   cudaStream_t stream = nullptr;
   cublasHandle_t cublas = nullptr;
-  // matmul_half's activations converted to the weight dtype. Grow-only: it reaches its size in
-  // the first (warm-up) pass, so no measured pass allocates.
-  void* half_x = nullptr;
-  std::size_t half_x_bytes = 0;
+  int sm_count = 0;
+  // matmul_half's activations converted to the weight dtype, and attention's scratch (the
+  // prefill scores of attention_gemm, the split partials of decode). Grow-only: they reach
+  // their size in the first (warm-up) pass, so no measured pass allocates.
+  GrowBuffer half_x;
+  GrowBuffer attention_scratch;
 };
 
 int cuda_device_count() {
@@ -125,6 +167,7 @@ CudaBackend::CudaBackend(int device, bool sync_check)
   impl_->device = device;
   LLMBENCH_CUDA_CHECK(cudaSetDevice(device));
   info_ = query_cuda_device(device);
+  impl_->sm_count = info_.sm_count;
   LLMBENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking));
   LLMBENCH_CUBLAS_CHECK(cublasCreate(&impl_->cublas));
   LLMBENCH_CUBLAS_CHECK(cublasSetStream(impl_->cublas, impl_->stream));
@@ -137,7 +180,6 @@ CudaBackend::CudaBackend(int device, bool sync_check)
 }
 
 CudaBackend::~CudaBackend() {
-  if (impl_->half_x) LLMBENCH_CUDA_CHECK_NOTHROW(cudaFree(impl_->half_x));
   if (impl_->cublas) LLMBENCH_CUBLAS_CHECK_NOTHROW(cublasDestroy(impl_->cublas));
   if (impl_->stream) LLMBENCH_CUDA_CHECK_NOTHROW(cudaStreamDestroy(impl_->stream));
 }
@@ -228,20 +270,14 @@ void CudaBackend::matmul_half(float* out, const float* x, const std::uint16_t* w
   // x's rows keep their stride lda: the (m - 1) * lda + k values from x's first to its last
   // used one are converted (the gaps are converted too and never read).
   const std::size_t n_x = std::size_t(m - 1) * lda + k, bytes = n_x * sizeof(std::uint16_t);
-  if (bytes > impl_->half_x_bytes) {
-    if (impl_->half_x) LLMBENCH_CUDA_CHECK(cudaFree(impl_->half_x));  // waits for its readers
-    impl_->half_x = nullptr;
-    impl_->half_x_bytes = 0;
-    LLMBENCH_CUDA_CHECK(cudaMalloc(&impl_->half_x, bytes));
-    impl_->half_x_bytes = bytes;
-  }
+  void* half_x = impl_->half_x.at_least(bytes);
   if (dtype == DType::kBf16) {
-    auto* xh = static_cast<__nv_bfloat16*>(impl_->half_x);
+    auto* xh = static_cast<__nv_bfloat16*>(half_x);
     cuda::convert_f32_to_bf16(xh, x, n_x, impl_->stream);
     cuda::gemm_bf16(impl_->cublas, out, xh, reinterpret_cast<const __nv_bfloat16*>(w), m, n, k,
                     lda);
   } else {
-    auto* xh = static_cast<__half*>(impl_->half_x);
+    auto* xh = static_cast<__half*>(half_x);
     cuda::convert_f32_to_f16(xh, x, n_x, impl_->stream);
     cuda::gemm_f16(impl_->cublas, out, xh, reinterpret_cast<const __half*>(w), m, n, k, lda);
   }
@@ -275,7 +311,18 @@ void CudaBackend::kv_cache_write(float* cache, const float* src, int src_stride,
 void CudaBackend::attention(float* out, const float* q, const float* k_cache,
                             const float* v_cache, const AttentionShape& shape,
                             const AttentionStrides& strides) {
-  cuda::attention_strided(out, q, k_cache, v_cache, shape, strides, impl_->stream);
+  if (shape.n_new >= kGemmAttentionMinQueries) {
+    const std::size_t bytes = cuda::attention_gemm_scratch_bytes(shape, kAttentionScoreBudget);
+    if (bytes > 0) {
+      void* scratch = impl_->attention_scratch.at_least(bytes);
+      cuda::attention_gemm(impl_->cublas, out, q, k_cache, v_cache, shape, strides, scratch,
+                           impl_->attention_scratch.bytes, impl_->stream);
+      after_op("attention");
+      return;
+    }
+  }
+  cuda::attention_strided(out, q, k_cache, v_cache, shape, strides, impl_->stream,
+                          attention_split(impl_->attention_scratch, impl_->sm_count, shape));
   after_op("attention");
 }
 void CudaBackend::paged_attention(float* out, const float* q, const float* k_pool,
@@ -283,7 +330,8 @@ void CudaBackend::paged_attention(float* out, const float* q, const float* k_poo
                                   const PagedKv& paged, const AttentionShape& shape,
                                   const HeadStrides& q_strides, const HeadStrides& out_strides) {
   cuda::paged_attention(out, q, k_pool, v_pool, block_table, paged, shape, q_strides,
-                        out_strides, impl_->stream);
+                        out_strides, impl_->stream,
+                        attention_split(impl_->attention_scratch, impl_->sm_count, shape));
   after_op("paged_attention");
 }
 void CudaBackend::kv_write_ragged(float* pool, const std::int32_t* block_table,

@@ -7,21 +7,29 @@
 
 namespace llmbench::cuda {
 
+std::size_t attention_split_floats(const AttentionShape& s, int target_blocks) {
+  if (s.batch <= 0 || s.n_new <= 0 || s.n_heads <= 0 || s.head_dim <= 0) return 0;
+  const unsigned long long queries =
+      static_cast<unsigned long long>(s.batch) * s.n_heads * s.n_new;
+  const int splits = detail::attention_max_splits(queries, target_blocks);
+  if (splits <= 1) return 0;
+  return static_cast<std::size_t>(queries) * splits * (s.head_dim + 2);
+}
+
 void attention_strided(float* out, const float* q, const float* k_cache, const float* v_cache,
                        const AttentionShape& s, const AttentionStrides& strides,
-                       cudaStream_t stream) {
+                       cudaStream_t stream, const AttentionSplit& split) {
   const unsigned blocks = detail::attention_blocks(s, "cuda::attention");
   if (blocks == 0) return;
-  detail::attention_kernel<<<blocks, detail::kAttentionThreads, 0, stream>>>(
-      out, strides.out, q, strides.q, k_cache, v_cache, s, detail::StridedKvAt{strides.kv},
-      detail::CausalKeys{s.past_len},
-      attention_scale(s.head_dim));
-  LLMBENCH_CUDA_LAUNCH_CHECK();
+  detail::launch_attention(out, strides.out, q, strides.q, k_cache, v_cache, s,
+                           detail::StridedKvAt{strides.kv}, detail::CausalKeys{s.past_len},
+                           attention_scale(s.head_dim), blocks, s.past_len + s.n_new, split,
+                           stream);
 }
 
 void attention(float* out, const float* q, const float* k_cache, const float* v_cache,
-               const AttentionShape& s, cudaStream_t stream) {
-  attention_strided(out, q, k_cache, v_cache, s, row_major_strides(s), stream);
+               const AttentionShape& s, cudaStream_t stream, const AttentionSplit& split) {
+  attention_strided(out, q, k_cache, v_cache, s, row_major_strides(s), stream, split);
 }
 
 }  // namespace llmbench::cuda

@@ -4,6 +4,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
+
 #include "kernels/common/layout.h"
 
 namespace llmbench::cuda {
@@ -12,16 +14,28 @@ namespace llmbench::cuda {
 // Largest head_dim the kernel supports (every Llama-family model uses 64, 128 or 256).
 inline constexpr int kAttentionMaxHeadDim = 256;
 
+// Scratch that lets a launch split each query's keys over several blocks (flash-decoding), for
+// when there are too few queries to fill the GPU (decode at small batch). With scratch == nullptr
+// or target_blocks == 0 every query is one block, as before.
+struct AttentionSplit {
+  float* scratch = nullptr;         // device floats
+  std::size_t scratch_floats = 0;
+  int target_blocks = 0;            // blocks to aim for, e.g. 2 x the SM count
+};
+
+// The most scratch floats a call of shape `s` may use with this target (0: it never splits).
+std::size_t attention_split_floats(const AttentionShape& s, int target_blocks);
+
 // out_h = softmax_j(q_h . k_j / sqrt(head_dim)) v_j over j in [0, past_len + t] for query t of
 // each sequence and query head h, reading kv head h / (n_heads / n_kv_heads). Layouts as in
 // kernels/cpu/attention.h; all pointers are device pointers. Any key count works (the keys are
 // processed in tiles). Throws llmbench::Error if head_dim > kAttentionMaxHeadDim.
 void attention(float* out, const float* q, const float* k_cache, const float* v_cache,
-               const AttentionShape& s, cudaStream_t stream);
+               const AttentionShape& s, cudaStream_t stream, const AttentionSplit& split = {});
 
 // attention() with every operand placed by `strides` (cpu::attention_strided).
 void attention_strided(float* out, const float* q, const float* k_cache, const float* v_cache,
                        const AttentionShape& s, const AttentionStrides& strides,
-                       cudaStream_t stream);
+                       cudaStream_t stream, const AttentionSplit& split = {});
 
 }  // namespace llmbench::cuda

@@ -15,12 +15,17 @@
 // 24 KB for any context length. Up to kTile keys it is exactly the reference's algorithm:
 // scores, max subtraction, exp, sum, weighted values, one division; only summation orders
 // differ. Accumulation is in float, as in the reference.
-// Deliberately not: flash-attention tiling over queries, tensor cores, or split-K over keys for
-// long-context decode (a batch-1 decode launches only n_heads blocks; that is the next version).
+// Split keys (flash-decoding): when there are too few queries to fill the GPU (decode at small
+// batch launches only batch * n_heads blocks), blockIdx.y splits each query's keys into ranges
+// of keys_per_split; each block writes its unnormalised partial result (running max, sum and
+// accumulators) to scratch and attention_combine_kernel merges the splits with the same
+// rescaling. Prefill goes through cuBLAS instead (attention_gemm.cu).
+// Deliberately not: flash-attention tiling over queries or tensor cores in this kernel.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -54,13 +59,28 @@ struct CausalKeys {
   __device__ int operator()(int /*b*/, int t) const { return past_len + t + 1; }
 };
 
-// blockIdx.x enumerates (b, h, t) with t fastest and reversed, so the queries that see the
-// most keys are scheduled first and the short ones fill in at the end.
+// Where the blocks of a split launch leave their partial results: [query][split][head_dim + 2]
+// floats (running max, running sum, then the unnormalised accumulators). keys_per_split == 0:
+// no split, every block writes its final output.
+struct SplitOut {
+  float* partial = nullptr;
+  int keys_per_split = 0;
+};
+
+// Block index -> (sequence b, query head h, query token t): t fastest and reversed, so the
+// queries that see the most keys are scheduled first and the short ones fill in at the end.
+__device__ inline void query_of(unsigned block, const AttentionShape& s, int& b, int& h, int& t) {
+  t = s.n_new - 1 - static_cast<int>(block % s.n_new);
+  h = static_cast<int>((block / s.n_new) % s.n_heads);
+  b = static_cast<int>(block / s.n_new / s.n_heads);
+}
+
+// blockIdx.x enumerates the queries (query_of); blockIdx.y is the key split (0 when unsplit).
 template <class KvAt, class KeysOf>
 __global__ void __launch_bounds__(kAttentionThreads)
     attention_kernel(float* out, HeadStrides out_s, const float* q, HeadStrides q_s,
                      const float* k, const float* v, AttentionShape s, KvAt kv_at,
-                     KeysOf keys_of, float scale) {
+                     KeysOf keys_of, float scale, SplitOut split = {}) {
   __shared__ float q_sh[kAttentionMaxHeadDim];
   __shared__ float p_sh[kAttentionTile];
   __shared__ std::int64_t at_sh[kAttentionTile];
@@ -68,19 +88,24 @@ __global__ void __launch_bounds__(kAttentionThreads)
 
   const int d = s.head_dim;
   const unsigned block = blockIdx.x;
-  const int t = s.n_new - 1 - static_cast<int>(block % s.n_new);
-  const int h = static_cast<int>((block / s.n_new) % s.n_heads);
-  const int b = static_cast<int>(block / s.n_new / s.n_heads);
+  int b, h, t;
+  query_of(block, s, b, h, t);
   const int g = h / (s.n_heads / s.n_kv_heads);  // the kv head this query head reads
   const float* qh = q + b * q_s.batch + t * q_s.seq + h * q_s.head;
-  const int n_keys = keys_of(b, t);  // causal: keys [0, n_keys)
+  const int all_keys = keys_of(b, t);  // causal: keys [0, all_keys)
+  // This block's keys: [key_begin, n_keys), one split of them or all.
+  const int key_begin = split.keys_per_split > 0
+                            ? min(all_keys, static_cast<int>(blockIdx.y) * split.keys_per_split)
+                            : 0;
+  const int n_keys = split.keys_per_split > 0 ? min(all_keys, key_begin + split.keys_per_split)
+                                              : all_keys;
 
   const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
   for (int i = threadIdx.x; i < d; i += kAttentionThreads) q_sh[i] = qh[i];
 
   float acc[kAttentionDimsPerThread] = {};
   float running_max = -INFINITY, running_sum = 0.0f;
-  for (int tile_start = 0; tile_start < n_keys; tile_start += kAttentionTile) {
+  for (int tile_start = key_begin; tile_start < n_keys; tile_start += kAttentionTile) {
     const int tile_keys = min(kAttentionTile, n_keys - tile_start);
 
     // 0. where each key (and value) of the tile lives.
@@ -124,11 +149,89 @@ __global__ void __launch_bounds__(kAttentionThreads)
     __syncthreads();  // the next tile overwrites p_sh and at_sh
   }
 
+  if (split.keys_per_split > 0) {
+    // A split with no keys leaves max -inf, sum 0 and zero accumulators: it weighs nothing.
+    float* part = split.partial + (static_cast<std::size_t>(block) * gridDim.y + blockIdx.y) *
+                                      static_cast<std::size_t>(d + 2);
+    if (threadIdx.x == 0) {
+      part[0] = running_max;
+      part[1] = running_sum;
+    }
+    for (int c = 0; c < kAttentionDimsPerThread; ++c) {
+      const int i = threadIdx.x + c * kAttentionThreads;
+      if (i < d) part[2 + i] = acc[c];
+    }
+    return;
+  }
   float* oh = out + b * out_s.batch + t * out_s.seq + h * out_s.head;
   for (int c = 0; c < kAttentionDimsPerThread; ++c) {
     const int i = threadIdx.x + c * kAttentionThreads;
     if (i < d) oh[i] = acc[c] / running_sum;
   }
+}
+
+// Merges the n_splits partial results of each query (one block per query, query_of order):
+// out = sum_s exp(max_s - M) acc_s / sum_s exp(max_s - M) sum_s with M the largest max_s, the
+// same rescaling the kernel applies between tiles.
+// static: one copy per .cu file that includes this header (a kernel cannot be inline).
+static __global__ void __launch_bounds__(kAttentionThreads)
+    attention_combine_kernel(float* out, HeadStrides out_s, const float* partial,
+                             AttentionShape s, int n_splits) {
+  const int d = s.head_dim;
+  int b, h, t;
+  query_of(blockIdx.x, s, b, h, t);
+  const std::size_t row = static_cast<std::size_t>(d + 2);
+  const float* part = partial + static_cast<std::size_t>(blockIdx.x) * n_splits * row;
+  float m = -INFINITY;
+  for (int sp = 0; sp < n_splits; ++sp) m = fmaxf(m, part[sp * row]);
+  float total = 0.0f;
+  for (int sp = 0; sp < n_splits; ++sp) total += part[sp * row + 1] * expf(part[sp * row] - m);
+  float* oh = out + b * out_s.batch + t * out_s.seq + h * out_s.head;
+  for (int i = threadIdx.x; i < d; i += blockDim.x) {
+    float a = 0.0f;
+    for (int sp = 0; sp < n_splits; ++sp) a += part[sp * row + 2 + i] * expf(part[sp * row] - m);
+    oh[i] = a / total;
+  }
+}
+
+// Keys per split below which splitting costs more than it gains.
+inline constexpr int kAttentionMinKeysPerSplit = 32;
+
+// The most splits per query a launch of `queries` queries may use to reach `target_blocks`.
+inline int attention_max_splits(unsigned long long queries, int target_blocks) {
+  if (target_blocks <= 0 || queries == 0 || queries >= static_cast<unsigned long long>(target_blocks))
+    return 1;
+  return static_cast<int>((target_blocks + queries - 1) / queries);
+}
+
+// Launches attention_kernel over `queries` blocks, split over keys when `split` allows it and
+// the longest query (max_keys keys) is long enough, followed by the combine kernel.
+template <class KvAt, class KeysOf>
+void launch_attention(float* out, HeadStrides out_s, const float* q, HeadStrides q_s,
+                      const float* k, const float* v, const AttentionShape& s, KvAt kv_at,
+                      KeysOf keys_of, float scale, unsigned queries, int max_keys,
+                      const AttentionSplit& split, cudaStream_t stream) {
+  const int want = attention_max_splits(queries, split.target_blocks);
+  int keys_per_split = 0, n_splits = 1;
+  if (want > 1 && split.scratch != nullptr) {
+    keys_per_split = std::max(kAttentionMinKeysPerSplit, (max_keys + want - 1) / want);
+    n_splits = (max_keys + keys_per_split - 1) / keys_per_split;
+    const std::size_t need = static_cast<std::size_t>(queries) * n_splits * (s.head_dim + 2);
+    if (n_splits <= 1 || need > split.scratch_floats) n_splits = 1;
+  }
+  if (n_splits == 1) {
+    attention_kernel<<<queries, kAttentionThreads, 0, stream>>>(out, out_s, q, q_s, k, v, s,
+                                                                kv_at, keys_of, scale);
+    LLMBENCH_CUDA_LAUNCH_CHECK();
+    return;
+  }
+  const dim3 grid(queries, static_cast<unsigned>(n_splits));
+  attention_kernel<<<grid, kAttentionThreads, 0, stream>>>(
+      out, out_s, q, q_s, k, v, s, kv_at, keys_of, scale, SplitOut{split.scratch, keys_per_split});
+  LLMBENCH_CUDA_LAUNCH_CHECK();
+  attention_combine_kernel<<<queries, kAttentionThreads, 0, stream>>>(out, out_s, split.scratch,
+                                                                      s, n_splits);
+  LLMBENCH_CUDA_LAUNCH_CHECK();
 }
 
 // Checks the shape (throws llmbench::Error naming `who`) and returns the number of blocks to

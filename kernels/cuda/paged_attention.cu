@@ -28,13 +28,14 @@ struct PagedKvAt {
 void paged_attention(float* out, const float* q, const float* k_pool, const float* v_pool,
                      const std::int32_t* block_table, const PagedKv& paged,
                      const AttentionShape& s, const HeadStrides& q_strides,
-                     const HeadStrides& out_strides, cudaStream_t stream) {
+                     const HeadStrides& out_strides, cudaStream_t stream,
+                     const AttentionSplit& split) {
   const unsigned blocks = detail::attention_blocks(s, "cuda::paged_attention");
   if (blocks == 0) return;
   const PagedKvAt kv_at{block_table, paged, s.n_kv_heads * s.head_dim, s.head_dim};
-  detail::attention_kernel<<<blocks, detail::kAttentionThreads, 0, stream>>>(
-      out, out_strides, q, q_strides, k_pool, v_pool, s, kv_at, detail::CausalKeys{s.past_len}, attention_scale(s.head_dim));
-  LLMBENCH_CUDA_LAUNCH_CHECK();
+  detail::launch_attention(out, out_strides, q, q_strides, k_pool, v_pool, s, kv_at,
+                           detail::CausalKeys{s.past_len}, attention_scale(s.head_dim), blocks,
+                           s.past_len + s.n_new, split, stream);
 }
 
 }  // namespace llmbench::cuda

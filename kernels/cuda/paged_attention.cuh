@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/common/layout.h"
+#include "kernels/cuda/attention.cuh"
 
 namespace llmbench::cuda {
 
@@ -15,6 +16,7 @@ namespace llmbench::cuda {
 void paged_attention(float* out, const float* q, const float* k_pool, const float* v_pool,
                      const std::int32_t* block_table, const PagedKv& paged,
                      const AttentionShape& s, const HeadStrides& q_strides,
-                     const HeadStrides& out_strides, cudaStream_t stream);
+                     const HeadStrides& out_strides, cudaStream_t stream,
+                     const AttentionSplit& split = {});
 
 }  // namespace llmbench::cuda

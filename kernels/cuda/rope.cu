@@ -20,7 +20,8 @@ namespace llmbench::cuda {
 
 namespace {
 
-constexpr int kThreads = 128;
+// 1024 threads: a decode row of 32 heads x 64 pairs is two rounds, not sixteen.
+constexpr int kThreads = 1024;
 
 // Dynamic shared memory: cos of the half pairs, then their sin.
 __global__ void rope_kernel(float* x, int row_stride, int n_heads, int head_dim,

@@ -19,6 +19,7 @@
 
 #include "kernels/cuda/argmax.cuh"
 #include "kernels/cuda/attention.cuh"
+#include "kernels/cuda/attention_gemm.cuh"
 #include "kernels/cuda/convert.cuh"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_event.h"
@@ -198,18 +199,34 @@ void BM_attention(benchmark::State& state) {
   for (int t = 0; t < n_new; ++t) keys_seen += past_len + t + 1;
   const double flops = 4.0 * kHeadDim * kHeads * batch * keys_seen;
   const double bytes = 4.0 * (2.0 * rows * q_dim + 2.0 * cache);  // q, out, k, v once each
+  // path 0: the plain kernel, one block per query. path 1: what the CUDA backend runs, the
+  // kernel split over keys (two blocks per SM) for few queries, cuBLAS GEMMs from 32 queries.
+  const bool backend_path = state.range(3) != 0;
+  int device = 0, sms = 0;
+  LLMBENCH_CUDA_CHECK(cudaGetDevice(&device));
+  LLMBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const bool gemm = backend_path && n_new >= 32;
+  const std::size_t split_floats = backend_path && !gemm ? attention_split_floats(s, 2 * sms) : 0;
+  const std::size_t gemm_bytes = gemm ? attention_gemm_scratch_bytes(s, std::size_t{256} << 20) : 0;
+  DeviceBuffer<float> split_scratch(split_floats);
+  DeviceBuffer<unsigned char> gemm_scratch(gemm_bytes);
+  CublasHandle cublas;
+  cublas.set_stream(timer.stream());
+  const AttentionSplit split{split_scratch.get(), split_floats, 2 * sms};
   timer.run(state, bytes, flops, [&] {
-    attention(out.get(), q.get(), k.get(), v.get(), s, timer.stream());
+    if (gemm) {
+      attention_gemm(cublas.get(), out.get(), q.get(), k.get(), v.get(), s, row_major_strides(s),
+                     gemm_scratch.get(), gemm_bytes, timer.stream());
+    } else {
+      attention(out.get(), q.get(), k.get(), v.get(), s, timer.stream(), split);
+    }
   });
 }
 BENCHMARK(BM_attention)
-    ->ArgNames({"batch", "n_new", "past"})
-    ->Args({1, 1, 512})
-    ->Args({1, 1, 4096})
-    ->Args({16, 1, 512})
-    ->Args({16, 1, 4096})
-    ->Args({1, 512, 0})
-    ->Args({16, 512, 0})
+    ->ArgNames({"batch", "n_new", "past", "path"})
+    ->ArgsProduct({{1}, {1}, {256, 512, 4096}, {0, 1}})
+    ->ArgsProduct({{16}, {1}, {512, 4096}, {0, 1}})
+    ->ArgsProduct({{1, 16}, {512}, {0}, {0, 1}})
     ->UseManualTime()
     ->MinTime(kMinTimeS)
     ->Unit(benchmark::kMicrosecond);

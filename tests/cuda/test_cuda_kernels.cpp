@@ -32,6 +32,7 @@
 #include "kernels/cpu/swiglu.h"
 #include "kernels/cuda/argmax.cuh"
 #include "kernels/cuda/attention.cuh"
+#include "kernels/cuda/attention_gemm.cuh"
 #include "kernels/cuda/convert.cuh"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/elementwise.cuh"
@@ -278,9 +279,18 @@ TEST_F(CudaKernels, SwigluMatchesTheCpu) {
 // Runs cuda::attention and cpu::attention on the same random q and cache (q scaled by q_scale;
 // k_cache replaced by `k` when given) and compares the whole output buffer, including the
 // padding between output rows, which both must leave alone.
+// Which implementation attention_matches_cpu runs: the kernel, the kernel split over keys
+// (aiming at target_blocks), or the GEMM path (scores of a chunk within score_budget bytes).
+struct AttentionPath {
+  enum Kind { kKernel, kSplit, kGemm } kind = kKernel;
+  int target_blocks = 264;
+  std::size_t score_budget = std::size_t{256} << 20;
+};
+
 ::testing::AssertionResult attention_matches_cpu(const AttentionShape& s, cudaStream_t stream,
                                                  unsigned seed, float q_scale = 1.0f,
-                                                 const std::vector<float>* k = nullptr) {
+                                                 const std::vector<float>* k = nullptr,
+                                                 AttentionPath path = {}) {
   const std::size_t rows = static_cast<std::size_t>(s.batch) * s.n_new;
   const std::size_t cache =
       static_cast<std::size_t>(s.batch) * s.cache_seq * s.n_kv_heads * s.head_dim;
@@ -291,7 +301,24 @@ TEST_F(CudaKernels, SwigluMatchesTheCpu) {
   DeviceBuffer<float> d_out(ref);
   cpu::attention(ref.data(), q.data(), k_cache.data(), v_cache.data(), s);
   const DeviceBuffer<float> d_q(q), d_k(k_cache), d_v(v_cache);
-  attention(d_out.get(), d_q.get(), d_k.get(), d_v.get(), s, stream);
+  if (path.kind == AttentionPath::kKernel) {
+    attention(d_out.get(), d_q.get(), d_k.get(), d_v.get(), s, stream);
+  } else if (path.kind == AttentionPath::kSplit) {
+    const std::size_t floats = attention_split_floats(s, path.target_blocks);
+    DeviceBuffer<float> scratch(floats);
+    attention(d_out.get(), d_q.get(), d_k.get(), d_v.get(), s, stream,
+              AttentionSplit{scratch.get(), floats, path.target_blocks});
+    LLMBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+  } else {
+    CublasHandle cublas;
+    cublas.set_stream(stream);
+    const std::size_t bytes = attention_gemm_scratch_bytes(s, path.score_budget);
+    if (bytes == 0) return ::testing::AssertionFailure() << "attention_gemm refused the shape";
+    DeviceBuffer<unsigned char> scratch(bytes);
+    attention_gemm(cublas.get(), d_out.get(), d_q.get(), d_k.get(), d_v.get(), s,
+                   row_major_strides(s), scratch.get(), bytes, stream);
+    LLMBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
   LLMBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
   return all_close(d_out.download(), ref, kAttentionAtol, kAttentionRtol);
 }
@@ -365,6 +392,44 @@ TEST_F(CudaKernels, AttentionRescalesWhenEachTileRaisesTheMaximum) {
     }
     EXPECT_TRUE(attention_matches_cpu(s, stream_, 25, 1.0f, &k));
   }
+}
+
+TEST_F(CudaKernels, AttentionSplitOverKeysMatchesTheCpu) {
+  const AttentionPath split{AttentionPath::kSplit};
+  // Decode at batch 1 (32 queries for 264 blocks: 32-key splits), long contexts, GQA, a split
+  // count that leaves the last split short, and queries whose later splits are empty.
+  EXPECT_TRUE(attention_matches_cpu(make_shape(1, 1, 255, 32, 32, 128), stream_, 40, 1.0f,
+                                    nullptr, split));
+  EXPECT_TRUE(attention_matches_cpu(make_shape(1, 1, 4999, 32, 4, 64), stream_, 41, 4.0f,
+                                    nullptr, split));
+  EXPECT_TRUE(attention_matches_cpu(make_shape(2, 3, 100, 4, 2, 128), stream_, 42, 1.0f,
+                                    nullptr, split));
+  EXPECT_TRUE(attention_matches_cpu(make_shape(1, 1, 70, 1, 1, 64), stream_, 43, 1.0f, nullptr,
+                                    split));
+  EXPECT_TRUE(attention_matches_cpu(make_shape(1, 40, 0, 1, 1, 64), stream_, 44, 1.0f, nullptr,
+                                    split));
+  EXPECT_TRUE(attention_matches_cpu(make_shape(1, 1, 0, 8, 8, 64), stream_, 45, 1.0f, nullptr,
+                                    split));
+  // An odd target: 7 blocks for 2 queries.
+  EXPECT_TRUE(attention_matches_cpu(make_shape(1, 1, 2100, 2, 1, 128), stream_, 46, 4.0f,
+                                    nullptr, AttentionPath{AttentionPath::kSplit, 7}));
+  // Enough queries to fill the target: no split, no scratch.
+  EXPECT_EQ(attention_split_floats(make_shape(16, 1, 100, 32, 32, 128), 264), 0u);
+}
+
+TEST_F(CudaKernels, AttentionGemmMatchesTheCpuForPrefillShapes) {
+  const AttentionPath gemm{AttentionPath::kGemm};
+  EXPECT_TRUE(attention_matches_cpu(make_shape(1, 128, 0, 32, 32, 128), stream_, 50, 1.0f,
+                                    nullptr, gemm));
+  EXPECT_TRUE(attention_matches_cpu(make_shape(2, 200, 37, 8, 2, 64), stream_, 51, 4.0f,
+                                    nullptr, gemm));
+  EXPECT_TRUE(attention_matches_cpu(make_shape(1, 733, 0, 14, 2, 64), stream_, 52, 1.0f,
+                                    nullptr, gemm));
+  EXPECT_TRUE(attention_matches_cpu(make_shape(3, 33, 5, 6, 3, 32), stream_, 53, 1.0f, nullptr,
+                                    gemm));
+  // A budget of one byte: one (sequence, head) pair per chunk, 8 chunks.
+  EXPECT_TRUE(attention_matches_cpu(make_shape(2, 50, 7, 4, 2, 64), stream_, 54, 1.0f, nullptr,
+                                    AttentionPath{AttentionPath::kGemm, 0, 1}));
 }
 
 TEST_F(CudaKernels, AttentionRejectsUnsupportedShapes) {

@@ -19,8 +19,10 @@
 #include "kernels/cpu/paged_attention.h"
 #include "kernels/cpu/paged_kv.h"
 #include "kernels/cuda/attention.cuh"
+#include "kernels/cuda/attention_gemm.cuh"
 #include "kernels/cuda/copy_heads.cuh"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/gemm.cuh"
 #include "kernels/cuda/paged_attention.cuh"
 #include "kernels/cuda/paged_kv.cuh"
 #include "tests/cuda/device_buffer.h"
@@ -175,6 +177,24 @@ TEST_F(CudaVariantKernels, AttentionOverHeadMajorOperandsMatchesTheCpu) {
     attention_strided(d_out.get(), d_q.get(), d_k.get(), d_v.get(), s, st, stream_);
     sync();
     EXPECT_TRUE(all_close(d_out.download(), ref, kAttentionAtol, kAttentionRtol));
+
+    // The same operands through the key split (264 blocks wanted) and the GEMM path.
+    DeviceBuffer<float> d_split(std::vector<float>(q_floats, 0.0f)),
+        d_gemm(std::vector<float>(q_floats, 0.0f));
+    const std::size_t split_floats = attention_split_floats(s, 264);
+    DeviceBuffer<float> split_scratch(split_floats);
+    attention_strided(d_split.get(), d_q.get(), d_k.get(), d_v.get(), s, st, stream_,
+                      AttentionSplit{split_scratch.get(), split_floats, 264});
+    CublasHandle cublas;
+    cublas.set_stream(stream_);
+    const std::size_t gemm_bytes = attention_gemm_scratch_bytes(s, 1);  // one pair per chunk
+    ASSERT_GT(gemm_bytes, 0u);
+    DeviceBuffer<unsigned char> gemm_scratch(gemm_bytes);
+    attention_gemm(cublas.get(), d_gemm.get(), d_q.get(), d_k.get(), d_v.get(), s, st,
+                   gemm_scratch.get(), gemm_bytes, stream_);
+    sync();
+    EXPECT_TRUE(all_close(d_split.download(), ref, kAttentionAtol, kAttentionRtol)) << "split";
+    EXPECT_TRUE(all_close(d_gemm.download(), ref, kAttentionAtol, kAttentionRtol)) << "gemm";
   }
 }
 
@@ -209,6 +229,14 @@ TEST_F(CudaVariantKernels, PagedAttentionMatchesTheCpu) {
                       out_s, stream_);
       sync();
       EXPECT_TRUE(all_close(d_out.download(), ref, kAttentionAtol, kAttentionRtol));
+      // Split over keys, aiming at 264 blocks (two per SM of an H100).
+      const std::size_t split_floats = attention_split_floats(s, 264);
+      DeviceBuffer<float> split_scratch(split_floats);
+      DeviceBuffer<float> d_split(std::vector<float>(rows * q_dim, 0.0f));
+      paged_attention(d_split.get(), d_q.get(), d_k.get(), d_v.get(), d_table.get(), paged, s,
+                      q_s, out_s, stream_, AttentionSplit{split_scratch.get(), split_floats, 264});
+      sync();
+      EXPECT_TRUE(all_close(d_split.download(), ref, kAttentionAtol, kAttentionRtol)) << "split";
     }
   }
 }

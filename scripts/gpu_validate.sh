@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# GPU validation of the CUDA backend (docs/gpu-validation.md), in one pass that fits a short
+# lease on a machine with an NVIDIA GPU.
+#
+#   scripts/gpu_validate.sh BIN_DIR OUT_DIR [core|extra|all]
+#
+# BIN_DIR holds llmbench, test_cuda_kernels, test_cuda_forward and bench_cuda_kernels built with
+# -DCMAKE_CUDA_ARCHITECTURES=90 (a lib/ beside it may hold the shared libraries that machine
+# lacks). PART picks the steps: core (tests, roofline, tinyllama, the llama2-7b targets, serve on
+# CUDA, kernel bench), extra (the case studies, KV-cache variants and the 16-bit sweep) or all. Every step has
+# its own time limit; the log goes to OUT_DIR/validate-PART.log and the databases to OUT_DIR.
+set -u
+BIN=$(cd "$1" && pwd)
+OUT=$(mkdir -p "$2" && cd "$2" && pwd)
+PART=${3:-core}
+LOG=$OUT/validate-$PART.log
+export LD_LIBRARY_PATH="$BIN/../lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+if ! ldconfig -p | grep -q libcublas.so.13 && [ ! -e /usr/local/cuda/lib64/libcublas.so.13 ]; then
+  dir=$(dirname "$(find / -name 'libcublas.so.13' -not -path '/proc/*' 2>/dev/null | head -1)")
+  export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$dir"
+fi
+export XDG_CACHE_HOME=$OUT/cache  # the roofline cache; removed at the end
+LB=$BIN/llmbench
+summary=()
+
+step() {  # step NAME LIMIT_S COMMAND...
+  local name=$1 limit=$2; shift 2
+  echo "=== $name: $*" | tee -a "$LOG"
+  local t0; t0=$(date +%s%N)
+  timeout "$limit" "$@" >>"$LOG" 2>&1
+  local rc=$?
+  local dt=$(( ($(date +%s%N) - t0) / 1000000 ))
+  echo "=== $name rc=$rc ${dt} ms" | tee -a "$LOG"
+  summary+=("$name rc=$rc ${dt} ms")
+}
+
+{
+  date -u; nvidia-smi; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
+  ldd "$LB" | grep -E 'not found|cublas|cudart'
+} >>"$LOG" 2>&1
+
+if [ "$PART" = core ] || [ "$PART" = all ]; then
+  step test_cuda_kernels 150 "$BIN/test_cuda_kernels"
+  step test_cuda_forward 200 "$BIN/test_cuda_forward"
+  step roofline 90 "$LB" roofline --backend cuda
+  step tinyllama 90 "$LB" run --backend cuda --model tinyllama-1.1b --batch 1,16 \
+      --prompt-len 128 --max-new-tokens 32 --db "$OUT/tiny.db"
+  step llama7b_decode 150 "$LB" run --backend cuda --model llama2-7b --dtype fp16 --batch 1 \
+      --prompt-len 128 --max-new-tokens 128 --repeat 5 --db "$OUT/targets.db"
+  step llama7b_prefill 120 "$LB" run --backend cuda --model llama2-7b --dtype fp16 --batch 16 \
+      --prompt-len 512 --max-new-tokens 1 --repeat 5 --db "$OUT/targets.db"
+  step serve_cuda 120 python3 "$(dirname "$0")/gpu_serve_check.py" "$LB" tinyllama-1.1b cuda
+  step bench_cuda_kernels 150 "$BIN/bench_cuda_kernels" \
+      --benchmark_filter='BM_(attention|rmsnorm|rope|kv_cache_write|swiglu|add_inplace|argmax)'
+fi
+if [ "$PART" = extra ] || [ "$PART" = all ]; then
+  step case_study 90 "$LB" run --config batch16-single-token --backend cuda --db "$OUT/case.db"
+  step case_nosync 90 "$LB" run --config batch16-single-token --backend cuda --db "$OUT/case.db" \
+      --timer host-nosync --variants naive --batch 8,16 --repeat 1
+  step op_batch_fit 30 "$LB" query "$OUT/case.db" op_batch_fit --param run_id=1 --param max_new_tokens=1
+  step kv_variants 90 "$LB" run --backend cuda --model small --batch 4 --prompt-len 256 \
+      --max-new-tokens 8 --kv-cache prealloc,concat,paged,paged-gather --repeat 5 --db "$OUT/kv.db"
+  step halfs 200 "$LB" run --backend cuda --model llama2-7b --dtype fp16,bf16 --batch 1,8,32 \
+      --prompt-len 512 --max-new-tokens 64 --trace ops --db "$OUT/halfs.db"
+  step top_ops 30 "$LB" query "$OUT/halfs.db" top_ops
+fi
+
+# What comes back from a lease is a few files: the log and one archive of the databases.
+(cd "$OUT" && ls ./*.db >/dev/null 2>&1 && tar czf databases.tgz ./*.db* && rm -f ./*.db ./*.db-wal ./*.db-shm)
+rm -rf "$OUT/cache"
+
+echo "=== test results"
+grep -E '^\[  (FAILED|PASSED|SKIPPED) |^\[  FAILED  \]' "$LOG" | sort | uniq -c | head -40
+echo "=== summary ($PART)"
+printf '%s\n' "${summary[@]}"
