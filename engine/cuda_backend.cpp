@@ -22,6 +22,7 @@
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/embedding.cuh"
 #include "kernels/cuda/gemm.cuh"
+#include "kernels/cuda/gemv_half.cuh"
 #include "kernels/cuda/kv_cache.cuh"
 #include "kernels/cuda/paged_attention.cuh"
 #include "kernels/cuda/paged_kv.cuh"
@@ -271,15 +272,29 @@ void CudaBackend::matmul_half(float* out, const float* x, const std::uint16_t* w
   // used one are converted (the gaps are converted too and never read).
   const std::size_t n_x = std::size_t(m - 1) * lda + k, bytes = n_x * sizeof(std::uint16_t);
   void* half_x = impl_->half_x.at_least(bytes);
+  // Decode shapes with k up to kGemvMaxK stream the weights through gemv_half; the same products
+  // and fp32 accumulation either way. Chosen by bench_cuda_kernels on an H100 at m = 1 (docs/
+  // gpu-validation.md): gemv 5-15% faster than cuBLAS at k = 4096 (n = 4096, 22016, 32000),
+  // 10% slower at k = 11008 (llama2-7b's down_proj), which stays on cuBLAS.
+  constexpr int kGemvMaxK = 8192;
+  const bool gemv = k <= kGemvMaxK && cuda::gemv_half_supported(m, k, lda) &&
+                    reinterpret_cast<std::uintptr_t>(w) % 16 == 0;
   if (dtype == DType::kBf16) {
     auto* xh = static_cast<__nv_bfloat16*>(half_x);
+    const auto* wh = reinterpret_cast<const __nv_bfloat16*>(w);
     cuda::convert_f32_to_bf16(xh, x, n_x, impl_->stream);
-    cuda::gemm_bf16(impl_->cublas, out, xh, reinterpret_cast<const __nv_bfloat16*>(w), m, n, k,
-                    lda);
+    if (gemv)
+      cuda::gemv_bf16(out, xh, wh, m, n, k, lda, impl_->stream);
+    else
+      cuda::gemm_bf16(impl_->cublas, out, xh, wh, m, n, k, lda);
   } else {
     auto* xh = static_cast<__half*>(half_x);
+    const auto* wh = reinterpret_cast<const __half*>(w);
     cuda::convert_f32_to_f16(xh, x, n_x, impl_->stream);
-    cuda::gemm_f16(impl_->cublas, out, xh, reinterpret_cast<const __half*>(w), m, n, k, lda);
+    if (gemv)
+      cuda::gemv_f16(out, xh, wh, m, n, k, lda, impl_->stream);
+    else
+      cuda::gemm_f16(impl_->cublas, out, xh, wh, m, n, k, lda);
   }
   after_op("matmul_half");
 }

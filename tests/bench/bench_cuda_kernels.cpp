@@ -26,6 +26,7 @@
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/embedding.cuh"
 #include "kernels/cuda/gemm.cuh"
+#include "kernels/cuda/gemv_half.cuh"
 #include "kernels/cuda/kv_cache.cuh"
 #include "kernels/cuda/rmsnorm.cuh"
 #include "kernels/cuda/rope.cuh"
@@ -173,6 +174,34 @@ BENCHMARK_CAPTURE(BM_gemm, bf16, GemmType::kBf16)->Apply(gemm_shapes)->UseManual
     ->MinTime(kMinTimeS)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_gemm, f16, GemmType::kF16)->Apply(gemm_shapes)->UseManualTime()
     ->MinTime(kMinTimeS)->Unit(benchmark::kMicrosecond);
+
+// The decode GEMM the CUDA backend runs for 16-bit weights at m <= kGemvRowsMax: gemv_f16
+// against the same operands as BM_gemm/f16 (compare the two at m 1 and 4).
+void BM_gemv_f16(benchmark::State& state) {
+  if (!have_device(state)) return;
+  const int m = state.range(0), n = state.range(1), k = state.range(2);
+  DeviceTimer timer;
+  const std::size_t x_size = static_cast<std::size_t>(m) * k;
+  const std::size_t w_size = static_cast<std::size_t>(n) * k;
+  DeviceBuffer<float> x = filled(x_size), w = filled(w_size);
+  DeviceBuffer<float> out(static_cast<std::size_t>(m) * n);
+  DeviceBuffer<__half> x_f16(x_size), w_f16(w_size);
+  convert_f32_to_f16(x_f16.get(), x.get(), x_size, timer.stream());
+  convert_f32_to_f16(w_f16.get(), w.get(), w_size, timer.stream());
+  const double bytes = 2.0 * (static_cast<double>(x_size) + w_size) + 4.0 * m * n;
+  timer.run(state, bytes, 2.0 * m * n * k, [&] {
+    gemv_f16(out.get(), x_f16.get(), w_f16.get(), m, n, k, k, timer.stream());
+  });
+}
+BENCHMARK(BM_gemv_f16)
+    ->ArgNames({"m", "n", "k"})
+    ->ArgsProduct({{1, 4}, {kHidden}, {kHidden}})
+    ->ArgsProduct({{1, 4}, {2 * kFfn}, {kHidden}})
+    ->ArgsProduct({{1, 4}, {kHidden}, {kFfn}})
+    ->Args({1, kVocab, kHidden})
+    ->UseManualTime()
+    ->MinTime(kMinTimeS)
+    ->Unit(benchmark::kMicrosecond);
 
 // ---- attention ---------------------------------------------------------------------------
 

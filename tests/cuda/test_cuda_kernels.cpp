@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <vector>
 
@@ -38,6 +39,7 @@
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/embedding.cuh"
 #include "kernels/cuda/gemm.cuh"
+#include "kernels/cuda/gemv_half.cuh"
 #include "kernels/cuda/kv_cache.cuh"
 #include "kernels/cuda/rmsnorm.cuh"
 #include "kernels/cuda/rope.cuh"
@@ -606,10 +608,24 @@ TEST_F(CudaKernels, GemmWithKZeroWritesZeros) {
 // (hence a tolerance a few times that of gemm_f32).
 enum class HalfType { kBf16, kF16 };
 
-void check_half_gemm(HalfType type, cudaStream_t stream) {
+// Decode shapes for gemv_half: m <= kGemvRowsMax, k and lda multiples of 8, the Llama
+// projections' k (4096, 11008), padded x rows, and n not a multiple of the 8 rows per block.
+constexpr GemmShape kGemvShapes[] = {
+    {1, 19, 8, 8},          {2, 733, 64, 64},       {3, 4096, 4096, 4096},
+    {4, 100, 11008, 11008}, {1, 32000, 256, 256},   {4, 33, 24, 40},
+    {1, 7, 2056, 2056},
+};
+
+// gemv: run gemv_bf16 / gemv_f16 over kGemvShapes instead of the cuBLAS GEMMs over kGemmShapes.
+void check_half_gemm(HalfType type, cudaStream_t stream, bool gemv = false) {
   CublasHandle cublas;
   cublas.set_stream(stream);
-  for (const GemmShape g : kGemmShapes) {
+  const auto shapes = gemv ? std::vector<GemmShape>(std::begin(kGemvShapes), std::end(kGemvShapes))
+                           : std::vector<GemmShape>(std::begin(kGemmShapes), std::end(kGemmShapes));
+  for (const GemmShape g : shapes) {
+    if (gemv) {
+      ASSERT_TRUE(gemv_half_supported(g.m, g.k, g.lda));
+    }
     SCOPED_TRACE(::testing::Message() << (type == HalfType::kBf16 ? "bf16" : "fp16") << " m "
                                       << g.m << ", n " << g.n << ", k " << g.k << ", lda "
                                       << g.lda);
@@ -630,13 +646,19 @@ void check_half_gemm(HalfType type, cudaStream_t stream) {
       DeviceBuffer<__nv_bfloat16> d_x(x.size()), d_w(w.size());
       convert_f32_to_bf16(d_x.get(), d_x32.get(), x.size(), stream);
       convert_f32_to_bf16(d_w.get(), d_w32.get(), w.size(), stream);
-      gemm_bf16(cublas.get(), d_out.get(), d_x.get(), d_w.get(), g.m, g.n, g.k, g.lda);
+      if (gemv)
+        gemv_bf16(d_out.get(), d_x.get(), d_w.get(), g.m, g.n, g.k, g.lda, stream);
+      else
+        gemm_bf16(cublas.get(), d_out.get(), d_x.get(), d_w.get(), g.m, g.n, g.k, g.lda);
       LLMBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));  // before d_x and d_w are freed
     } else {
       DeviceBuffer<__half> d_x(x.size()), d_w(w.size());
       convert_f32_to_f16(d_x.get(), d_x32.get(), x.size(), stream);
       convert_f32_to_f16(d_w.get(), d_w32.get(), w.size(), stream);
-      gemm_f16(cublas.get(), d_out.get(), d_x.get(), d_w.get(), g.m, g.n, g.k, g.lda);
+      if (gemv)
+        gemv_f16(d_out.get(), d_x.get(), d_w.get(), g.m, g.n, g.k, g.lda, stream);
+      else
+        gemm_f16(cublas.get(), d_out.get(), d_x.get(), d_w.get(), g.m, g.n, g.k, g.lda);
       LLMBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
     }
     EXPECT_TRUE(all_close(d_out.download(), ref, gemm_atol(g.k, 8.0), 1e-4));
@@ -649,6 +671,22 @@ TEST_F(CudaKernels, GemmBf16MatchesTheReferenceOnRoundedInputs) {
 
 TEST_F(CudaKernels, GemmF16MatchesTheReferenceOnRoundedInputs) {
   check_half_gemm(HalfType::kF16, stream_);
+}
+
+TEST_F(CudaKernels, GemvBf16MatchesTheReferenceOnRoundedInputs) {
+  check_half_gemm(HalfType::kBf16, stream_, /*gemv=*/true);
+}
+
+TEST_F(CudaKernels, GemvF16MatchesTheReferenceOnRoundedInputs) {
+  check_half_gemm(HalfType::kF16, stream_, /*gemv=*/true);
+}
+
+TEST_F(CudaKernels, GemvRefusesShapesItDoesNotTake) {
+  EXPECT_FALSE(gemv_half_supported(kGemvRowsMax + 1, 64, 64));
+  EXPECT_FALSE(gemv_half_supported(1, 7, 7));    // k not a multiple of 8
+  EXPECT_FALSE(gemv_half_supported(2, 64, 68));  // lda not a multiple of 8
+  EXPECT_FALSE(gemv_half_supported(0, 64, 64));
+  EXPECT_THROW(gemv_f16(nullptr, nullptr, nullptr, 1, 8, 7, 7, stream_), Error);
 }
 
 }  // namespace
