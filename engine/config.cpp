@@ -50,6 +50,12 @@ std::int64_t ModelConfig::vector_params() const {
 
 std::int64_t ModelConfig::weight_bytes(DType dtype) const {
   const std::int64_t vectors = vector_params();
+  if (dtype_is_quantized(dtype)) {
+    // Quantised: the layers' matrices and the LM head (a tied model's own quantised copy of the
+    // embedding) in blocks; the embedding table in fp32.
+    const std::int64_t quantized = n_layers * layer_matmul_params() + embedding_params();
+    return dtype_bytes_for(dtype, quantized) + (embedding_params() + vectors) * 4;
+  }
   return dtype_bytes_for(dtype, total_params() - vectors) + vectors * 4;
 }
 
@@ -57,8 +63,13 @@ std::int64_t ModelConfig::decode_weight_bytes(int batch, DType dtype) const {
   // The LM head is read whole. Untied models also gather `batch` rows of the embedding table;
   // tied ones gather them from the matrix the head reads anyway, so they are not counted twice.
   // int8/int4 count their blocks: values and scales (dtype_bytes_for, 34 and 18 bytes per 32).
+  // Quantised dtypes keep the embedding table in fp32 (weight_bytes): its gathered rows are
+  // 4 bytes each, tied or not (a tied head is a separate quantised copy there).
   std::int64_t matrix = n_layers * layer_matmul_params() + embedding_params();
-  if (!tied_embeddings) matrix += std::int64_t(batch) * dim;
+  const std::int64_t gathered = std::int64_t(batch) * dim;
+  if (dtype_is_quantized(dtype))
+    return dtype_bytes_for(dtype, matrix) + (gathered + vector_params()) * 4;
+  if (!tied_embeddings) matrix += gathered;
   return dtype_bytes_for(dtype, matrix) + vector_params() * 4;
 }
 

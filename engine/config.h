@@ -45,7 +45,8 @@ struct ModelConfig {
   std::int64_t weight_bytes(DType dtype) const;
   // Bytes of the weights one decode step reads: every layer, the final norm, the LM head
   // (the embedding matrix when tied), and only `batch` rows of the embedding table; matrices
-  // at `dtype`, norm weights and biases at 4 bytes.
+  // at `dtype`, norm weights and biases at 4 bytes. Quantised dtypes keep the embedding table
+  // in fp32 (its gathered rows at 4 bytes) and quantise a tied head as its own copy.
   std::int64_t decode_weight_bytes(int batch, DType dtype) const;
 
   // Throws BadInput when a dimension is inconsistent (heads not dividing dim, and so on).

@@ -147,9 +147,10 @@ void Session::forward(int T, Phase phase) {
   float *x = x_.f32(), *h = h_.f32(), *att = att_.f32();
   float *proj = proj_.f32(), *gate_up = gate_up_.f32(), *act = act_.f32();
   const std::int64_t RD = std::int64_t(R) * D;
-  const DType wb = w.embed.dtype;  // the weight matrices' dtype (gemm_work counts its bytes)
+  const DType wb = w.head().dtype;  // the weight matrices' dtype (gemm_work counts its bytes)
 
-  run_op(tr, "embedding", C::kCopy, -1, {0, dtype_bytes_for(wb, RD) + 4 * RD}, [&] {
+  const std::int64_t embed_bytes = dtype_bytes_for(w.embed.dtype, RD) + 4 * RD;
+  run_op(tr, "embedding", C::kCopy, -1, {0, embed_bytes}, [&] {
     be_.embedding_weights(x, w.embed.ref(), tokens_.as<std::int32_t>(), R, D);  // x: [R, D]
   });
   check_output("embedding", -1, x, RD);

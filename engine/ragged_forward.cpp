@@ -112,9 +112,10 @@ const std::vector<std::int32_t>& RaggedForward::step(const std::vector<RaggedSeq
   float *x = x_.f32(), *h = h_.f32(), *att = att_.f32();
   float *proj = proj_.f32(), *gate_up = gate_up_.f32(), *act = act_.f32();
   const std::int64_t RD = std::int64_t(R) * D;
-  const DType wb = w.embed.dtype;
+  const DType wb = w.head().dtype;  // the weight matrices' dtype (the embedding may differ)
 
-  run_op(tr, "embedding", C::kCopy, -1, {0, dtype_bytes_for(wb, RD) + 4 * RD}, [&] {
+  const std::int64_t embed_bytes = dtype_bytes_for(w.embed.dtype, RD) + 4 * RD;
+  run_op(tr, "embedding", C::kCopy, -1, {0, embed_bytes}, [&] {
     be_.embedding_weights(x, w.embed.ref(), tokens, R, D);                // x: [R, D]
   });
   for (int l = 0; l < c_.n_layers; ++l) {

@@ -205,7 +205,11 @@ Weights load_weights(const ModelConfig& c, const WeightSource& source, Backend& 
   };
 
   Weights w;
-  w.embed = matrix({"model.embed_tokens.weight"});
+  // Quantised dtypes are weight-only formats for the GEMM matrices: the token embedding (a
+  // gather, not a GEMM) stays fp32, and a tied LM head gets its own quantised copy of it.
+  const bool quantized = dtype_is_quantized(dtype);
+  w.embed = quantized ? WeightMatrix{one("model.embed_tokens.weight"), DType::kFp32}
+                      : matrix({"model.embed_tokens.weight"});
   for (int l = 0; l < c.n_layers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
     LayerWeights lw;
@@ -223,7 +227,10 @@ Weights load_weights(const ModelConfig& c, const WeightSource& source, Backend& 
     w.layers.push_back(std::move(lw));
   }
   w.final_norm = one("model.norm.weight");
-  if (!c.tied_embeddings) w.lm_head = matrix({"lm_head.weight"});
+  if (!c.tied_embeddings)
+    w.lm_head = matrix({"lm_head.weight"});
+  else if (quantized)
+    w.lm_head = matrix({"model.embed_tokens.weight"});
   return w;
 }
 

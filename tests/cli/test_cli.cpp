@@ -238,8 +238,9 @@ TEST(Cli, Bf16CheckpointLoadedAsBf16RunsLikeThePreset) {
 }
 
 TEST(Cli, QuantisedDtypesStoreBlockBytesAndQuantiseCheckpointsLikeThePreset) {
-  // tiny's 118784 matrix weights = 3712 blocks of 32: int8 34 bytes a block, int4 18; the 320
-  // norm weights stay fp32.
+  // tiny's quantised matrices (layers and LM head, 118784 - 16384 embedding weights) = 3200
+  // blocks of 32: int8 34 bytes a block, int4 18; the 16384-weight embedding table and the
+  // 320 norm weights stay fp32.
   const fs::path d = scratch_dir();
   fs::remove(d / "quant.db");
   const Result r = llmbench("run --model tiny --dtype int8,int4 --prompt-len 40 "
@@ -251,8 +252,8 @@ TEST(Cli, QuantisedDtypesStoreBlockBytesAndQuantiseCheckpointsLikeThePreset) {
   for (const auto& c : j["cases"]) EXPECT_EQ(c["status"], "ok") << c.dump();
   EXPECT_EQ(column_text(d / "quant.db", "SELECT dtype || ':' || weight_bytes FROM bench_case "
                                         "ORDER BY id"),
-            (std::vector<std::string>{"int8:" + std::to_string(3712 * 34 + 320 * 4),
-                                      "int4:" + std::to_string(3712 * 18 + 320 * 4)}));
+            (std::vector<std::string>{"int8:" + std::to_string(3200 * 34 + (16384 + 320) * 4),
+                                      "int4:" + std::to_string(3200 * 18 + (16384 + 320) * 4)}));
 
   // An fp32 checkpoint of the same seed quantises to the same blocks: the same tokens.
   fs::remove_all(d / "qckpt");

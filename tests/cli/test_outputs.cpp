@@ -415,11 +415,19 @@ TEST(Outputs, ModelsAsJson) {
   EXPECT_EQ(j[0]["model"], "tiny");
   EXPECT_TRUE(j[0]["params_m"].is_number());
   EXPECT_TRUE(j[0]["fp32_gib"].is_number());
-  // int8 / int4 count blocks and scales: 34/32 and 18/32 of a byte per matrix weight, so
-  // they sit between a quarter and a third (int8), an eighth and a sixth (int4) of fp32.
-  EXPECT_LT(j[0]["int8_gib"].get<double>(), j[0]["fp32_gib"].get<double>() / 3);
-  EXPECT_GT(j[0]["int8_gib"].get<double>(), j[0]["fp32_gib"].get<double>() / 4);
+  // int8 / int4 count blocks and scales, 34/32 and 18/32 of a byte per matrix weight; the
+  // embedding table stays fp32. On tinyllama-1.1b (embedding 6% of the weights) int8 sits
+  // between a quarter and a third of fp32.
   EXPECT_LT(j[0]["int4_gib"].get<double>(), j[0]["int8_gib"].get<double>());
+  EXPECT_LT(j[0]["int8_gib"].get<double>(), j[0]["fp32_gib"].get<double>());
+  bool seen = false;
+  for (const auto& m : j) {
+    if (m["model"] != "tinyllama-1.1b") continue;
+    seen = true;
+    EXPECT_LT(m["int8_gib"].get<double>(), m["fp32_gib"].get<double>() / 3);
+    EXPECT_GT(m["int8_gib"].get<double>(), m["fp32_gib"].get<double>() / 4);
+  }
+  EXPECT_TRUE(seen);
 }
 
 TEST(Outputs, QueryTakesInlineSqlReadOnly) {

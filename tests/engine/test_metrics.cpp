@@ -73,16 +73,21 @@ TEST(Cost, HalfWeightBytesByHand) {
 
 TEST(Cost, QuantisedWeightBytesCountBlocksAndScales) {
   const ModelConfig c = toy();
-  // 1312 matrix weights = 41 blocks of 32: int8 34 bytes a block (32 values + an fp16 scale),
-  // int4 18 (16 bytes of nibbles + the scale); the 40 norm params stay fp32.
-  const std::int64_t matrices = 80 + 2 * 576 + 80;
-  ASSERT_EQ(matrices, 41 * 32);
-  EXPECT_EQ(c.weight_bytes(DType::kInt8), 41 * 34 + 40 * 4);
-  EXPECT_EQ(c.weight_bytes(DType::kInt4), 41 * 18 + 40 * 4);
-  // Decode streams 2*576 + 80 + 3 gathered rows of 8 = 1256 weights = 39 blocks + 8 weights
-  // (8 * 34 / 32 = 8.5 bytes, counted as 8), plus the fp32 norms and the KV cache.
-  EXPECT_EQ(decode_step_bytes(c, 3, 5, DType::kInt8), 39 * 34 + 8 + 40 * 4 + 1152);
-  EXPECT_EQ(decode_step_bytes(c, 3, 5, DType::kInt4), 39 * 18 + 4 + 40 * 4 + 1152);
+  // The quantised matrices: 2 layers x 576 + the LM head 80 = 1232 weights = 38.5 blocks of 32:
+  // int8 34 bytes a block (32 values + an fp16 scale), int4 18 (16 bytes of nibbles + the
+  // scale), the half block counted at its share (1232 * 34 / 32 = 1309, * 18 / 32 = 693). The
+  // embedding table (80) and the 40 norm params stay fp32.
+  EXPECT_EQ(c.weight_bytes(DType::kInt8), 1309 + (80 + 40) * 4);
+  EXPECT_EQ(c.weight_bytes(DType::kInt4), 693 + (80 + 40) * 4);
+  // Decode streams the same 1232 quantised weights, 3 gathered fp32 embedding rows of 8, the
+  // fp32 norms and the KV cache (1152).
+  EXPECT_EQ(decode_step_bytes(c, 3, 5, DType::kInt8), 1309 + (24 + 40) * 4 + 1152);
+  EXPECT_EQ(decode_step_bytes(c, 3, 5, DType::kInt4), 693 + (24 + 40) * 4 + 1152);
+  // Tied: the head is a quantised copy of the embedding, which stays fp32 beside it.
+  ModelConfig tied = c;
+  tied.tied_embeddings = true;
+  EXPECT_EQ(tied.weight_bytes(DType::kInt8), c.weight_bytes(DType::kInt8));
+  EXPECT_EQ(tied.decode_weight_bytes(3, DType::kInt8), c.decode_weight_bytes(3, DType::kInt8));
 }
 
 TEST(Metrics, ExactValuesFromSyntheticTimings) {

@@ -16,66 +16,20 @@
 #include "engine/memory.h"
 #include "engine/model.h"
 #include "engine/prompts.h"
+#include "tests/engine/logit_closeness.h"
 
 namespace llmbench {
 
 namespace {
 
-constexpr int kBatch = 4, kPromptLen = 24, kSteps = 12;
-
-struct Pass {
-  std::vector<std::vector<float>> logits;         // [batch, vocab] after prefill, each step
-  std::vector<std::vector<std::int32_t>> tokens;  // greedy tokens of the same stages
-};
-
-// Prefill, then kSteps decode steps fed `feed[i]` (or, when feed is empty, the greedy tokens).
-Pass run_pass(const Model& model, const std::vector<std::int32_t>& prompt,
-              const std::vector<std::vector<std::int32_t>>& feed = {}) {
-  Session s(model, kBatch, kPromptLen, kPromptLen + kSteps);
-  Pass r;
-  std::vector<std::int32_t> next = s.prefill(prompt, kPromptLen);
-  for (int i = 0;; ++i) {
-    r.tokens.push_back(next);
-    r.logits.push_back(s.last_logits());
-    if (i == kSteps) break;
-    next = s.decode_step(feed.empty() ? next : feed[std::size_t(i)]);
-  }
-  return r;
-}
-
-// KL(softmax(p) || softmax(q)) in nats, in double.
-double kl_divergence(const float* p, const float* q, int n) {
-  const double pm = *std::max_element(p, p + n), qm = *std::max_element(q, q + n);
-  double ps = 0, qs = 0;
-  for (int i = 0; i < n; ++i) ps += std::exp(p[i] - pm), qs += std::exp(q[i] - qm);
-  double kl = 0;
-  for (int i = 0; i < n; ++i) {
-    const double lp = p[i] - pm - std::log(ps), lq = q[i] - qm - std::log(qs);
-    kl += std::exp(lp) * (lp - lq);
-  }
-  return kl;
-}
-
-struct Closeness {
-  double max_kl = 0, mean_kl = 0;
-  int agree = 0, positions = 0;
-};
-
-Closeness compare(const Pass& ref, const Pass& got, int vocab) {
-  Closeness c;
-  for (std::size_t stage = 0; stage < ref.logits.size(); ++stage)
-    for (int b = 0; b < kBatch; ++b) {
-      const float* p = ref.logits[stage].data() + std::size_t(b) * vocab;
-      const float* q = got.logits[stage].data() + std::size_t(b) * vocab;
-      const double kl = kl_divergence(p, q, vocab);
-      c.max_kl = std::max(c.max_kl, kl);
-      c.mean_kl += kl;
-      c.agree += ref.tokens[stage][std::size_t(b)] == got.tokens[stage][std::size_t(b)];
-      ++c.positions;
-    }
-  c.mean_kl /= c.positions;
-  return c;
-}
+using test::Closeness;
+using test::compare;
+using test::kBatch;
+using test::kl_divergence;
+using test::kPromptLen;
+using test::kSteps;
+using test::Pass;
+using test::run_pass;
 
 // Measures one preset and seed; prints the figures (docs/metrics.md quotes them).
 Closeness measure(const std::string& preset, std::uint64_t seed, DType t) {
@@ -103,15 +57,41 @@ TEST_P(ModelQuant, StoresBlocksAndScales) {
   const ModelConfig c = *find_preset("tiny");
   const DType t = GetParam();
   const Weights w = load_weights(c, RandomWeights(1), be, t);
-  EXPECT_EQ(w.embed.dtype, t);
+  // The GEMM matrices are quantised; the embedding table (a gather) stays fp32.
+  EXPECT_EQ(w.embed.dtype, DType::kFp32);
   EXPECT_EQ(w.layers[0].w_down.dtype, t);
+  EXPECT_EQ(w.head().dtype, t);
   EXPECT_EQ(w.bytes(), c.weight_bytes(t));
-  // Matrices at 34/32 (int8) or 18/32 (int4) bytes a weight; norms stay fp32.
-  const std::int64_t matrices = c.total_params() - c.vector_params();
+  // Matrices at 34/32 (int8) or 18/32 (int4) bytes a weight; embedding and norms at 4.
+  const std::int64_t matrices = c.total_params() - c.vector_params() - c.embedding_params();
   ASSERT_EQ(matrices % 32, 0);
-  EXPECT_EQ(c.weight_bytes(t) - 4 * c.vector_params(),
+  EXPECT_EQ(c.weight_bytes(t) - 4 * (c.vector_params() + c.embedding_params()),
             matrices / 32 * (t == DType::kInt8 ? 34 : 18));
   EXPECT_EQ(estimate_memory(c, t, 2, 8, 16).weight_bytes, c.weight_bytes(t));
+}
+
+TEST_P(ModelQuant, TiedHeadIsAQuantisedCopyBesideTheFp32Embedding) {
+  CpuBackend be;
+  ModelConfig c = *find_preset("tiny");
+  c.tied_embeddings = true;
+  const DType t = GetParam();
+  const Weights w = load_weights(c, RandomWeights(2), be, t);
+  EXPECT_EQ(w.embed.dtype, DType::kFp32);
+  ASSERT_FALSE(w.lm_head.empty());
+  EXPECT_EQ(w.head().dtype, t);
+  EXPECT_EQ(w.bytes(), c.weight_bytes(t));
+  // The head holds the embedding's values, quantised: row 5 dequantises to within a block
+  // scale (max|x| / Q) of the fp32 row.
+  std::vector<float> row(static_cast<std::size_t>(c.dim));
+  const std::int32_t token = 5;
+  be.embedding_weights(row.data(), w.head(), &token, 1, c.dim);
+  const float* fp32 = w.embed.buf.as<float>() + std::int64_t(token) * c.dim;
+  for (int b = 0; b < c.dim; b += 32) {
+    float max_abs = 0.0f;
+    for (int i = b; i < b + 32; ++i) max_abs = std::max(max_abs, std::fabs(fp32[i]));
+    const float step = max_abs / (t == DType::kInt8 ? 127.0f : 7.0f);
+    for (int i = b; i < b + 32; ++i) EXPECT_NEAR(row[std::size_t(i)], fp32[i], step) << i;
+  }
 }
 
 TEST_P(ModelQuant, SameSeedIsBitIdentical) {
