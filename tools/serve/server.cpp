@@ -69,6 +69,10 @@ Server::Server(const Model& model, const SchedulerOptions& scheduler, const Serv
   http_->new_task_queue = [threads] { return new httplib::ThreadPool(std::size_t(threads)); };
   http_->set_payload_max_length(std::size_t(64) << 20);
   http_->set_keep_alive_timeout(2);  // idle keep-alive connections hold a thread each
+  // Each streamed token is a small write: with Nagle's algorithm on, a chunk written while the
+  // previous one is unacknowledged waits for the client's delayed ACK (40 ms on Linux), so
+  // `llmbench load` measured every stream's tokens arriving together ~40 ms after the headers.
+  http_->set_tcp_nodelay(true);
   routes();
 }
 
