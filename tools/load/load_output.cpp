@@ -126,6 +126,8 @@ void print_load_results(std::ostream& out, const std::string& format,
         const Opt v = f.number(r);
         if (!v) l[f.name] = nullptr;
         else if (std::isinf(*v)) l[f.name] = "inf";
+        else if (f.decimals == 0 && *v == std::floor(*v) && std::abs(*v) < 9e15)
+          l[f.name] = std::int64_t(*v);  // counts and lengths are integers
         else l[f.name] = *v;
       }
       l["first_error"] = r.summary.first_error.empty() ? nlohmann::ordered_json(nullptr)

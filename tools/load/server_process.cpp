@@ -62,7 +62,7 @@ ServerProcess::ServerProcess(const std::string& cmd) {
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
   posix_spawnattr_setpgroup(&attr, 0);  // its own group: stop() signals the whole group
-  std::string sh = "/bin/sh", c = "-c", command = "exec " + cmd;
+  std::string sh = "/bin/sh", c = "-c", command = cmd;
   char* argv[] = {sh.data(), c.data(), command.data(), nullptr};
   const int rc = posix_spawn(&pid_, "/bin/sh", nullptr, &attr, argv, environ);
   posix_spawnattr_destroy(&attr);

@@ -126,6 +126,7 @@ MergedInput merge_one(Db& db, const std::string& in) {
     m.imports = scalar(db, "SELECT COUNT(*) FROM src.import");
     m.cases = scalar(db, "SELECT COUNT(*) FROM src.bench_case");
     m.events = scalar(db, "SELECT COUNT(*) FROM src.event");
+    m.load_runs = scalar(db, "SELECT COUNT(*) FROM src.load_run");
   });
   return m;
 }
