@@ -356,6 +356,7 @@ TEST(Readme, CommandListAgreesWithHelp) {
       {"export", {"export chrome", "export gbench"}},
       {"compare", {"compare"}},
       {"serve", {"serve"}},
+      {"load", {"load"}},
       {"report", {"report"}}};
   const Result top = run_llmbench("--help");
   for (const auto& [cmd, invocations] : helps) {
@@ -383,7 +384,7 @@ TEST(Readme, CommandListAgreesWithHelp) {
   // Every subcommand --help lists ends with examples.
   for (const char* cmd : {"run", "sweep", "merge", "models", "roofline", "export-weights", "query",
                           "import", "export", "compare", "export gbench", "export chrome",
-                          "serve", "report"})
+                          "serve", "load", "report"})
     EXPECT_NE(run_llmbench(std::string(cmd) + " --help").out.find("Examples:\n  llmbench"),
               std::string::npos) << cmd;
 }

@@ -70,7 +70,7 @@ ServerProcess::ServerProcess(const std::string& cmd) {
 }
 
 ServerProcess::~ServerProcess() {
-  if (pid_ > 0 && !status_) stop(5);
+  if (pid_ > 0 && (!status_ || kill(-pid_, 0) == 0)) stop(5);
 }
 
 std::optional<std::string> ServerProcess::exited() {
@@ -96,17 +96,24 @@ void ServerProcess::wait_healthy(const std::string& health_url, double timeout_s
 }
 
 std::string ServerProcess::stop(double grace_s) {
-  if (auto s = exited()) return *s;
+  // The shell may have exited while the server it started (same process group) still runs:
+  // the group is gone only when kill(-pgid, 0) finds no process.
+  const auto group_alive = [this] { return kill(-pid_, 0) == 0; };
+  if (exited() && !group_alive()) return *status_;
   kill(-pid_, SIGTERM);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
   while (std::chrono::steady_clock::now() < deadline) {
-    if (auto s = exited()) return *s;
+    exited();
+    if (status_ && !group_alive()) return *status_;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   kill(-pid_, SIGKILL);
-  int status = 0;
-  waitpid(pid_, &status, 0);
-  status_ = describe(status) + " (SIGKILL after " + std::to_string(int(grace_s)) + " s)";
+  if (!status_) {
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    status_ = describe(status);
+  }
+  *status_ += " (SIGKILL to the group after " + std::to_string(int(grace_s)) + " s)";
   return *status_;
 }
 
