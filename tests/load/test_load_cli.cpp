@@ -5,10 +5,19 @@
 // exit 1; bad input is one line and exit 2. Every run is bounded (small requests, timeouts).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
+#include <thread>
+
+extern char** environ;
 
 #include "tests/cli/llmbench_process.h"
 
@@ -180,6 +189,67 @@ TEST(LoadCli, BadInputIsOneLineAndExit2) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
   EXPECT_FALSE(fs::exists(dir / "bad.db"));  // nothing written for bad input
+}
+
+// Ctrl-C after the first level: it stays stored, the second is dropped, the server we started
+// is stopped, the run is marked interrupted and the exit code is 128 + SIGINT.
+TEST(LoadCli, InterruptKeepsFinishedLevelsAndStopsTheServer) {
+  const fs::path dir = scratch_dir();
+  const fs::path db = dir / "int.db";
+  fs::remove(db);
+  std::vector<std::string> args = {LLMBENCH_BIN, "load", "--server-cmd",
+                                    std::string(LLMBENCH_BIN) + " serve --model tiny --port {port}",
+                                    "--request-rate", "1000,1", "--num-requests", "20",
+                                    "--input-len", "8", "--output-len", "4", "--db", db.string()};
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addclose(&fa, fds[0]);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  ASSERT_EQ(posix_spawn(&pid, LLMBENCH_BIN, &fa, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fds[1]);
+  // Wait (bounded) for the first level's line, then interrupt.
+  std::string err;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  bool signalled = false;
+  int status = 0;
+  bool reaped = false;
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd p{fds[0], POLLIN, 0};
+    if (poll(&p, 1, 50) > 0) {
+      char buf[4096];
+      const ssize_t n = read(fds[0], buf, sizeof buf);
+      if (n > 0) err.append(buf, std::size_t(n));
+    }
+    if (!signalled && err.find("[1/2] r1000 b1 in8 out4: 20 ok") != std::string::npos) {
+      kill(pid, SIGINT);
+      signalled = true;
+    }
+    if (signalled && waitpid(pid, &status, WNOHANG) == pid) {
+      reaped = true;
+      break;
+    }
+  }
+  if (!reaped) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  close(fds[0]);
+  ASSERT_TRUE(signalled) << err;
+  ASSERT_TRUE(reaped) << "load did not end after SIGINT:\n" << err;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGINT) << err;
+  EXPECT_NE(err.find("has 1 of 2 levels stored"), std::string::npos) << err;
+  EXPECT_NE(err.find("serve: signal 15: stopping"), std::string::npos) << err;
+  EXPECT_EQ(scalar(db, "SELECT COUNT(*) FROM load_level"), 1);
+  EXPECT_EQ(scalar(db, "SELECT COUNT(*) FROM load_request WHERE status = 'ok'"), 20);
+  EXPECT_EQ(scalar(db, "SELECT COUNT(*) FROM load_run WHERE status = 'interrupted'"), 1);
 }
 
 }  // namespace

@@ -107,6 +107,10 @@ int run_load(const LoadOptions& options, const std::string& command_line) {
     if (!o.quiet) fmt::print(stderr, "load: {}\n", line);
   };
 
+  // Ctrl-C from here on interrupts cooperatively (the first level then stops at once), so a
+  // server we started is always stopped; it runs in its own process group and does not get
+  // the terminal's SIGINT itself.
+  const ScopedInterruptHandler interrupts;
   // The server, when we start it: {port} picks the port, and --url follows from it.
   std::unique_ptr<ServerProcess> server;
   std::string url = o.url;
@@ -122,7 +126,8 @@ int run_load(const LoadOptions& options, const std::string& command_line) {
     server = std::make_unique<ServerProcess>(server_cmd);
     const auto t0 = std::chrono::steady_clock::now();
     try {
-      server->wait_healthy(base_url(url) + "/health", o.server_timeout_s);
+      server->wait_healthy(base_url(url) + "/health", o.server_timeout_s,
+                           [] { return ScopedInterruptHandler::signal_received() != 0; });
     } catch (const Error& e) {
       server->stop(5);
       throw BadInput(e.what());
@@ -154,7 +159,6 @@ int run_load(const LoadOptions& options, const std::string& command_line) {
   copt.api_key = api_key;
   LoadClient client(copt);
 
-  const ScopedInterruptHandler interrupts;
   const bool tty = isatty(STDERR_FILENO) == 1;
   std::vector<LevelResult> results;
   bool interrupted = false, any_failed = false;

@@ -80,12 +80,14 @@ std::optional<std::string> ServerProcess::exited() {
   return status_;
 }
 
-void ServerProcess::wait_healthy(const std::string& health_url, double timeout_s) {
+void ServerProcess::wait_healthy(const std::string& health_url, double timeout_s,
+                                 const std::function<bool()>& stop) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   std::string last = "no answer yet";
   while (std::chrono::steady_clock::now() < deadline) {
     if (auto s = exited())
       throw Error("--server-cmd: the server " + *s + " before " + health_url + " answered");
+    if (stop && stop()) throw Error("--server-cmd: interrupted while waiting for " + health_url);
     const HttpResponse r = http_get(health_url, 2.0);
     if (r.status == 200) return;
     last = r.status ? "HTTP " + std::to_string(r.status) : r.error;

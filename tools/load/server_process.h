@@ -6,6 +6,7 @@
 #pragma once
 #include <sys/types.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -28,7 +29,9 @@ class ServerProcess {
 
   // Polls `health_url` until it answers 200. Throws Error (with the exit status when the
   // child died) after `timeout_s`, or as soon as the child exits.
-  void wait_healthy(const std::string& health_url, double timeout_s);
+  // `stop` (Ctrl-C) ends the wait early with an Error.
+  void wait_healthy(const std::string& health_url, double timeout_s,
+                    const std::function<bool()>& stop = nullptr);
   // The exit status if the child has exited ("exited with code 3", "killed by signal 9").
   std::optional<std::string> exited();
   // SIGTERM to the group, SIGKILL after `grace_s`; returns how it ended.
