@@ -53,8 +53,10 @@ double pct(std::vector<double> v, double p) {
 }
 
 // First token after 200 ms, then one every 20 ms: the measured TTFT is 200 ms within 2% and
-// every ITL 20 ms within 1 ms; every chunk's arrival stamp is within 1 ms of the server's
-// write (the timestamp error), and the client's overhead on each path is printed.
+// within 1 ms of the server's first write, the ITLs are 20 ms within 1 ms (median; each gap
+// within 1 ms of the server's own gap), every chunk's arrival stamp is within 1 ms of the
+// server's write (the timestamp error: median under 0.5 ms, 95% under 1 ms), and the
+// client's overhead on each path is printed.
 TEST(LoadClient, TimingMatchesAScriptedServer) {
   Script s;
   s.tokens = 10;
@@ -77,9 +79,12 @@ TEST(LoadClient, TimingMatchesAScriptedServer) {
     EXPECT_EQ(r.prompt_tokens, 4);
     const double ttft_ms = double(*r.ttft_ns()) / 1e6;
     EXPECT_NEAR(ttft_ms, 200.0, 200.0 * 0.02) << "TTFT";
+    // Against the script: the median gap (a late wake-up of the server's thread on a busy
+    // machine moves single gaps; the comparison with the server's own stamps below is per gap).
+    std::vector<double> gaps;
     for (std::size_t i = 1; i < r.chunks.size(); ++i)
-      EXPECT_NEAR(double(r.chunks[i].arrival_ns - r.chunks[i - 1].arrival_ns) / 1e6, 20.0, 1.0)
-          << "ITL " << i;
+      gaps.push_back(double(r.chunks[i].arrival_ns - r.chunks[i - 1].arrival_ns) / 1e6);
+    EXPECT_NEAR(pct(gaps, 50), 20.0, 1.0) << "ITL";
     EXPECT_NEAR(*r.tpot_ns() / 1e6, 20.0, 1.0);
     // The server's write times, from the chunks themselves.
     std::vector<std::int64_t> sent;
@@ -91,6 +96,8 @@ TEST(LoadClient, TimingMatchesAScriptedServer) {
       }
     }
     ASSERT_EQ(sent.size(), 10u);
+    // TTFT against the truth: the server's first write, less the client's send stamp.
+    EXPECT_NEAR(double(*r.ttft_ns()), double(sent[0] - (origin + r.send_ns)), 1e6);
     for (std::size_t i = 1; i < sent.size(); ++i)
       itl_vs_server_ms.push_back(
           std::abs(double(r.chunks[i].arrival_ns - r.chunks[i - 1].arrival_ns) -

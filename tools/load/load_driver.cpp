@@ -259,7 +259,8 @@ int run_load(const LoadOptions& options, const std::string& command_line) {
                results.size(), plan.levels.size());
     return 128 + (sig ? sig : SIGINT);
   }
-  note(fmt::format("stored load run {} ({} levels) in {}", run_id, results.size(), o.db));
+  note(fmt::format("stored load run {} ({} level{}) in {}", run_id, results.size(),
+                   results.size() == 1 ? "" : "s", o.db));
   if (!server_died.empty()) return 1;
   if (any_failed) {
     int failed = 0, total = 0;
