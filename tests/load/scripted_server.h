@@ -33,6 +33,7 @@ struct Script {
   std::chrono::microseconds first_delay{0}, gap{0};
   int cut_after = 2;
   double slow_s = 1.0;
+  bool reject_token_ids = false;  // answer 400 to a prompt of token ids (text only)
 };
 
 inline std::int64_t steady_ns() {
@@ -123,8 +124,15 @@ class ScriptedServer {
                       "application/json");
       return;
     }
-    // A probe (stream: false) gets a plain completion.
     const auto body = nlohmann::json::parse(req.body, nullptr, false);
+    if (s.reject_token_ids && body.is_object() && body.contains("prompt") &&
+        body["prompt"].is_array()) {
+      res.status = 400;
+      res.set_content(R"({"error":{"message":"prompt must be a string","type":"invalid_request_error"}})",
+                      "application/json");
+      return;
+    }
+    // A probe (stream: false) gets a plain completion.
     if (body.is_object() && body.value("stream", false) == false) {
       res.set_content(R"({"choices":[{"index":0,"text":"x","finish_reason":"length"}],"usage":{"prompt_tokens":4,"completion_tokens":1,"total_tokens":5}})",
                       "application/json");

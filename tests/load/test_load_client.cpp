@@ -9,12 +9,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 
 #include "tests/load/scripted_server.h"
 #include "tools/load/load_client.h"
 #include "tools/load/load_driver.h"
 #include "tools/load/load_metrics.h"
 #include "tools/load/server_process.h"
+#include "tools/store/sqlite_db.h"
 
 namespace llmbench {
 namespace {
@@ -259,6 +261,52 @@ TEST(LoadFaults, InterruptAbortsInFlightRequests) {
   ASSERT_EQ(out.requests.size(), 2u);
   for (const RequestRecord& r : out.requests) EXPECT_EQ(r.error, "interrupted");
   server.stop();
+}
+
+// The driver end to end on scripted servers: a server that refuses token-id prompts gets
+// synthetic text (said on stderr, stored as prompt_kind 'text'), and the chat endpoint works.
+TEST(LoadDriver, TextPromptsWhenTheServerRefusesTokenIdsAndTheChatEndpoint) {
+  const std::string dir = std::string(LLMBENCH_TEST_SCRATCH) + "/load_driver";
+  std::filesystem::create_directories(dir);
+  const std::string db = dir + "/driver.db";
+  std::filesystem::remove(db);
+  {
+    ScriptedServer server(Script{.tokens = 3, .reject_token_ids = true});
+    LoadOptions o;
+    o.url = server.url();
+    o.model = "scripted";
+    o.concurrency = "2";
+    o.num_requests = 4;
+    o.db = db;
+    o.quiet = true;
+    EXPECT_EQ(run_load(o, "test"), 0);
+  }
+  {
+    ScriptedServer server(Script{.tokens = 3});
+    LoadOptions o;
+    o.url = server.url();
+    o.model = "scripted";
+    o.endpoint = "chat";
+    o.num_requests = 2;
+    o.db = db;
+    o.quiet = true;
+    o.label = "chat";
+    EXPECT_EQ(run_load(o, "test"), 0);
+  }
+  Db d(db, Db::Mode::kReadOnly);
+  auto q = d.prepare("SELECT r.prompt_kind, r.endpoint, COUNT(*), SUM(q.status = 'ok'),"
+                     " SUM(q.output_tokens) FROM load_run r JOIN load_level l ON l.load_run_id = r.id"
+                     " JOIN load_request q ON q.level_id = l.id GROUP BY r.id ORDER BY r.id");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.column_text(0), "text");
+  EXPECT_EQ(q.column_text(1), "completions");
+  EXPECT_EQ(q.column_int(2), 4);
+  EXPECT_EQ(q.column_int(3), 4);
+  EXPECT_EQ(q.column_int(4), 12);
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.column_text(0), "text");
+  EXPECT_EQ(q.column_text(1), "chat");
+  EXPECT_EQ(q.column_int(3), 2);
 }
 
 }  // namespace
