@@ -231,8 +231,23 @@ TEST(LoadFaults, SlowServerPastTheFirstByteTimeout) {
   o.first_byte_timeout_s = 0.3;
   const auto requests = faulty_level(server.url(), o, 3s);
   for (const RequestRecord& r : requests) {
-    EXPECT_EQ(r.error, "first-byte timeout: no response within 0.3 s");
+    EXPECT_EQ(r.error, "first-byte timeout: no response body within 0.3 s");
     EXPECT_NEAR(double(r.end_ns - r.send_ns) / 1e9, 0.3, 0.05);
+  }
+  server.stop();
+}
+
+// Headers at once, the first token late (a long queue): the first-byte timeout applies, not
+// the shorter idle one.
+TEST(LoadFaults, LateFirstTokenAfterEarlyHeadersIsAFirstByteTimeout) {
+  ScriptedServer server(Script{.tokens = 3, .first_delay = 1500ms});
+  ClientOptions o = client_options("");
+  o.first_byte_timeout_s = 0.5;
+  o.idle_timeout_s = 0.2;
+  for (const RequestRecord& r : faulty_level(server.url(), o, 3s)) {
+    EXPECT_EQ(r.error, "first-byte timeout: no response body within 0.5 s");
+    EXPECT_EQ(r.http_status, 200);
+    EXPECT_GE(r.first_byte_ns, r.send_ns);  // the headers came
   }
   server.stop();
 }

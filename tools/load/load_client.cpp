@@ -35,7 +35,7 @@ struct Transfer {
   SseSplitter sse;
   std::vector<SseEvent> events;
   std::string head;  // the first bytes of the body (error messages of non-200 answers)
-  std::int64_t last_data_ns = -1;
+  std::int64_t last_data_ns = -1;  // the last body byte (-1: no body yet)
   Clock::time_point origin;
   char errbuf[CURL_ERROR_SIZE] = {};
   CURLcode result = CURLE_OK;
@@ -63,13 +63,12 @@ std::size_t on_write(char* p, std::size_t size, std::size_t n, void* user) {
   return len;
 }
 
-// Headers count as the first byte too (a 500 may come with no body at all).
+// Headers are the response's first byte (a 500 may come with no body at all). The timeouts
+// look at the body only: a server that sends its headers at once and the first token after a
+// long queue is still waiting for its first byte of output (the first-byte timeout), not idle.
 std::size_t on_header(char*, std::size_t size, std::size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
-  if (t->rec.first_byte_ns < 0) {
-    t->rec.first_byte_ns = since(t->origin, Clock::now());
-    t->last_data_ns = t->rec.first_byte_ns;
-  }
+  if (t->rec.first_byte_ns < 0) t->rec.first_byte_ns = since(t->origin, Clock::now());
   return size * n;
 }
 
@@ -284,10 +283,10 @@ LevelOutcome LoadClient::run(const LevelDrive& d) {
       const std::int64_t t_now = since(out.origin, after);
       for (std::size_t i = 0; i < active.size();) {
         Transfer* t = active[i];
-        if (t->rec.first_byte_ns < 0 && t_now - t->rec.send_ns > first_byte_ns)
-          t->timeout = fmt::format("first-byte timeout: no response within {:g} s",
+        if (t->last_data_ns < 0 && t_now - t->rec.send_ns > first_byte_ns)
+          t->timeout = fmt::format("first-byte timeout: no response body within {:g} s",
                                    opt_.first_byte_timeout_s);
-        else if (t->rec.first_byte_ns >= 0 && t_now - t->last_data_ns > idle_ns)
+        else if (t->last_data_ns >= 0 && t_now - t->last_data_ns > idle_ns)
           t->timeout = fmt::format("idle timeout: no data for {:g} s after {} events",
                                    opt_.idle_timeout_s, t->events.size());
         if (!t->timeout.empty()) {
