@@ -48,7 +48,10 @@ const std::vector<LoadField>& all_fields() {
        nullptr, 2},
       {"burstiness", false,
        [](const LevelResult& r) -> Opt {
-         return r.spec.mode == LoadMode::kRate ? Opt(r.spec.burstiness) : std::nullopt;
+         // At an infinite rate every request arrives at 0: burstiness does not apply.
+         return r.spec.mode == LoadMode::kRate && !std::isinf(r.spec.request_rate)
+                    ? Opt(r.spec.burstiness)
+                    : std::nullopt;
        },
        nullptr, 2},
       {"input_len", false, [](const LevelResult& r) -> Opt { return r.spec.input_len; }, nullptr, 0},

@@ -49,7 +49,8 @@ std::int64_t LoadStore::add_level(std::int64_t run_id, const LevelSpec& level, i
     if (level.mode == LoadMode::kConcurrency) {
       lv.bind(4, level.concurrency).bind_null(5).bind_null(6).bind_null(7);
     } else {
-      lv.bind_null(4).bind(5, level.request_rate).bind(6, level.burstiness);
+      lv.bind_null(4).bind(5, level.request_rate);
+      if (std::isinf(level.request_rate)) lv.bind_null(6); else lv.bind(6, level.burstiness);
       if (max_in_flight > 0) lv.bind(7, max_in_flight); else lv.bind_null(7);
     }
     lv.bind(8, level.input_len).bind(9, level.output_len).bind(10, started_unix_ns)
