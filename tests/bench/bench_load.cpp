@@ -4,6 +4,8 @@
 // server wrote it, carried in the chunk). Not run by ctest; docs/serving.md quotes its output.
 //   build/tests/bench_load [--concurrency 32 | --rate 1000] [--requests 5000] [--tokens 50]
 //                          [--server-threads 64]
+// BENCH_LOAD_DEBUG=1 also lists the requests whose first byte took over 5 ms (how the 1 s SYN
+// retries of a full listen backlog were found).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
