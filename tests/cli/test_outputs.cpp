@@ -141,6 +141,7 @@ TEST(Outputs, JsonlWritesEachCaseAsItEndsSoAKilledSweepLeavesWholeLines) {
   const fs::path dir = scratch_dir();
   const fs::path out = dir / "cases.jsonl";
   fs::remove(dir / "r.db");
+  fs::remove(out);  // a previous run's lines would end the wait below before this run wrote
   // Six tiny cases, then slower ones (the small preset), killed once the first lines are out.
   const std::string cmd = "LLMBENCH_CACHE_DIR=" + (dir / "cache").string() + " exec " LLMBENCH_BIN
                           " run --model tiny,small --batch 1,2,4 --prompt-len 8,128 "
