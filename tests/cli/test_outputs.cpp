@@ -141,6 +141,7 @@ TEST(Outputs, JsonlWritesEachCaseAsItEndsSoAKilledSweepLeavesWholeLines) {
   const fs::path dir = scratch_dir();
   const fs::path out = dir / "cases.jsonl";
   fs::remove(dir / "r.db");
+  fs::remove(out);  // a previous run's lines would end the wait below before this run wrote
   // Six tiny cases, then slower ones (the small preset), killed once the first lines are out.
   const std::string cmd = "LLMBENCH_CACHE_DIR=" + (dir / "cache").string() + " exec " LLMBENCH_BIN
                           " run --model tiny,small --batch 1,2,4 --prompt-len 8,128 "
@@ -356,6 +357,7 @@ TEST(Readme, CommandListAgreesWithHelp) {
       {"export", {"export chrome", "export gbench"}},
       {"compare", {"compare"}},
       {"serve", {"serve"}},
+      {"load", {"load"}},
       {"report", {"report"}}};
   const Result top = run_llmbench("--help");
   for (const auto& [cmd, invocations] : helps) {
@@ -383,7 +385,7 @@ TEST(Readme, CommandListAgreesWithHelp) {
   // Every subcommand --help lists ends with examples.
   for (const char* cmd : {"run", "sweep", "merge", "models", "roofline", "export-weights", "query",
                           "import", "export", "compare", "export gbench", "export chrome",
-                          "serve", "report"})
+                          "serve", "load", "report"})
     EXPECT_NE(run_llmbench(std::string(cmd) + " --help").out.find("Examples:\n  llmbench"),
               std::string::npos) << cmd;
 }

@@ -1,7 +1,9 @@
 // Every bundled query on a database produced by a real traced run of the tiny preset
 // (2 layers; batch 1 and 2; prompt 16; 3 new tokens = 1 prefill + 2 decode steps), checked for
 // rows that are not just present but consistent with the model's structure: one attention per
-// layer per step, a fit per op across batch sizes, one gap fewer than ops per step.
+// layer per step, a fit per op across batch sizes, one gap fewer than ops per step. The same
+// database also gets a real `llmbench load` run against `llmbench serve --model tiny`, which the
+// serving queries (load_*, serving_table) read.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -34,11 +36,16 @@ class QueryOnTrace : public testing::Test {
                         "--repeat 2 --trace ops --db " + db_.string() +
                         " --peak-bw-gbps 20 --peak-tflops 0.2 --quiet",
                         dir_ / "run");
+    load_ = run_llmbench("load --server-cmd '" LLMBENCH_BIN " serve --model tiny --port {port}' "
+                         "--concurrency 1,4 --num-requests 4 --input-len 8 --output-len 4 "
+                         "--ignore-eos --quiet --db " + db_.string(),
+                         dir_ / "load");
   }
   static void TearDownTestSuite() { fs::remove_all(dir_); }
 
   void SetUp() override {
     ASSERT_EQ(run_.exit_code, 0) << "llmbench run --trace ops failed:\n" << run_.err;
+    ASSERT_EQ(load_.exit_code, 0) << "llmbench load failed:\n" << load_.err;
   }
 
   // Runs a bundled query with --format json; fails the test unless it exits 0.
@@ -71,7 +78,7 @@ class QueryOnTrace : public testing::Test {
   }
 
   static inline fs::path dir_, db_;
-  static inline Result run_;
+  static inline Result run_, load_;
 };
 
 TEST_F(QueryOnTrace, EveryBundledQueryReturnsRowsWithItsDeclaredColumns) {

@@ -17,6 +17,7 @@
 #include "tools/cli/commands.h"
 #include "tools/cli/metric_flags.h"
 #include "tools/report/compare_output.h"
+#include "tools/compare/compare_load.h"
 #include "tools/compare/compare_report.h"
 #include "tools/compare/compare_rounds.h"
 #include "tools/compare/compare_runs.h"
@@ -42,6 +43,7 @@ struct CompareOptions {
   std::vector<std::string> sweep_args;
   bool quiet = false;
   bool repetitions_independent = false;
+  bool serving = false;  // compare `llmbench load` runs (load_run), level by level
 };
 
 CompareSettings settings_from(const CompareOptions& o) {
@@ -112,9 +114,22 @@ int run_compare(const CompareOptions& o) {
     for (const SideSpec& s : specs) runs.push_back(load_run(s, what));
     return collapse_runs(runs);
   };
+  // Serving runs (`llmbench load`): asked for, or the only runs both databases hold.
+  const bool serving = o.serving || (serving_only(parse_side(o.base).path) &&
+                                     serving_only(parse_side(o.cand).path));
+  auto load_serving = [](const std::string& arg, const std::string& what, std::size_t& n_runs) {
+    const std::vector<SideSpec> specs = parse_sides(arg, what);
+    if (specs.size() != 1)
+      throw BadInput(what + ": serving runs compare one load run per side (DB or DB:LOAD_RUN_ID)");
+    n_runs = 1;
+    return load_serving_run(specs.front(), what);
+  };
   std::size_t n_base = 0, n_cand = 0;
-  const LoadedRun base = load_side(o.base, "BASE", n_base);
-  const LoadedRun cand = load_side(o.cand, "CAND", n_cand);
+  const LoadedRun base = serving ? load_serving(o.base, "BASE", n_base) : load_side(o.base, "BASE", n_base);
+  const LoadedRun cand = serving ? load_serving(o.cand, "CAND", n_cand) : load_side(o.cand, "CAND", n_cand);
+  if (serving)
+    fmt::print(stderr, "info: serving runs (llmbench load): levels matched by load and lengths; one "
+                       "sample per ok request (throughput: its output tokens / E2EL)\n");
   const bool runs_as_unit = n_base > 1 && n_cand > 1;
   CompareSettings two_db = settings;
   two_db.threshold_only = !runs_as_unit && !o.repetitions_independent;
@@ -143,7 +158,7 @@ void add_compare_command(CLI::App& root, CommandContext& ctx) {
       "Examples:\n  llmbench compare --run base/llmbench head/llmbench --config "
       "profiles/ci-smoke.toml --rounds 20\n  llmbench compare base.db head.db\n  llmbench "
       "compare base.db:all head.db:all --metric ttft,tpot --threshold 10\n  llmbench compare "
-      "base.db head.db --format json");
+      "base.db head.db --format json\n  llmbench compare --serving vllm.db llmbench.db");
   cmd->add_option("base", o->base,
                   "Base result database: DB or DB:RUN_ID (default: latest run), or several runs "
                   "as DB:ID,ID,... or DB:all (one sample per run)");
@@ -174,6 +189,9 @@ void add_compare_command(CLI::App& root, CommandContext& ctx) {
                 "Two databases: treat repetitions as independent and require p < alpha (the "
                 "rule before interleaved rounds; false-alarms when the two runs saw different "
                 "machine load). Default: threshold-only verdict with a warning");
+  cmd->add_flag("--serving", o->serving,
+                "Compare serving runs (llmbench load; DB:ID is a load_run id) level by level; "
+                "automatic when both databases hold only serving runs");
   cmd->add_option("--metric", o->metrics,
                   "Comma-separated metrics: ttft, tpot, e2e, throughput, or all")
       ->capture_default_str();

@@ -26,14 +26,15 @@ void add_merge_command(CLI::App& root, CommandContext& ctx) {
   cmd->callback([o, &ctx] {
     const auto merged = merge_databases(o->inputs, o->output);
     if (!o->quiet) {
-      std::int64_t runs = 0, imports = 0, cases = 0, events = 0;
+      std::int64_t runs = 0, imports = 0, cases = 0, events = 0, load_runs = 0;
       for (const auto& m : merged) {
-        fmt::print(stderr, "merged {}: {} runs, {} imports, {} cases, {} events\n", m.path,
-                   m.runs, m.imports, m.cases, m.events);
+        fmt::print(stderr, "merged {}: {} runs, {} imports, {} cases, {} events, {} load runs\n",
+                   m.path, m.runs, m.imports, m.cases, m.events, m.load_runs);
         runs += m.runs, imports += m.imports, cases += m.cases, events += m.events;
+        load_runs += m.load_runs;
       }
-      fmt::print(stderr, "wrote {}: {} runs, {} imports, {} cases, {} events added\n",
-                 o->output, runs, imports, cases, events);
+      fmt::print(stderr, "wrote {}: {} runs, {} imports, {} cases, {} events, {} load runs added\n",
+                 o->output, runs, imports, cases, events, load_runs);
     }
     ctx.exit_code = 0;
   });

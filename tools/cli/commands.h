@@ -25,6 +25,7 @@ void add_import_command(CLI::App& root, CommandContext& ctx);
 void add_compare_command(CLI::App& root, CommandContext& ctx);
 void add_export_command(CLI::App& root, CommandContext& ctx);
 void add_serve_command(CLI::App& root, CommandContext& ctx);
+void add_load_command(CLI::App& root, CommandContext& ctx);
 void add_report_command(CLI::App& root, CommandContext& ctx);
 
 }  // namespace llmbench

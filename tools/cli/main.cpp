@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   add_compare_command(app, ctx);
   add_export_command(app, ctx);
   add_serve_command(app, ctx);
+  add_load_command(app, ctx);
   add_report_command(app, ctx);
 
   try {

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <filesystem>
 #include <map>
@@ -25,6 +26,7 @@ std::optional<std::vector<double>> CaseSamples::samples(Metric m) const {
 }
 
 std::string CaseSamples::label(bool with_threads) const {
+  if (!display.empty()) return display;
   std::string s = model + " " + dtype + " " + backend + " b" + std::to_string(batch) + " p" +
                   std::to_string(prompt_len) + " n" + std::to_string(max_new_tokens);
   if (with_threads) s += " t" + std::to_string(threads);
@@ -174,6 +176,124 @@ LoadedRun load_run(const SideSpec& spec, const std::string& what) {
     c.throughput_tok_s.push_back(double(c.batch) * c.max_new_tokens / (e2e_ns / 1e9));
     if (c.tpot_ms && samples.column_type(3) != SQLITE_NULL)
       c.tpot_ms->push_back(samples.column_double(3) / 1e6);
+  }
+  return out;
+}
+
+namespace {
+
+bool has_table(Db& db, const std::string& name) {
+  auto q = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+  q.bind(1, name);
+  return q.step();
+}
+
+std::int64_t count_rows(Db& db, const std::string& table) {
+  if (!has_table(db, table)) return 0;
+  auto q = db.prepare("SELECT COUNT(*) FROM " + table);
+  q.step();
+  return q.column_int(0);
+}
+
+}  // namespace
+
+bool serving_only(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  std::unique_ptr<Db> db;
+  try {
+    db = open_query_db(path);
+  } catch (const BadInput&) {
+    return false;
+  }
+  return count_rows(*db, "load_run") > 0 && count_rows(*db, "run") == 0;
+}
+
+LoadedRun load_serving_run(const SideSpec& spec, const std::string& what) {
+  std::unique_ptr<Db> db;
+  try {
+    db = open_query_db(spec.path);
+  } catch (const BadInput& e) {
+    throw BadInput(what + ": " + e.what());
+  }
+  if (!has_table(*db, "load_run"))
+    throw BadInput(what + " '" + spec.path + "' has no serving runs (no load_run table: it was "
+                   "written before `llmbench load` existed)");
+  LoadedRun out;
+  out.path = spec.path;
+  std::int64_t id = 0;
+  if (spec.run_id) {
+    id = *spec.run_id;
+  } else {
+    auto latest = db->prepare("SELECT MAX(id) FROM load_run");
+    if (!latest.step() || latest.column_is_null(0))
+      throw BadInput(what + " '" + spec.path + "' has no serving runs (llmbench load)");
+    id = latest.column_int(0);
+  }
+  auto run = db->prepare(
+      "SELECT started_at, command_line, llmbench_version, git_commit, build_type, host, cpu,"
+      " label, endpoint FROM load_run WHERE id = ?");
+  run.bind(1, id);
+  if (!run.step()) {
+    auto ids = db->prepare("SELECT group_concat(id, ', ') FROM (SELECT id FROM load_run ORDER BY id)");
+    ids.step();
+    throw BadInput(what + " '" + spec.path + "' has no load run " + std::to_string(id) +
+                   " (load runs: " + ids.column_text(0) + ")");
+  }
+  RunRow& r = out.run;
+  r.id = id;
+  r.started_at = run.column_text(0);
+  r.command_line = run.column_text(1);
+  r.llmbench_version = run.column_text(2);
+  r.git_commit = run.column_text(3);
+  r.build_type = run.column_text(4);
+  r.host = run.column_text(5);
+  r.cpu = run.column_text(6);
+  r.peak_source = "serving run '" + run.column_text(7) + "'";
+  const std::string endpoint = run.column_text(8);
+
+  std::map<std::int64_t, std::size_t> index;  // level id -> position in out.cases
+  auto levels = db->prepare(
+      "SELECT id, level, concurrency, request_rate, burstiness, input_len, output_len, ok,"
+      " (SELECT error FROM load_request q WHERE q.level_id = l.id AND q.status = 'error'"
+      "  ORDER BY request_index LIMIT 1)"
+      " FROM load_level l WHERE load_run_id = ? ORDER BY level_index");
+  levels.bind(1, id);
+  while (levels.step()) {
+    CaseSamples c;
+    c.case_id = levels.column_int(0);
+    c.display = "load " + levels.column_text(1);
+    c.model = "serving";
+    c.dtype = endpoint;
+    c.backend = "http";
+    c.batch = levels.column_is_null(2) ? 0 : int(levels.column_int(2));
+    if (!levels.column_is_null(3)) {
+      nlohmann::json v;
+      const double rate = levels.column_double(3);
+      v["request_rate"] = std::isinf(rate) ? nlohmann::json("inf") : nlohmann::json(rate);
+      v["burstiness"] = levels.column_double(4);
+      c.variants = v.dump();
+    }
+    c.prompt_len = int(levels.column_int(5));
+    c.max_new_tokens = int(levels.column_int(6));
+    c.status = levels.column_int(7) > 0 ? "ok" : "error";
+    c.error = levels.column_text(8);
+    c.tpot_ms.emplace();
+    index[c.case_id] = out.cases.size();
+    out.cases.push_back(std::move(c));
+  }
+  auto samples = db->prepare(
+      "SELECT q.level_id, q.ttft_ns, q.tpot_ns, q.e2el_ns, q.output_tokens FROM load_request q"
+      " JOIN load_level l ON l.id = q.level_id"
+      " WHERE l.load_run_id = ? AND q.status = 'ok' ORDER BY q.level_id, q.request_index");
+  samples.bind(1, id);
+  while (samples.step()) {
+    CaseSamples& c = out.cases[index.at(samples.column_int(0))];
+    const double e2el_ns = double(samples.column_int(3));
+    c.ttft_ms.push_back(double(samples.column_int(1)) / 1e6);
+    if (samples.column_type(2) != SQLITE_NULL) c.tpot_ms->push_back(samples.column_double(2) / 1e6);
+    c.e2e_ms.push_back(e2el_ns / 1e6);
+    if (e2el_ns > 0) c.throughput_tok_s.push_back(double(samples.column_int(4)) / (e2el_ns / 1e9));
   }
   return out;
 }

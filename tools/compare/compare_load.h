@@ -30,6 +30,8 @@ struct CaseSamples {
   // One value per measured repetition, in repetition order.
   std::vector<double> ttft_ms, e2e_ms, throughput_tok_s;
   std::optional<std::vector<double>> tpot_ms;  // nullopt when max_new_tokens == 1
+  // Serving levels (load_serving_run): the label to show instead of the engine case's.
+  std::string display;
 
   bool ok() const { return status == "ok"; }
   // The samples of `m`; nullopt when the metric does not apply (TPOT without decode steps).
@@ -59,6 +61,18 @@ struct LoadedRun {
 // "CAND", "DB") when the file is missing, not SQLite, not an llmbench result database, has no
 // runs, or has no run with the requested id.
 LoadedRun load_run(const SideSpec& spec, const std::string& what);
+
+// Opens spec.path read-only and loads one `llmbench load` run (load_run; spec.run_id is a
+// load_run id, default the latest) as cases: one per level, one sample per ok request (TTFT,
+// TPOT with 2+ output tokens, E2EL as e2e, and that request's output tokens / E2EL as
+// throughput). Levels match by concurrency or rate and burstiness, endpoint and lengths, not
+// by server or model name, so two servers compare level by level. Throws BadInput like
+// load_run.
+LoadedRun load_serving_run(const SideSpec& spec, const std::string& what);
+
+// Whether the database at `path` holds serving runs (load_run rows) and no engine runs: what
+// `llmbench compare` compares as serving runs without --serving.
+bool serving_only(const std::string& path);
 
 // Normalises a variants JSON text: a JSON value is dumped with sorted keys and no spaces;
 // text that is not JSON is returned unchanged.

@@ -2,6 +2,7 @@
 #include "tools/serve/server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <csignal>
 #include <ctime>
@@ -69,21 +70,37 @@ Server::Server(const Model& model, const SchedulerOptions& scheduler, const Serv
   http_->new_task_queue = [threads] { return new httplib::ThreadPool(std::size_t(threads)); };
   http_->set_payload_max_length(std::size_t(64) << 20);
   http_->set_keep_alive_timeout(2);  // idle keep-alive connections hold a thread each
+  // Each streamed token is a small write: with Nagle's algorithm on, a chunk written while the
+  // previous one is unacknowledged waits for the client's delayed ACK (40 ms on Linux), so
+  // `llmbench load` measured every stream's tokens arriving together ~40 ms after the headers.
+  http_->set_tcp_nodelay(true);
   routes();
 }
 
 Server::~Server() = default;
 
 int Server::bind() {
+  // cpp-httplib listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG, compiled into Debian's
+  // libcpp-httplib): a burst of more simultaneous connects (a load generator starting 16
+  // streams) overflows it, and the kernel retries the dropped SYNs only after 1 s, which
+  // `llmbench load` saw as TTFTs of 1 s. The listening socket is kept when it is created and
+  // its backlog raised after bind (Linux updates the backlog on a second listen()).
+  int listen_fd = -1;
+  http_->set_socket_options([&listen_fd](socket_t sock) {
+    httplib::default_socket_options(sock);
+    listen_fd = sock;
+  });
+  int port = opt_.port;
   if (opt_.port == 0) {
-    const int port = http_->bind_to_any_port(opt_.host);
+    port = http_->bind_to_any_port(opt_.host);
     if (port <= 0) throw Error("serve: cannot bind " + opt_.host + " (any port)");
-    return port;
-  }
-  if (!http_->bind_to_port(opt_.host, opt_.port))
+  } else if (!http_->bind_to_port(opt_.host, opt_.port)) {
     throw Error("serve: cannot bind " + opt_.host + ":" + std::to_string(opt_.port) +
                 " (in use, or not a local address)");
-  return opt_.port;
+  }
+  http_->set_socket_options(httplib::default_socket_options);
+  if (listen_fd >= 0) ::listen(listen_fd, 1024);
+  return port;
 }
 
 void Server::serve() {

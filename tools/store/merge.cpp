@@ -20,7 +20,7 @@ struct TableRemap {
 };
 
 // Id spaces: "run", "import", "case", "sample", "process", "thread", "track", "event",
-// "arg_set", "flow", "counter".
+// "arg_set", "flow", "counter", "load_run", "load_level", "load_request".
 const std::vector<TableRemap>& remaps() {
   static const std::vector<TableRemap> kRemaps = {
       {"run", {{"id", "run"}}},
@@ -38,6 +38,10 @@ const std::vector<TableRemap>& remaps() {
       {"flow", {{"id", "flow"}, {"slice_out", "event"}, {"slice_in", "event"},
                 {"arg_set_id", "arg_set"}}},
       {"counter", {{"id", "counter"}, {"track_id", "track"}, {"arg_set_id", "arg_set"}}},
+      {"load_run", {{"id", "load_run"}}},
+      {"load_level", {{"id", "load_level"}, {"load_run_id", "load_run"}}},
+      {"load_request", {{"id", "load_request"}, {"level_id", "load_level"}}},
+      {"load_chunk", {{"request_id", "load_request"}}},
   };
   return kRemaps;
 }
@@ -51,6 +55,9 @@ const std::map<std::string, std::string>& id_space_max() {
       {"event", "SELECT MAX(id) FROM event"},       {"arg_set", "SELECT MAX(arg_set_id) FROM arg"},
       {"flow", "SELECT MAX(id) FROM flow"},         {"import", "SELECT MAX(id) FROM import"},
       {"counter", "SELECT MAX(id) FROM counter"},
+      {"load_run", "SELECT MAX(id) FROM load_run"},
+      {"load_level", "SELECT MAX(id) FROM load_level"},
+      {"load_request", "SELECT MAX(id) FROM load_request"},
   };
   return kMax;
 }
@@ -119,6 +126,7 @@ MergedInput merge_one(Db& db, const std::string& in) {
     m.imports = scalar(db, "SELECT COUNT(*) FROM src.import");
     m.cases = scalar(db, "SELECT COUNT(*) FROM src.bench_case");
     m.events = scalar(db, "SELECT COUNT(*) FROM src.event");
+    m.load_runs = scalar(db, "SELECT COUNT(*) FROM src.load_run");
   });
   return m;
 }

@@ -12,7 +12,7 @@ namespace llmbench {
 
 struct MergedInput {
   std::string path;
-  std::int64_t runs = 0, imports = 0, cases = 0, events = 0;
+  std::int64_t runs = 0, imports = 0, cases = 0, events = 0, load_runs = 0;
 };
 
 // Throws BadInput naming the file for a missing input, a non-llmbench database, a schema

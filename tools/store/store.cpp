@@ -259,7 +259,8 @@ namespace {
 // belongs to another program: it is refused before anything is written to it.
 constexpr const char* kOwnTables[] = {"run", "bench_case", "bench_sample", "bench_step",
                                       "process", "thread", "track", "event", "arg", "flow",
-                                      "import", "counter"};
+                                      "import", "counter", "load_run", "load_level",
+                                      "load_request", "load_chunk"};
 
 // Version 5: one name per metric, with its statistic and unit (tools/store/result_fields.h):
 // the medians are renamed, and every bench_case column of the field list that is missing is
@@ -273,6 +274,95 @@ ALTER TABLE bench_case RENAME COLUMN ttft_ms TO ttft_ms_p50;
 ALTER TABLE bench_case RENAME COLUMN e2e_ms TO e2e_ms_p50;
 ALTER TABLE run ADD COLUMN sweep_key TEXT;         -- plan key of the whole (unsharded) sweep
 ALTER TABLE run ADD COLUMN run_group INTEGER;      -- merged shards: the group's first run id
+)sql";
+
+// Version 6: serving benchmarks (`llmbench load`, docs/schema.md "Serving benchmark tables"). One
+// load_run per invocation, one load_level per level of its sweep (written with its requests and
+// chunks in one transaction), one load_request per measured request, one load_chunk per
+// streamed chunk that carried output. Times are integer ns since the level's origin
+// (steady_clock at the level's start); load_level.started_unix_ns anchors them to the wall clock.
+constexpr const char* kSchemaV6 = R"sql(
+CREATE TABLE IF NOT EXISTS load_run (
+  id                    INTEGER PRIMARY KEY,
+  started_at            TEXT NOT NULL,      -- UTC ISO 8601
+  finished_at           TEXT,               -- NULL while running
+  status                TEXT NOT NULL,      -- running | complete | interrupted
+  command_line          TEXT NOT NULL,
+  llmbench_version      TEXT NOT NULL,
+  git_commit            TEXT NOT NULL,
+  build_type            TEXT NOT NULL,
+  host                  TEXT NOT NULL,
+  cpu                   TEXT NOT NULL,
+  label                 TEXT NOT NULL,      -- --label (default: the model): the serving table's row
+  url                   TEXT NOT NULL,      -- the endpoint requested
+  endpoint              TEXT NOT NULL,      -- completions | chat
+  model                 TEXT NOT NULL,
+  server_cmd            TEXT NOT NULL,      -- --server-cmd as run, '' when none
+  prompt_kind           TEXT NOT NULL,      -- token_ids | text
+  mode                  TEXT NOT NULL,      -- concurrency | rate
+  seed                  INTEGER NOT NULL,
+  num_requests          INTEGER NOT NULL,   -- per level (a cap when duration_s is set)
+  duration_s            REAL,               -- per-level time limit, NULL when none
+  input_len_stddev      REAL NOT NULL,
+  output_len_stddev     REAL NOT NULL,
+  ignore_eos            INTEGER NOT NULL,   -- 1: requests asked for ignore_eos
+  warmup_requests       INTEGER NOT NULL,   -- per level, not stored
+  goodput               TEXT NOT NULL,      -- 'ttft:MS,tpot:MS,e2el:MS' as given, '' when none
+  connect_timeout_s     REAL NOT NULL,
+  first_byte_timeout_s  REAL NOT NULL,
+  idle_timeout_s        REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS load_level (
+  id                    INTEGER PRIMARY KEY,
+  load_run_id           INTEGER NOT NULL REFERENCES load_run(id),
+  level_index           INTEGER NOT NULL,   -- 0-based place in the sweep
+  level                 TEXT NOT NULL,      -- 'c4 in128 out128', 'r8 b1 in128 out128'
+  concurrency           INTEGER,            -- concurrency levels; NULL for rate levels
+  request_rate          REAL,               -- rate levels, requests/s (Inf: all at once)
+  burstiness            REAL,               -- rate levels: gamma shape (1: Poisson)
+  max_in_flight         INTEGER,            -- rate levels: the cap, NULL when none
+  input_len             INTEGER NOT NULL,   -- mean prompt tokens asked for
+  output_len            INTEGER NOT NULL,   -- mean max_tokens asked for
+  started_unix_ns       INTEGER NOT NULL,   -- wall clock at the level's origin
+  duration_ns           INTEGER NOT NULL,   -- earliest send to latest end
+  requests              INTEGER NOT NULL,
+  ok                    INTEGER NOT NULL,
+  failed                INTEGER NOT NULL,
+  finished_at           TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS load_request (
+  id                    INTEGER PRIMARY KEY,
+  level_id              INTEGER NOT NULL REFERENCES load_level(id),
+  request_index         INTEGER NOT NULL,   -- 0-based, in start order
+  status                TEXT NOT NULL,      -- ok | error
+  error                 TEXT,               -- why it failed
+  http_status           INTEGER,            -- NULL: no response
+  input_len             INTEGER NOT NULL,   -- prompt tokens sent (or aimed at, text prompts)
+  max_tokens            INTEGER NOT NULL,
+  prompt_tokens         INTEGER,            -- usage, when the server reported it
+  completion_tokens     INTEGER,            -- usage, when the server reported it
+  output_tokens         INTEGER NOT NULL,   -- completion_tokens, else the chunks' tokens
+  chunks                INTEGER NOT NULL,   -- chunks that carried output
+  finish_reason         TEXT,
+  scheduled_ns          INTEGER,            -- rate levels: drawn arrival offset
+  send_ns               INTEGER NOT NULL,
+  first_byte_ns         INTEGER,
+  first_token_ns        INTEGER,
+  end_ns                INTEGER NOT NULL,
+  ttft_ns               INTEGER,            -- first_token_ns - send_ns (ok requests)
+  tpot_ns               REAL,               -- (e2el - ttft) / (output_tokens - 1)
+  e2el_ns               INTEGER             -- end_ns - send_ns (ok requests)
+);
+CREATE TABLE IF NOT EXISTS load_chunk (
+  request_id            INTEGER NOT NULL REFERENCES load_request(id),
+  idx                   INTEGER NOT NULL,   -- 0-based among the request's output chunks
+  arrival_ns            INTEGER NOT NULL,   -- since the level's origin
+  itl_ns                INTEGER,            -- arrival - previous chunk's arrival; NULL for idx 0
+  tokens                INTEGER NOT NULL,
+  PRIMARY KEY (request_id, idx)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS load_level_run ON load_level(load_run_id);
+CREATE INDEX IF NOT EXISTS load_request_level ON load_request(level_id);
 )sql";
 
 void add_missing_result_columns(Db& db) {
@@ -299,6 +389,7 @@ void create_schema_version(Db& db, int version) {
       db.exec(kSchemaV5);
       add_missing_result_columns(db);
     }
+    if (version >= 6) db.exec(kSchemaV6);
     db.exec("PRAGMA user_version = " + std::to_string(version));
   });
 }
@@ -336,6 +427,7 @@ ResultStore::ResultStore(const std::string& path) : db_(path, /*create=*/true) {
         db_.exec(kSchemaV5);
         add_missing_result_columns(db_);
       }
+      if (version < 6) db_.exec(kSchemaV6);
       db_.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
     });
   }

@@ -1,5 +1,6 @@
 // The result store: an SQLite database that accumulates runs (append, like a lab notebook).
-// Tables run, bench_case, bench_sample, bench_step (docs/schema.md); schema version in
+// Tables run, bench_case, bench_sample, bench_step, and the serving benchmark's load_* tables
+// (docs/schema.md); schema version in
 // PRAGMA user_version; WAL; one transaction per case so an interrupted sweep keeps every
 // finished case. A case's traced repetition goes to the trace tables (process, thread, track,
 // event) in the same transaction.
@@ -16,7 +17,7 @@
 
 namespace llmbench {
 
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 // Creates the schema of `version` (1..kSchemaVersion) on an empty database, as the llmbench of
 // that version did: tests use it to build old databases and check their migration.

@@ -1,0 +1,90 @@
+// `llmbench load`: a serving benchmark against any OpenAI-compatible server (docs/serving.md).
+// Flags only; the work is tools/load/load_driver.h's.
+#include <CLI/CLI.hpp>
+
+#include <memory>
+
+#include "tools/cli/commands.h"
+#include "tools/load/load_driver.h"
+
+namespace llmbench {
+
+void add_load_command(CLI::App& root, CommandContext& ctx) {
+  auto o = std::make_shared<LoadOptions>();
+  CLI::App* cmd = root.add_subcommand(
+      "load", "Serving benchmark: streamed requests to an OpenAI-compatible server at set "
+              "concurrencies or request rates (docs/serving.md)");
+  cmd->footer(
+      "Examples:\n  llmbench load --url http://127.0.0.1:8000 --concurrency 1,4,16 --num-requests 64\n"
+      "  llmbench load --server-cmd \"llmbench serve --model tiny --port {port}\" --concurrency 1,4 "
+      "--input-len 32 --output-len 16 --ignore-eos\n"
+      "  llmbench load --url http://127.0.0.1:8000 --request-rate 1,4,inf --burstiness 0.5 "
+      "--goodput ttft:500,tpot:50\n"
+      "  llmbench query llmbench.db serving_table");
+
+  const std::string target = "Server";
+  cmd->add_option("--url", o->url, "Server base URL, http://HOST:PORT (set by --server-cmd's {port})")
+      ->type_name("URL")->group(target);
+  cmd->add_option("--model", o->model, "Model name sent with requests (default: the first of "
+                  "GET /v1/models)")->type_name("NAME")->group(target);
+  cmd->add_option("--endpoint", o->endpoint, "completions|chat: /v1/completions or "
+                  "/v1/chat/completions")->type_name("WORD")->capture_default_str()->group(target);
+  cmd->add_option("--server-cmd", o->server_cmd,
+                  "Start this server first (sh -c), wait for /health, stop it at the end; "
+                  "{port} becomes a free port and sets --url")->type_name("CMD")->group(target);
+  cmd->add_option("--server-timeout", o->server_timeout_s,
+                  "Seconds the started server may take to answer /health")
+      ->type_name("S")->capture_default_str()->group(target);
+  cmd->add_option("--label", o->label, "Name of this server in the serving table (default: "
+                  "the model)")->type_name("NAME")->group(target);
+
+  const std::string levels = "Levels (LIST flags: the sweep covers their cartesian product)";
+  cmd->add_option("--concurrency", o->concurrency, "Requests kept in flight, each in [1, 4096] "
+                  "(default 1)")->type_name("LIST")->group(levels);
+  cmd->add_option("--request-rate", o->request_rate, "Arrival rates in requests/s, or inf "
+                  "(all at once); instead of --concurrency")->type_name("LIST")->group(levels);
+  cmd->add_option("--burstiness", o->burstiness, "Gamma shape of the arrival intervals: 1 "
+                  "Poisson, < 1 burstier, > 1 more regular (rate levels)")
+      ->type_name("LIST")->capture_default_str()->group(levels);
+  cmd->add_option("--max-concurrency", o->max_concurrency, "Rate levels: at most this many "
+                  "requests in flight (0: no cap)")->type_name("INT")->group(levels);
+  cmd->add_option("--input-len", o->input_len, "Prompt tokens (mean)")
+      ->type_name("LIST")->capture_default_str()->group(levels);
+  cmd->add_option("--input-len-stddev", o->input_len_stddev, "Standard deviation of prompt "
+                  "lengths (normal, rounded, >= 1)")->type_name("FLOAT")->capture_default_str()->group(levels);
+  cmd->add_option("--output-len", o->output_len, "max_tokens per request (mean)")
+      ->type_name("LIST")->capture_default_str()->group(levels);
+  cmd->add_option("--output-len-stddev", o->output_len_stddev, "Standard deviation of max_tokens")
+      ->type_name("FLOAT")->capture_default_str()->group(levels);
+  cmd->add_flag("--ignore-eos", o->ignore_eos, "Ask the server to ignore end-of-sequence "
+                "(vLLM's extension), so every request generates max_tokens")->group(levels);
+
+  const std::string measure = "Measurement";
+  cmd->add_option("--num-requests", o->num_requests, "Measured requests per level (default "
+                  "100; with --duration, a cap)")->type_name("INT")->group(measure);
+  cmd->add_option("--duration", o->duration_s, "Seconds per level after which no request "
+                  "starts (in-flight ones finish)")->type_name("S")->group(measure);
+  cmd->add_option("--warmup-requests", o->warmup_requests, "Unmeasured requests per level, at "
+                  "the level's load")->type_name("INT")->capture_default_str()->group(measure);
+  cmd->add_option("--seed", o->seed, "Seed of prompts, lengths and arrivals")
+      ->type_name("INT")->capture_default_str()->group(measure);
+  cmd->add_option("--goodput", o->goodput, "SLOs for goodput, e.g. ttft:500,tpot:50,e2el:5000 "
+                  "(ms)")->type_name("SLOS")->group(measure);
+  cmd->add_option("--connect-timeout", o->connect_timeout_s, "Seconds to connect")
+      ->type_name("S")->capture_default_str()->group(measure);
+  cmd->add_option("--first-byte-timeout", o->first_byte_timeout_s,
+                  "Seconds from send to the first response byte")
+      ->type_name("S")->capture_default_str()->group(measure);
+  cmd->add_option("--idle-timeout", o->idle_timeout_s, "Seconds a stream may go without data")
+      ->type_name("S")->capture_default_str()->group(measure);
+
+  const std::string output = "Output";
+  cmd->add_option("--db", o->db, "SQLite database results are appended to")
+      ->type_name("PATH")->capture_default_str()->group(output);
+  cmd->add_option("--format", o->format, "table|md|csv|json")
+      ->type_name("WORD")->capture_default_str()->group(output);
+  cmd->add_flag("--quiet", o->quiet, "No progress or notices on stderr")->group(output);
+  cmd->callback([o, &ctx] { ctx.exit_code = run_load(*o, ctx.command_line); });
+}
+
+}  // namespace llmbench

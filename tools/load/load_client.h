@@ -1,0 +1,103 @@
+// The streaming HTTP client of `llmbench load`: libcurl's multi interface (Debian
+// libcurl4-openssl-dev), one event loop on one thread for every stream of a level. It starts
+// requests when they are due (a fixed number in flight, or at the arrival offsets of a rate
+// level), stamps every byte's arrival with steady_clock inside the loop, and enforces the
+// timeouts itself (connect, first byte, idle stream), so a dead or hung server costs at most
+// a timeout per request, never a hang. SSE events are split in the loop; their JSON is parsed
+// after the level, outside the timed loop (stream_parse.h). Also small blocking helpers for
+// /health, /v1/models and the probe request.
+// Not here: what the requests contain (load_plan.h), metrics, storage.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tools/load/stream_parse.h"
+
+namespace llmbench {
+
+// One request as the client saw it. Times are ns since the level's origin (steady_clock at
+// the level's start); -1 when the point was never reached.
+struct RequestRecord {
+  int index = 0;                  // 0-based in the level, in start order
+  int input_len = 0;              // prompt tokens sent (token ids) or aimed at (text)
+  int max_tokens = 0;
+  std::int64_t scheduled_ns = -1; // rate levels: the drawn arrival offset
+  std::int64_t send_ns = -1;      // just before the request was handed to libcurl
+  std::int64_t first_byte_ns = -1;   // first response byte (headers included)
+  std::int64_t first_token_ns = -1;  // first chunk with output
+  std::int64_t end_ns = -1;       // last byte of the response (normally [DONE]), or the failure
+  int http_status = 0;            // 0: no response
+  bool ok = false;
+  std::string error;              // why it failed ("" when ok)
+  std::string finish_reason;
+  std::optional<int> prompt_tokens, completion_tokens;  // the server's usage
+  int output_tokens = 0;          // usage.completion_tokens, else the chunks' token counts
+  std::vector<ChunkRecord> chunks;
+  std::vector<SseEvent> events;   // kept only with ClientOptions::keep_events
+
+  std::optional<std::int64_t> ttft_ns() const;
+  std::optional<std::int64_t> e2el_ns() const;
+  // (E2EL - TTFT) / (output tokens - 1); nullopt below 2 tokens or for a failed request.
+  std::optional<double> tpot_ns() const;
+};
+
+struct ClientOptions {
+  std::string url;  // the endpoint: http://HOST:PORT/v1/completions or .../chat/completions
+  bool chat = false;
+  double connect_timeout_s = 10, first_byte_timeout_s = 600, idle_timeout_s = 60;
+  std::string api_key;       // "Authorization: Bearer KEY" when not empty
+  bool keep_events = false;  // keep every SSE event in RequestRecord::events (tests, benches)
+};
+
+// What one level asks of the loop.
+struct LevelDrive {
+  int max_requests = 0;                 // requests to start (a cap when duration_s is set)
+  double duration_s = 0;                // > 0: start no request after this many seconds
+  int concurrency = 0;                  // > 0: keep this many in flight (concurrency mode)
+  std::vector<double> arrival_s;        // else: start request i at arrival_s[i] (rate mode)
+  int max_in_flight = 0;                // rate mode: cap (0: none); a capped start is late
+  // The body of request `index`; fills rec.input_len and rec.max_tokens.
+  std::function<std::string(int index, RequestRecord& rec)> make_body;
+  std::function<bool()> should_stop;    // polled in the loop (Ctrl-C)
+  // Called about once a second with (started, finished, failed) for progress.
+  std::function<void(int, int, int)> progress;
+};
+
+struct LevelOutcome {
+  std::chrono::steady_clock::time_point origin;
+  std::vector<RequestRecord> requests;  // every started request, in start order
+  bool interrupted = false;             // should_stop() ended it; in-flight requests aborted
+};
+
+class LoadClient {
+ public:
+  explicit LoadClient(ClientOptions opt);
+  ~LoadClient();
+  LoadClient(const LoadClient&) = delete;
+  LoadClient& operator=(const LoadClient&) = delete;
+
+  // Runs one level to its end: every started request finished, failed or timed out.
+  LevelOutcome run(const LevelDrive& drive);
+
+  const ClientOptions& options() const { return opt_; }
+
+ private:
+  ClientOptions opt_;
+  void* multi_ = nullptr;  // CURLM*, kept across levels so connections are reused
+};
+
+struct HttpResponse {
+  int status = 0;        // 0: no response
+  std::string body;
+  std::string error;     // transport error ("" when a response came)
+};
+// Blocking GET / POST (JSON body) with one overall timeout.
+HttpResponse http_get(const std::string& url, double timeout_s);
+HttpResponse http_post_json(const std::string& url, const std::string& body, double timeout_s,
+                            const std::string& api_key = "");
+
+}  // namespace llmbench

@@ -1,0 +1,79 @@
+// Serving metrics of a level (see load_metrics.h and docs/metrics.md).
+#include "tools/load/load_metrics.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "engine/stats.h"
+
+namespace llmbench {
+
+std::optional<Dist> distribution(const std::vector<double>& xs) {
+  if (xs.empty()) return std::nullopt;
+  std::vector<double> s = xs;
+  std::sort(s.begin(), s.end());
+  Dist d;
+  d.n = int(s.size());
+  d.mean = mean(s);
+  d.stdev = stdev(s);
+  d.p50 = percentile_sorted(s, 50);
+  d.p90 = percentile_sorted(s, 90);
+  d.p95 = percentile_sorted(s, 95);
+  d.p99 = percentile_sorted(s, 99);
+  return d;
+}
+
+int input_tokens_of(const RequestRecord& r) { return r.prompt_tokens.value_or(r.input_len); }
+
+bool meets_slo(const RequestRecord& r, const GoodputSlo& slo) {
+  if (!r.ok) return false;
+  if (slo.ttft_ms && double(*r.ttft_ns()) / 1e6 > *slo.ttft_ms) return false;
+  if (slo.e2el_ms && double(*r.e2el_ns()) / 1e6 > *slo.e2el_ms) return false;
+  if (slo.tpot_ms) {
+    const auto tpot = r.tpot_ns();
+    if (tpot && *tpot / 1e6 > *slo.tpot_ms) return false;
+  }
+  return true;
+}
+
+LevelSummary summarize_level(const std::vector<RequestRecord>& requests, const GoodputSlo& slo) {
+  LevelSummary s;
+  s.requests = int(requests.size());
+  std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = 0;
+  std::vector<double> ttft, tpot, itl, e2el, user;
+  for (const RequestRecord& r : requests) {
+    first = std::min(first, r.send_ns);
+    last = std::max(last, r.end_ns);
+    if (!r.ok) {
+      ++s.failed;
+      if (s.first_error.empty()) s.first_error = r.error;
+      continue;
+    }
+    ++s.ok;
+    s.input_tokens += input_tokens_of(r);
+    s.output_tokens += r.output_tokens;
+    ttft.push_back(double(*r.ttft_ns()) / 1e6);
+    e2el.push_back(double(*r.e2el_ns()) / 1e6);
+    if (auto t = r.tpot_ns()) tpot.push_back(*t / 1e6);
+    for (std::size_t i = 1; i < r.chunks.size(); ++i)
+      itl.push_back(double(r.chunks[i].arrival_ns - r.chunks[i - 1].arrival_ns) / 1e6);
+    if (*r.e2el_ns() > 0) user.push_back(double(r.output_tokens) / (double(*r.e2el_ns()) / 1e9));
+    if (slo.any() && meets_slo(r, slo)) ++s.good;
+  }
+  if (s.requests > 0 && last > first) s.duration_s = double(last - first) / 1e9;
+  if (s.duration_s > 0) {
+    s.request_throughput = s.ok / s.duration_s;
+    s.output_tok_s = double(s.output_tokens) / s.duration_s;
+    s.total_tok_s = double(s.input_tokens + s.output_tokens) / s.duration_s;
+    if (slo.any()) s.goodput_req_s = s.good / s.duration_s;
+  }
+  if (slo.any() && s.requests > 0) s.good_fraction = double(s.good) / s.requests;
+  s.ttft_ms = distribution(ttft);
+  s.tpot_ms = distribution(tpot);
+  s.itl_ms = distribution(itl);
+  s.e2el_ms = distribution(e2el);
+  s.user_tok_s = distribution(user);
+  return s;
+}
+
+}  // namespace llmbench

@@ -1,0 +1,215 @@
+// `llmbench load`'s plan (see load_plan.h).
+#include "tools/load/load_plan.h"
+
+#include <fmt/core.h>
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include "kernels/common/error.h"
+#include "tools/run/flag_values.h"
+
+namespace llmbench {
+
+namespace {
+
+// A finite number, or "inf" when `allow_inf`.
+double parse_number(const std::string& flag, const std::string& text, bool allow_inf) {
+  if (allow_inf && (text == "inf" || text == "Inf" || text == "INF"))
+    return std::numeric_limits<double>::infinity();
+  double v = 0;
+  const char* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ec != std::errc() || p != end || !std::isfinite(v))
+    throw BadInput(flag + ": expected a number" + (allow_inf ? " or inf" : "") + ", got '" +
+                   text + "'");
+  return v;
+}
+
+std::vector<double> parse_positive_list(const std::string& flag, const std::string& text,
+                                        bool allow_inf) {
+  std::vector<double> out;
+  for (const std::string& item : parse_word_list(flag, text)) {
+    const double v = parse_number(flag, item, allow_inf);
+    if (!(v > 0)) throw BadInput(flag + ": expected numbers > 0, got " + item);
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::string number_text(double v) {
+  if (std::isinf(v)) return "inf";
+  return fmt::format("{:g}", v);
+}
+
+void check_seconds(const std::string& flag, double v, bool zero_ok) {
+  if (!std::isfinite(v) || v < 0 || (!zero_ok && v == 0) || v > 1e6)
+    throw BadInput(flag + ": expected seconds in " + (zero_ok ? "[0" : "(0") + ", 1e6], got " +
+                   number_text(v));
+}
+
+}  // namespace
+
+GoodputSlo parse_goodput(const std::string& flag, const std::string& text) {
+  GoodputSlo g;
+  for (const std::string& item : parse_word_list(flag, text)) {
+    const auto colon = item.find(':');
+    const std::string key = item.substr(0, colon);
+    if (colon == std::string::npos)
+      throw BadInput(flag + ": expected KEY:MS items (ttft, tpot, e2el), got '" + item + "'");
+    const double v = parse_number(flag, item.substr(colon + 1), false);
+    if (!(v > 0)) throw BadInput(flag + ": expected a limit > 0 ms, got '" + item + "'");
+    std::optional<double>* slot = key == "ttft" ? &g.ttft_ms
+                                  : key == "tpot" ? &g.tpot_ms
+                                  : key == "e2el" ? &g.e2el_ms
+                                                  : nullptr;
+    if (!slot)
+      throw BadInput(flag + ": unknown metric '" + key + "' (expected ttft, tpot or e2el)");
+    if (*slot) throw BadInput(flag + ": '" + key + "' is given twice");
+    *slot = v;
+  }
+  return g;
+}
+
+std::string goodput_text(const GoodputSlo& g) {
+  std::string s;
+  auto add = [&](const char* k, const std::optional<double>& v) {
+    if (v) s += (s.empty() ? "" : ",") + std::string(k) + ":" + number_text(*v);
+  };
+  add("ttft", g.ttft_ms);
+  add("tpot", g.tpot_ms);
+  add("e2el", g.e2el_ms);
+  return s;
+}
+
+std::string LevelSpec::label() const {
+  std::string s = mode == LoadMode::kConcurrency
+                      ? "c" + std::to_string(concurrency)
+                      : "r" + number_text(request_rate) +
+                            (std::isinf(request_rate) ? "" : " b" + number_text(burstiness));
+  return s + " in" + std::to_string(input_len) + " out" + std::to_string(output_len);
+}
+
+LoadPlan make_load_plan(const LoadOptions& o) {
+  LoadPlan plan;
+  plan.opt = o;
+  if (o.url.empty() && o.server_cmd.find("{port}") == std::string::npos)
+    throw BadInput("--url: expected http://HOST:PORT (or a --server-cmd with a {port} "
+                   "placeholder, which sets it)");
+  if (!o.url.empty() && o.url.rfind("http://", 0) != 0)
+    throw BadInput("--url: expected http://HOST:PORT (plain HTTP), got '" + o.url + "'");
+  if (o.endpoint != "completions" && o.endpoint != "chat")
+    throw BadInput("--endpoint: expected completions or chat, got '" + o.endpoint + "'");
+  if (!o.concurrency.empty() && !o.request_rate.empty())
+    throw BadInput("--concurrency/--request-rate: give one of them (a level is either a fixed "
+                   "number of requests in flight or an arrival rate)");
+  plan.mode = o.request_rate.empty() ? LoadMode::kConcurrency : LoadMode::kRate;
+  std::vector<int> conc;
+  std::vector<double> rates, bursts = {1.0};
+  if (plan.mode == LoadMode::kConcurrency) {
+    conc = parse_int_list("--concurrency", o.concurrency.empty() ? "1" : o.concurrency, 1, 4096);
+    if (o.burstiness != "1")
+      throw BadInput("--burstiness: applies to --request-rate only");
+  } else {
+    rates = parse_positive_list("--request-rate", o.request_rate, true);
+    bursts = parse_positive_list("--burstiness", o.burstiness, false);
+  }
+  const std::vector<int> ins = parse_int_list("--input-len", o.input_len, 1, 1 << 20);
+  const std::vector<int> outs = parse_int_list("--output-len", o.output_len, 1, 1 << 20);
+  if (!std::isfinite(o.input_len_stddev) || o.input_len_stddev < 0)
+    throw BadInput("--input-len-stddev: expected a number >= 0");
+  if (!std::isfinite(o.output_len_stddev) || o.output_len_stddev < 0)
+    throw BadInput("--output-len-stddev: expected a number >= 0");
+  if (o.num_requests < 0 || o.num_requests > 10'000'000)
+    throw BadInput("--num-requests: expected an integer in [1, 10000000], got " +
+                   std::to_string(o.num_requests));
+  check_seconds("--duration", o.duration_s, true);
+  check_seconds("--connect-timeout", o.connect_timeout_s, false);
+  check_seconds("--first-byte-timeout", o.first_byte_timeout_s, false);
+  check_seconds("--idle-timeout", o.idle_timeout_s, false);
+  check_seconds("--server-timeout", o.server_timeout_s, false);
+  if (o.warmup_requests < 0 || o.warmup_requests > 1'000'000)
+    throw BadInput("--warmup-requests: expected an integer in [0, 1000000]");
+  if (o.max_concurrency < 0 || o.max_concurrency > 100000)
+    throw BadInput("--max-concurrency: expected an integer in [0, 100000]");
+  if (o.max_concurrency > 0 && plan.mode == LoadMode::kConcurrency)
+    throw BadInput("--max-concurrency: applies to --request-rate only (--concurrency is the cap)");
+  if (o.format != "table" && o.format != "md" && o.format != "csv" && o.format != "json")
+    throw BadInput("--format: expected table, md, csv or json, got '" + o.format + "'");
+  if (o.db.empty()) throw BadInput("--db: expected a path");
+  if (!o.goodput.empty()) plan.goodput = parse_goodput("--goodput", o.goodput);
+  // A level of "unbounded" requests with --duration is bounded by time; the count is a cap.
+  plan.num_requests = o.num_requests > 0 ? o.num_requests : o.duration_s > 0 ? 1'000'000 : 100;
+
+  int index = 0;
+  for (int in : ins)
+    for (int out : outs) {
+      auto add = [&](LevelSpec l) {
+        l.index = index++;
+        l.mode = plan.mode;
+        l.input_len = in;
+        l.output_len = out;
+        plan.levels.push_back(l);
+      };
+      if (plan.mode == LoadMode::kConcurrency) {
+        for (int c : conc) add(LevelSpec{.concurrency = c});
+      } else {
+        for (double r : rates)
+          for (double b : bursts) {
+            // At an infinite rate every request arrives at 0: burstiness changes nothing.
+            if (std::isinf(r) && b != bursts.front()) continue;
+            add(LevelSpec{.request_rate = r, .burstiness = b});
+          }
+      }
+    }
+  return plan;
+}
+
+std::vector<double> arrival_offsets_s(int n, double rate, double burstiness, std::uint64_t seed) {
+  std::vector<double> t(std::size_t(std::max(n, 0)), 0.0);
+  if (std::isinf(rate) || n <= 1) return t;
+  std::mt19937_64 rng(seed);
+  // Mean interval 1 / rate: scale theta = 1 / (rate * shape).
+  std::gamma_distribution<double> gap(burstiness, 1.0 / (rate * burstiness));
+  for (std::size_t i = 1; i < t.size(); ++i) t[i] = t[i - 1] + gap(rng);
+  return t;
+}
+
+RequestSource::RequestSource(const LevelSpec& level, double input_stddev, double output_stddev,
+                             std::uint64_t seed)
+    : level_(level), input_stddev_(input_stddev), output_stddev_(output_stddev),
+      rng_(seed * 0x9E3779B97F4A7C15ull + std::uint64_t(level.index) + 1) {}
+
+RequestShape RequestSource::next() {
+  auto draw = [&](int mean, double sd) {
+    if (sd <= 0) return mean;
+    std::normal_distribution<double> d(mean, sd);
+    return int(std::max(1.0, std::min(double(1 << 20), std::round(d(rng_)))));
+  };
+  RequestShape r;
+  r.input_len = draw(level_.input_len, input_stddev_);
+  r.output_len = draw(level_.output_len, output_stddev_);
+  std::uniform_int_distribution<std::int32_t> id(kPromptIdMin, kPromptIdMax);
+  r.prompt_ids.resize(std::size_t(r.input_len));
+  for (auto& x : r.prompt_ids) x = id(rng_);
+  return r;
+}
+
+std::string synthetic_text(const std::vector<std::int32_t>& ids) {
+  static const char* const kWords[] = {
+      "the",   "of",    "and",   "to",    "in",    "is",   "that",  "for",   "it",    "as",
+      "was",   "with",  "be",    "by",    "on",    "not",  "he",    "this",  "are",   "or",
+      "his",   "from",  "at",    "which", "but",   "have", "an",    "had",   "they",  "you",
+      "were",  "their", "one",   "all",   "we",    "can",  "her",   "has",   "there", "been",
+      "if",    "more",  "when",  "will",  "would", "who",  "so",    "no",    "time",  "world"};
+  constexpr std::size_t kN = sizeof(kWords) / sizeof(kWords[0]);
+  std::string s;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (i) s += ' ';
+    s += kWords[std::size_t(ids[i]) % kN];
+  }
+  return s;
+}
+
+}  // namespace llmbench

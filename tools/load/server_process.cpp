@@ -1,0 +1,122 @@
+// The server child process (see server_process.h).
+#include "tools/load/server_process.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "kernels/common/error.h"
+#include "tools/load/load_client.h"
+
+extern char** environ;
+
+namespace llmbench {
+
+int pick_free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw Error(std::string("socket: ") + std::strerror(errno));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  socklen_t len = sizeof a;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    const std::string why = std::strerror(errno);
+    close(fd);
+    throw Error("cannot pick a free port: " + why);
+  }
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+std::string substitute_port(const std::string& cmd, int port) {
+  std::string out;
+  const std::string key = "{port}";
+  std::size_t from = 0;
+  for (std::size_t at; (at = cmd.find(key, from)) != std::string::npos; from = at + key.size())
+    out += cmd.substr(from, at - from) + std::to_string(port);
+  return out + cmd.substr(from);
+}
+
+namespace {
+
+std::string describe(int status) {
+  if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  return "stopped";
+}
+
+}  // namespace
+
+ServerProcess::ServerProcess(const std::string& cmd) {
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);  // its own group: stop() signals the whole group
+  std::string sh = "/bin/sh", c = "-c", command = cmd;
+  char* argv[] = {sh.data(), c.data(), command.data(), nullptr};
+  const int rc = posix_spawn(&pid_, "/bin/sh", nullptr, &attr, argv, environ);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) throw Error("--server-cmd: cannot start /bin/sh: " + std::string(std::strerror(rc)));
+}
+
+ServerProcess::~ServerProcess() {
+  if (pid_ > 0 && (!status_ || kill(-pid_, 0) == 0)) stop(5);
+}
+
+std::optional<std::string> ServerProcess::exited() {
+  if (status_ || pid_ <= 0) return status_;
+  int status = 0;
+  if (waitpid(pid_, &status, WNOHANG) == pid_) status_ = describe(status);
+  return status_;
+}
+
+void ServerProcess::wait_healthy(const std::string& health_url, double timeout_s,
+                                 const std::function<bool()>& stop) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  std::string last = "no answer yet";
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (auto s = exited())
+      throw Error("--server-cmd: the server " + *s + " before " + health_url + " answered");
+    if (stop && stop()) throw Error("--server-cmd: interrupted while waiting for " + health_url);
+    const HttpResponse r = http_get(health_url, 2.0);
+    if (r.status == 200) return;
+    last = r.status ? "HTTP " + std::to_string(r.status) : r.error;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  throw Error("--server-cmd: " + health_url + " did not answer 200 within " +
+              std::to_string(int(timeout_s)) + " s (--server-timeout; last: " + last + ")");
+}
+
+std::string ServerProcess::stop(double grace_s) {
+  // The shell may have exited while the server it started (same process group) still runs:
+  // the group is gone only when kill(-pgid, 0) finds no process.
+  const auto group_alive = [this] { return kill(-pid_, 0) == 0; };
+  if (exited() && !group_alive()) return *status_;
+  kill(-pid_, SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    exited();
+    if (status_ && !group_alive()) return *status_;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(-pid_, SIGKILL);
+  if (!status_) {
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    status_ = describe(status);
+  }
+  *status_ += " (SIGKILL to the group after " + std::to_string(int(grace_s)) + " s)";
+  return *status_;
+}
+
+}  // namespace llmbench

@@ -1,0 +1,120 @@
+// SSE splitting and stream parsing (see stream_parse.h).
+#include "tools/load/stream_parse.h"
+
+#include <nlohmann/json.hpp>
+
+namespace llmbench {
+
+void SseSplitter::feed(const char* p, std::size_t n, std::int64_t arrival_ns,
+                       std::vector<SseEvent>& out) {
+  const char* end = p + n;
+  while (p < end) {
+    const char* nl = static_cast<const char*>(memchr(p, '\n', std::size_t(end - p)));
+    if (!nl) {
+      line_.append(p, std::size_t(end - p));
+      return;
+    }
+    line_.append(p, std::size_t(nl - p));
+    p = nl + 1;
+    if (!line_.empty() && line_.back() == '\r') line_.pop_back();
+    if (line_.empty()) {  // a blank line ends the event
+      if (in_event_) out.push_back({arrival_ns, std::move(data_)});
+      data_.clear();
+      in_event_ = false;
+      continue;
+    }
+    if (line_.compare(0, 5, "data:") == 0) {
+      std::size_t from = 5;
+      if (line_.size() > 5 && line_[5] == ' ') from = 6;
+      if (in_event_) data_ += '\n';
+      data_.append(line_, from, std::string::npos);
+      in_event_ = true;
+    }
+    line_.clear();
+  }
+}
+
+namespace {
+
+std::string excerpt(const std::string& s) {
+  std::string e = s.substr(0, 80);
+  for (char& c : e)
+    if (c == '\n' || c == '\r') c = ' ';
+  return s.size() > 80 ? e + "..." : e;
+}
+
+}  // namespace
+
+ParsedStream parse_stream(const std::vector<SseEvent>& events, bool chat) {
+  using nlohmann::json;
+  ParsedStream s;
+  auto fail = [&](std::string why) {
+    if (s.error.empty()) s.error = std::move(why);
+  };
+  for (const SseEvent& e : events) {
+    if (e.data == "[DONE]") {
+      s.done = true;
+      continue;
+    }
+    if (s.done) {
+      fail("malformed SSE: an event after [DONE]");
+      break;
+    }
+    const json j = json::parse(e.data, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object()) {
+      fail("malformed SSE: event is not a JSON object: '" + excerpt(e.data) + "'");
+      break;
+    }
+    if (j.contains("error")) {
+      const json& err = j["error"];
+      const std::string msg = err.is_object() && err.contains("message") && err["message"].is_string()
+                                  ? err["message"].get<std::string>()
+                                  : err.dump();
+      fail("server error in stream: " + excerpt(msg));
+      break;
+    }
+    if (auto u = j.find("usage"); u != j.end() && u->is_object()) {
+      if (auto p = u->find("prompt_tokens"); p != u->end() && p->is_number_integer())
+        s.prompt_tokens = p->get<int>();
+      if (auto c = u->find("completion_tokens"); c != u->end() && c->is_number_integer())
+        s.completion_tokens = c->get<int>();
+    }
+    const auto choices = j.find("choices");
+    if (choices == j.end() || !choices->is_array() || choices->empty()) continue;
+    const json& c = (*choices)[0];
+    if (!c.is_object()) {
+      fail("malformed SSE: choices[0] is not an object");
+      break;
+    }
+    int tokens = 0;
+    if (auto ids = c.find("token_ids"); ids != c.end() && ids->is_array()) tokens = int(ids->size());
+    if (tokens == 0) {
+      const json* holder = &c;
+      if (chat) {
+        auto d = c.find("delta");
+        holder = d != c.end() && d->is_object() ? &*d : nullptr;
+      }
+      if (holder) {
+        static const char* const kChatKeys[] = {"content", "reasoning_content", nullptr};
+        static const char* const kTextKeys[] = {"text", nullptr};
+        for (const char* const* k = chat ? kChatKeys : kTextKeys; *k; ++k) {
+          const char* key = *k;
+          auto t = holder->find(key);
+          if (t != holder->end() && t->is_string() && !t->get_ref<const std::string&>().empty()) {
+            tokens = 1;
+            break;
+          }
+        }
+      }
+    }
+    if (tokens > 0) s.chunks.push_back({e.arrival_ns, tokens});
+    if (auto f = c.find("finish_reason"); f != c.end() && f->is_string())
+      s.finish_reason = f->get<std::string>();
+  }
+  if (s.error.empty() && s.chunks.empty())
+    fail(events.empty() ? "malformed SSE: no data events in a 200 response"
+                        : "stream carried no output tokens");
+  return s;
+}
+
+}  // namespace llmbench

@@ -1,0 +1,53 @@
+// Server-sent events of an OpenAI-compatible streaming response, and what a finished response
+// says: each content chunk's arrival time and token count, usage, finish reason, [DONE], or why
+// the response is not a valid stream. Splitting is incremental and cheap (it runs inside the
+// client's event loop, stamping each event with the arrival time of the bytes that completed
+// it); JSON parsing happens after the level, outside the timed loop. Pure: no I/O.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llmbench {
+
+// One `data:` event (its lines joined by '\n') and when its last byte arrived.
+struct SseEvent {
+  std::int64_t arrival_ns = 0;
+  std::string data;
+};
+
+class SseSplitter {
+ public:
+  // Appends `n` bytes that arrived at `arrival_ns`; every event they complete goes to `out`.
+  // Lines may end in "\n" or "\r\n"; comment lines (":...") and fields other than data are
+  // skipped, as the SSE specification says.
+  void feed(const char* p, std::size_t n, std::int64_t arrival_ns, std::vector<SseEvent>& out);
+  // Bytes of an event that has not ended (a stream that stopped mid-event).
+  bool has_partial() const { return !line_.empty() || !data_.empty() || in_event_; }
+
+ private:
+  std::string line_, data_;
+  bool in_event_ = false;
+};
+
+// One chunk that carried output: completions `choices[0].text` or `token_ids`, chat
+// `choices[0].delta.content` (or `reasoning_content`).
+struct ChunkRecord {
+  std::int64_t arrival_ns = 0;
+  int tokens = 0;  // len(token_ids) when the server sends them, else 1
+};
+
+struct ParsedStream {
+  std::vector<ChunkRecord> chunks;
+  std::optional<int> prompt_tokens, completion_tokens;  // usage, when reported
+  std::string finish_reason;                            // "" when none was sent
+  bool done = false;                                    // [DONE] seen
+  std::string error;                                    // "" when the stream is valid
+};
+
+// Parses every event; `chat` selects the chat-completions chunk shape. The first problem
+// (malformed JSON, an error object, a stream with no output) is the error.
+ParsedStream parse_stream(const std::vector<SseEvent>& events, bool chat);
+
+}  // namespace llmbench
