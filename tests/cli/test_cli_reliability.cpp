@@ -339,4 +339,45 @@ TEST(RunReliability, AFullDiskOnANewDatabaseLeavesNothing) {
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
 }
 
+// ---- 13: a disk that fills mid-sweep keeps the cases already stored; --resume finishes --------
+
+TEST(RunReliability, ADiskThatFillsMidSweepKeepsTheStoredCasesAndResumeFinishes) {
+  if (std::system("bash -c 'ulimit -f 16' 2> /dev/null") != 0)
+    GTEST_SKIP() << "bash cannot set a file size limit here (ulimit -f)";
+  const fs::path dir = scratch_dir();
+  const std::string sweep = "run --model tiny --max-new-tokens 2" + kQuick + kPeaks;
+  // The size of a database holding two of the cases sets the limit: room for about two, of 8.
+  const fs::path two = dir / "two.db", db = dir / "filling.db";
+  for (const fs::path& p : {two, db})
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(p.string() + suffix);
+  ASSERT_EQ(run_llmbench(sweep + "--batch 1,2 --db " + two.string()).exit_code, 0);
+  std::uintmax_t bytes = fs::file_size(two);
+  if (fs::exists(two.string() + "-wal")) bytes += fs::file_size(two.string() + "-wal");
+  const int kib = static_cast<int>(bytes / 1024) + 8;
+
+  const Result full = run_with_file_limit(sweep + "--batch 1,2,3,4,5,6,7,8 --db " + db.string(),
+                                          kib);
+  expect_refused(full, "--db '" + db.string() + "': cannot write the database", "disk fills");
+  const std::size_t of = full.err.find(" of 8 cases are stored; rerun with --resume");
+  ASSERT_NE(of, std::string::npos) << full.err;
+  const Rows stored = llmbench_test::sql_rows(db.string(), "SELECT batch, status FROM bench_case "
+                                                           "ORDER BY batch");
+  ASSERT_GE(stored.size(), 1u) << "the limit left room for no case: " << kib << " KiB";
+  ASSERT_LE(stored.size(), 7u);
+  EXPECT_NE(full.err.find(std::to_string(stored.size()) + " of 8 cases are stored"),
+            std::string::npos) << full.err;
+  for (std::size_t i = 0; i < stored.size(); ++i) {
+    EXPECT_EQ(stored[i][0], std::to_string(i + 1));  // the sweep's order: nothing skipped
+    EXPECT_EQ(stored[i][1], "ok");
+  }
+  // With room again, --resume runs only the missing cases into the same run.
+  const Result resumed = run_llmbench(sweep + "--batch 1,2,3,4,5,6,7,8 --resume --db " +
+                                      db.string());
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  const Rows all = llmbench_test::sql_rows(
+      db.string(), "SELECT COUNT(*), COUNT(DISTINCT batch), COUNT(DISTINCT run_id) FROM bench_case");
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0], (std::vector<std::string>{"8", "8", "1"}));
+}
+
 }  // namespace
