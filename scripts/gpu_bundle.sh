@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Packs what scripts/gpu_validate.sh runs on a lent GPU machine into .gpu/ (ignored by git):
+# the binaries of BUILD_DIR (configured with -DCMAKE_CUDA_ARCHITECTURES=90) in .gpu/bin and the
+# shared libraries they load that such a machine's image lacks in .gpu/lib (everything ldd
+# finds except glibc, the C++ runtime and CUDA, which the image has).
+#
+#   scripts/gpu_bundle.sh [BUILD_DIR]     (default build-sm90)
+set -euo pipefail
+build=${1:-build-sm90}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+cmake --build "$build" --target llmbench test_cuda_kernels test_cuda_forward bench_cuda_kernels
+rm -rf .gpu && mkdir -p .gpu/bin .gpu/lib
+bins=("$build/tools/llmbench" "$build/tests/test_cuda_kernels" "$build/tests/test_cuda_forward"
+      "$build/tests/bench_cuda_kernels")
+cp "${bins[@]}" .gpu/bin/
+skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libmvec|libpthread|libdl\.so|librt\.so|libstdc\+\+|libgcc_s|libcuda|libcudart|libcublas)'
+for b in "${bins[@]}"; do ldd "$b"; done | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u |
+  while read -r name path; do
+    [[ $name =~ $skip ]] || cp -L "$path" ".gpu/lib/$name"
+  done
+strip --strip-unneeded .gpu/lib/* 2>/dev/null || true
+grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || { mkdir -p .git/info; echo /.gpu/ >> .git/info/exclude; }
+du -sh .gpu/bin .gpu/lib
