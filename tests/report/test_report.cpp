@@ -228,6 +228,48 @@ TEST_F(Report, MissingPiecesAreNotedNotFatal) {
   EXPECT_THROW(llmbench::build_report_data({sweep_db().string(), 99, ""}), llmbench::BadInput);
 }
 
+TEST_F(Report, ServingChartsCarryTheLoadSummaryNumbers) {
+  // A load sweep against llmbench serve (loopback, an ephemeral port, stopped by load).
+  const fs::path db = dir() / "serving.db";
+  const std::string server = std::string(LLMBENCH_BIN) + " serve --model tiny --port {port}";
+  auto r = llmbench_test::run_llmbench(
+      "load --server-cmd '" + server + "' --model tiny --label tiny-cpu --concurrency 1,2 "
+      "--num-requests 6 --input-len 16 --output-len 8 --quiet --db " + db.string(),
+      dir() / "serving");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Serving results alone: a page with the serving section only.
+  const json data = llmbench::build_report_data({db.string(), {}, ""});
+  ASSERT_EQ(data["sections"].size(), 1u) << data.dump();
+  EXPECT_EQ(data["sections"][0]["id"], "serving");
+  EXPECT_NE(data["omitted"].dump().find("serving results (llmbench load) only"),
+            std::string::npos);
+  const json* ttft = find_chart(data, "serving_ttft");
+  ASSERT_NE(ttft, nullptr);
+  ASSERT_NE(find_chart(data, "serving_tpot"), nullptr);
+  ASSERT_NE(find_chart(data, "serving_throughput"), nullptr);
+  // The medians equal load_summary's (the same SQL functions), level by level.
+  r = llmbench_test::run_llmbench("query " + db.string() + " load_summary --format json",
+                                  dir() / "serving");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto summary = nlohmann::json::parse(r.out);
+  ASSERT_EQ(summary.size(), 2u);
+  const json& rows = (*ttft)["table"]["rows"];
+  ASSERT_EQ(rows.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(rows[i][1], std::to_string(summary[i]["concurrency"].get<int>()));
+    const double want = summary[i]["ttft_ms_p50"].get<double>();
+    EXPECT_NEAR(rows[i][2].get<double>(), want, 1e-3 * want) << i;
+  }
+  // With a benchmark run in the same database, both.
+  r = llmbench_test::run_llmbench("run --model tiny --batch 1 --prompt-len 8 --max-new-tokens 2 "
+                                  "--repeat 1 --trace off --quiet --db " + db.string() + kPeaks,
+                                  dir() / "serving");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json both = llmbench::build_report_data({db.string(), {}, ""});
+  EXPECT_NE(find_chart(both, "ttft"), nullptr);
+  EXPECT_NE(find_chart(both, "serving_ttft"), nullptr);
+}
+
 TEST_F(Report, MissingChartJsIsBadInputNamingThePackage) {
   const fs::path d = dir() / "nochart";
   fs::create_directories(d);
