@@ -272,12 +272,12 @@ void CudaBackend::matmul_half(float* out, const float* x, const std::uint16_t* w
   // used one are converted (the gaps are converted too and never read).
   const std::size_t n_x = std::size_t(m - 1) * lda + k, bytes = n_x * sizeof(std::uint16_t);
   void* half_x = impl_->half_x.at_least(bytes);
-  // Decode shapes with k up to kGemvMaxK stream the weights through gemv_half; the same products
-  // and fp32 accumulation either way. Chosen by bench_cuda_kernels on an H100 at m = 1 (docs/
-  // gpu-validation.md): gemv 5-15% faster than cuBLAS at k = 4096 (n = 4096, 22016, 32000),
-  // 10% slower at k = 11008 (llama2-7b's down_proj), which stays on cuBLAS.
-  constexpr int kGemvMaxK = 8192;
-  const bool gemv = k <= kGemvMaxK && cuda::gemv_half_supported(m, k, lda) &&
+  // Decode shapes stream the weights through gemv_half; the same products and fp32
+  // accumulation either way. Chosen end to end on an H100 (docs/gpu-validation.md): llama2-7b
+  // fp16 batch-1 TPOT 6.94 ms with gemv for every decode GEMM, 7.03 ms with down_proj
+  // (k = 11008, where the cold-cache kernel bench favours cuBLAS by 10%) on cuBLAS, 7.28 ms
+  // with cuBLAS for all.
+  const bool gemv = cuda::gemv_half_supported(m, k, lda) &&
                     reinterpret_cast<std::uintptr_t>(w) % 16 == 0;
   if (dtype == DType::kBf16) {
     auto* xh = static_cast<__nv_bfloat16*>(half_x);

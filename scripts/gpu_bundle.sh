@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Packs what scripts/gpu_validate.sh runs on a lent GPU machine into .gpu/ (ignored by git):
-# the binaries of BUILD_DIR (configured with -DCMAKE_CUDA_ARCHITECTURES=90) in .gpu/bin and the
-# shared libraries they load that such a machine's image lacks in .gpu/lib (everything ldd
+# Packs what scripts/gpu_validate.sh runs on a lent GPU machine into .gpu/bundle.tgz (ignored by
+# git): the binaries of BUILD_DIR (configured with -DCMAKE_CUDA_ARCHITECTURES=90) in bin/ and
+# the shared libraries they load that such a machine's image lacks in lib/ (everything ldd
 # finds except glibc, the C++ runtime and CUDA, which the image has).
 #
 #   scripts/gpu_bundle.sh [BUILD_DIR]     (default build-sm90)
@@ -19,6 +19,8 @@ for b in "${bins[@]}"; do ldd "$b"; done | awk '$2 == "=>" && $3 ~ /^\// {print 
   while read -r name path; do
     [[ $name =~ $skip ]] || cp -L "$path" ".gpu/lib/$name"
   done
-strip --strip-unneeded .gpu/lib/* 2>/dev/null || true
 grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || { mkdir -p .git/info; echo /.gpu/ >> .git/info/exclude; }
-du -sh .gpu/bin .gpu/lib
+# One archive: what travels with a call is limited to 64 MiB and OpenBLAS alone is 36 MB.
+tar -C .gpu -czf .gpu/bundle.tgz bin lib && rm -rf .gpu/bin .gpu/lib
+du -sh .gpu/bundle.tgz
+echo "on the device: mkdir -p /tmp/g && tar xzf .gpu/bundle.tgz -C /tmp/g && bash scripts/gpu_validate.sh /tmp/g/bin \$OUT check"
