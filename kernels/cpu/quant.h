@@ -12,8 +12,10 @@
 // Quantisation (round to nearest even throughout): d = fp16(max|x| / Q) with Q = 127 (int8) or
 // 7 (int4); q = clamp(rint(x / fp32(d)), -Q, Q) (q = 0 when d is 0). q * d is exact in fp32, so
 // a dequantised weight is an fp32 value with no further rounding.
-// Deliberately not: asymmetric (min/offset) blocks, k-quants' super-blocks, quantised
-// activations.
+// The engine's product keeps x in fp32 (weight-only semantics). The "VNNI" product below
+// quantises x too (int8 blocks of 32, integer dot products): a benchmarked, tested alternative
+// with its own reference, not what the engine runs (docs/metrics.md, "Quantised weights").
+// Deliberately not: asymmetric (min/offset) blocks, k-quants' super-blocks.
 #pragma once
 #include <cstdint>
 
@@ -52,6 +54,24 @@ void matmul_quant(float* out, const float* x, const void* w, DType dtype, int m,
                   int lda);
 
 inline constexpr int kQuantDecodeRowsMax = 32;
+
+// ---- the alternative with int8 activations (AVX-512 VNNI vpdpbusd) ----
+// Activations quantised per row in blocks of 32 along k (symmetric, one fp32 scale a block):
+//   dx = max|x| / 127 (fp32);  qx = clamp(rint(x / dx), -127, 127), round to nearest even
+//   (qx = 0 when dx is 0). q: [m, k] int8 contiguous; d: [m, k / 32] fp32.
+void quantize_activations(std::int8_t* q, float* d, const float* x, int m, int k, int lda);
+// The spec of the VNNI product: x rows quantised as above, then per weight block the exact
+// integer dot product I_b = sum_j qw[j] * qx[j], and
+//   out[i, j] = sum_b dw_b * dx_b * I_b   (in double, rounded once to fp32).
+// It differs from matmul_quant_reference by x's rounding: at most sum_b dx_b / 2 *
+// sum_j |w_b[j]| in absolute value.
+void matmul_quant_vnni_reference(float* out, const float* x, const void* w, DType dtype, int m,
+                                 int n, int k, int lda);
+// matmul_quant_vnni_reference's product with fp32 accumulation (any m; meant for decode):
+// AVX-512 VNNI where cpu_isa() has it (quant_vnni_avx512.h), else plain loops (integer block
+// dot, fp32 sum). Row i of the result does not depend on m.
+void matmul_quant_vnni(float* out, const float* x, const void* w, DType dtype, int m, int n,
+                       int k, int lda);
 inline constexpr int kQuantTileRows = 256;
 
 // out[t, :] = the dequantised row tokens[t] of table [vocab, dim] (the embedding of a
