@@ -188,6 +188,7 @@ void matmul_quant(float* out, const float* x, const void* w, DType dtype, int m,
 void quantize_activations(std::int8_t* q, float* d, const float* x, int m, int k, int lda) {
   LLMBENCH_CHECK(k % kQuantBlock == 0, "k a multiple of the block size (32)");
   const int nb = k / kQuantBlock;
+#pragma omp parallel for schedule(static) if (std::int64_t(m) * k > 65536)
   for (int i = 0; i < m; ++i)
     for (int b = 0; b < nb; ++b) {
       const float* xb = x + std::int64_t(i) * lda + b * kQuantBlock;

@@ -1,7 +1,8 @@
 // AVX-512 VNNI (vpdpbusd) kernel for int8/int4 weight blocks times int8 activation blocks
 // (quant_vnni_avx512.h). Compiled with per-file flags including -mavx512vnni
 // (kernels/CMakeLists.txt); reached only through matmul_quant_vnni's dispatch.
-// Deliberately not: the weight-only product (quant_avx512.cpp), prefill-sized register tiles.
+// Deliberately not: the weight-only product (quant_avx512.cpp), register tiles over several
+// weight rows (prefill runs the same 4-row tiles, x in blocks of 64 rows).
 //
 // Work per group of 16 blocks (512 weights), for each x row: 8 vpdpbusd (two blocks each), a
 // 21-instruction transpose-and-add that leaves one int32 lane per block, then one add (the
@@ -21,6 +22,7 @@ namespace llmbench::cpu::avx512 {
 namespace {
 
 constexpr int kGroupBlocks = 16;  // blocks per group: 8 pairs, one fp32 vector of results
+constexpr int kRowBlock = 64;     // x rows per pass over the weights (64 x 5632: 450 KB packed)
 
 // Lane of the reduced vector that holds block t (0..15) of a group: the transpose-and-add
 // (reduce_group) leaves block 4 * t' + c in lane 4 * c + t'.
@@ -44,6 +46,7 @@ struct alignas(64) PackedGroup {
 
 void pack_x(PackedGroup* dst, const std::int8_t* qx, const float* dx, bool int4, int m, int k) {
   const int nb = k / 32, ng = (nb + kGroupBlocks - 1) / kGroupBlocks;
+#pragma omp parallel for schedule(static) if (std::int64_t(m) * k > (1 << 16))
   for (int i = 0; i < m; ++i)
     for (int g = 0; g < ng; ++g) {
       PackedGroup& pg = dst[std::int64_t(i) * ng + g];
@@ -161,17 +164,22 @@ void vnni(float* out, const std::int8_t* qx, const float* dx, const void* w, int
   pack_x(xp.data(), qx, dx, kInt4, m, k);
   const std::int64_t row_bytes = std::int64_t(nb) * (kInt4 ? 18 : 34);
   const auto* base = static_cast<const std::uint8_t*>(w);
+  // Rows in blocks of kRowBlock, so the packed x rows a weight row meets stay in L2 (prefill);
+  // within a block, tiles of 4 rows per pass over the weight row (L1).
+  for (int b0 = 0; b0 < m; b0 += kRowBlock) {
+    const int mb = std::min(kRowBlock, m - b0);
 #pragma omp parallel for schedule(static) if (std::int64_t(n) * k > (1 << 15))
-  for (int j = 0; j < n; ++j) {
-    const std::uint8_t* row = base + j * row_bytes;
-    for (int i0 = 0; i0 < m; i0 += 4) {
-      float* o = out + std::int64_t(i0) * n + j;
-      const PackedGroup* xi = xp.data() + std::int64_t(i0) * ng;
-      switch (m - i0 < 4 ? m - i0 : 4) {
-        case 1: rows_times_weight_row<kInt4, 1>(o, n, xi, ng, row, nb); break;
-        case 2: rows_times_weight_row<kInt4, 2>(o, n, xi, ng, row, nb); break;
-        case 3: rows_times_weight_row<kInt4, 3>(o, n, xi, ng, row, nb); break;
-        default: rows_times_weight_row<kInt4, 4>(o, n, xi, ng, row, nb); break;
+    for (int j = 0; j < n; ++j) {
+      const std::uint8_t* row = base + j * row_bytes;
+      for (int i0 = b0; i0 < b0 + mb; i0 += 4) {
+        float* o = out + std::int64_t(i0) * n + j;
+        const PackedGroup* xi = xp.data() + std::int64_t(i0) * ng;
+        switch (b0 + mb - i0 < 4 ? b0 + mb - i0 : 4) {
+          case 1: rows_times_weight_row<kInt4, 1>(o, n, xi, ng, row, nb); break;
+          case 2: rows_times_weight_row<kInt4, 2>(o, n, xi, ng, row, nb); break;
+          case 3: rows_times_weight_row<kInt4, 3>(o, n, xi, ng, row, nb); break;
+          default: rows_times_weight_row<kInt4, 4>(o, n, xi, ng, row, nb); break;
+        }
       }
     }
   }

@@ -210,7 +210,7 @@ BENCHMARK_CAPTURE(BM_matmul_half, fp16_prefill, DType::kFp16)->Apply(prefill_sha
 // --benchmark_enable_random_interleaving=true so the paths share the machine's noise.
 void quant_decode_shapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"m", "n", "k"});
-  for (int m : {1, 2, 4, 8, 16, 32}) {
+  for (int m : {1, 2, 4, 8, 16, 32, 128}) {  // 128: one prompt's prefill
     b->Args({m, kHidden, kHidden});
     b->Args({m, 2 * kFfn, kHidden});
     b->Args({m, kHidden, kFfn});

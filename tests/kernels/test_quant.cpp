@@ -205,8 +205,9 @@ TEST(QuantVnni, ActivationBlocksHandComputed) {
   EXPECT_EQ(q[2], std::int8_t(std::nearbyint(0.03f / d[0])));
   for (int j = 32; j < 64; ++j) EXPECT_EQ(q[j], 0) << j;
   EXPECT_EQ(q[k + 40], -127);
-  for (int j = 0; j < k; ++j)
+  for (int j = 0; j < k; ++j) {
     if (j != 40) EXPECT_EQ(q[k + j], 0) << j;
+  }
 }
 
 class QuantVnniDtypes : public ::testing::TestWithParam<DType> {};
@@ -256,6 +257,16 @@ TEST_P(QuantVnniDtypes, KernelMatchesItsReferenceOnOddShapes) {
       ASSERT_TRUE(test::all_close(got, ref, 1e-5 * std::sqrt(double(s.k)), 1e-5))
           << m << "x" << s.n << "x" << s.k;
     }
+  // Prefill row counts: the kernel takes x in blocks of 64 rows.
+  for (const int m : {33, 64, 65, 130}) {
+    const int n = 21, k = 544, lda = k + 1;
+    const auto x = test::random_floats(std::size_t(m) * lda, 57 + m);
+    const auto q = quantize(test::random_floats(std::size_t(n) * k, 58), t, n, k);
+    std::vector<float> ref(std::size_t(m) * n), got(ref.size(), NAN);
+    matmul_quant_vnni_reference(ref.data(), x.data(), q.data(), t, m, n, k, lda);
+    matmul_quant_vnni(got.data(), x.data(), q.data(), t, m, n, k, lda);
+    ASSERT_TRUE(test::all_close(got, ref, 1e-5 * std::sqrt(double(k)), 1e-5)) << m;
+  }
 }
 
 TEST_P(QuantVnniDtypes, ZeroRowsGiveZero) {
@@ -271,11 +282,11 @@ TEST_P(QuantVnniDtypes, ZeroRowsGiveZero) {
 TEST_P(QuantVnniDtypes, RowsDoNotDependOnTheRowCount) {
   const DType t = GetParam();
   const int n = 37, k = 192;
-  const auto x = test::random_floats(std::size_t(32) * k, 71);
+  const auto x = test::random_floats(std::size_t(130) * k, 71);
   const auto q = quantize(test::random_floats(std::size_t(n) * k, 72), t, n, k);
-  std::vector<float> all(std::size_t(32) * n), one(n);
-  matmul_quant_vnni(all.data(), x.data(), q.data(), t, 32, n, k, k);
-  for (int i : {0, 3, 4, 7, 8, 31}) {
+  std::vector<float> all(std::size_t(130) * n), one(n);
+  matmul_quant_vnni(all.data(), x.data(), q.data(), t, 130, n, k, k);
+  for (int i : {0, 3, 4, 7, 8, 31, 64, 129}) {
     matmul_quant_vnni(one.data(), x.data() + std::size_t(i) * k, q.data(), t, 1, n, k, k);
     for (int j = 0; j < n; ++j) EXPECT_EQ(one[j], all[std::size_t(i) * n + j]) << i << " " << j;
   }
