@@ -1,6 +1,8 @@
-// Weight-only quantised matrices: the int8 and int4 block formats (--dtype int8|int4), their
-// plain references (the spec) and the versions the engine runs. Weights only: activations,
-// norms and the KV cache stay fp32.
+// Quantised weight matrices: the int8 and int4 block formats (--dtype int8|int4), their plain
+// references (the spec) and the fast versions. Two products of x [m, k] fp32 with a quantised
+// matrix: the weight-only one (matmul_quant: x stays fp32) and the one the engine's CPU backend
+// runs (matmul_quant_vnni: x's rows quantised to int8 blocks, integer dot products). Norms and
+// the KV cache stay fp32.
 //
 // Layout (docs/metrics.md, "Quantised weights"): a matrix [n, k] is row-major, each row k / 32
 // blocks of 32 consecutive weights along k (k must be a multiple of kQuantBlock), blocks
@@ -12,9 +14,7 @@
 // Quantisation (round to nearest even throughout): d = fp16(max|x| / Q) with Q = 127 (int8) or
 // 7 (int4); q = clamp(rint(x / fp32(d)), -Q, Q) (q = 0 when d is 0). q * d is exact in fp32, so
 // a dequantised weight is an fp32 value with no further rounding.
-// The engine's product keeps x in fp32 (weight-only semantics). The "VNNI" product below
-// quantises x too (int8 blocks of 32, integer dot products): a benchmarked, tested alternative
-// with its own reference, not what the engine runs (docs/metrics.md, "Quantised weights").
+// Which product the engine runs, and why (measured): docs/metrics.md, "Quantised weights".
 // Deliberately not: asymmetric (min/offset) blocks, k-quants' super-blocks.
 #pragma once
 #include <cstdint>
@@ -38,12 +38,13 @@ double quant_dot_reference(const void* w_row, const float* x, DType dtype, int k
 void matmul_quant_reference(float* out, const float* x, const void* w, DType dtype, int m, int n,
                             int k, int lda);
 
-// ---- what the engine runs ----
+// ---- fast versions: quantisation, and the weight-only product ----
 // The same bytes as the references (rows in parallel).
 void quantize_rows(void* dst, const float* src, DType dtype, std::int64_t n_rows, int k);
 void dequantize_rows(float* dst, const void* src, DType dtype, std::int64_t n_rows, int k);
 
-// matmul_quant_reference's product with fp32 accumulation, chosen by row count:
+// matmul_quant_reference's product with fp32 accumulation (benchmarked and tested; the engine
+// runs matmul_quant_vnni), chosen by row count:
 //   m <= kQuantDecodeRowsMax (decode): each weight row's blocks read once and widened to fp32
 //     in registers (AVX-512, cpu_isa.h) or into an L1 row buffer (portable), then multiplied
 //     into all m rows of x with FMAs. Each output is the same fixed-order fp32 sum whatever m
@@ -55,7 +56,7 @@ void matmul_quant(float* out, const float* x, const void* w, DType dtype, int m,
 
 inline constexpr int kQuantDecodeRowsMax = 32;
 
-// ---- the alternative with int8 activations (AVX-512 VNNI vpdpbusd) ----
+// ---- the product with int8 activations (AVX-512 VNNI vpdpbusd): what the engine runs ----
 // Activations quantised per row in blocks of 32 along k (symmetric, one fp32 scale a block):
 //   dx = max|x| / 127 (fp32);  qx = clamp(rint(x / dx), -127, 127), round to nearest even
 //   (qx = 0 when dx is 0). q: [m, k] int8 contiguous; d: [m, k / 32] fp32.
@@ -67,7 +68,7 @@ void quantize_activations(std::int8_t* q, float* d, const float* x, int m, int k
 // sum_j |w_b[j]| in absolute value.
 void matmul_quant_vnni_reference(float* out, const float* x, const void* w, DType dtype, int m,
                                  int n, int k, int lda);
-// matmul_quant_vnni_reference's product with fp32 accumulation (any m; meant for decode):
+// matmul_quant_vnni_reference's product with fp32 accumulation, any m (x in blocks of 64 rows):
 // AVX-512 VNNI where cpu_isa() has it (quant_vnni_avx512.h), else plain loops (integer block
 // dot, fp32 sum). Row i of the result does not depend on m.
 void matmul_quant_vnni(float* out, const float* x, const void* w, DType dtype, int m, int n,
