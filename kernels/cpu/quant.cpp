@@ -1,5 +1,6 @@
 // The int8/int4 block formats: references (plain loops, the spec of quant.h) and the engine's
-// versions. The AVX-512 decode kernel lives in quant_avx512.cpp (its own compile flags).
+// versions. The AVX-512 kernels live in quant_avx512.cpp (weight-only decode) and
+// quant_vnni_avx512.cpp (int8 activations, vpdpbusd), each with its own compile flags.
 #include "kernels/cpu/quant.h"
 
 #include <omp.h>
@@ -220,9 +221,9 @@ float block_values(int* q, const std::uint8_t* b, DType dtype) {
   return fp16_to_fp32(d);
 }
 
-// The portable VNNI-semantics product: per block an exact integer dot product, then
-// float(I_b) * (dw_b * dx_b) summed in fp32, block by block (the order the AVX-512 kernel's sum
-// is not bound to; both are checked against the reference).
+// The portable int8-activation product: per block an exact integer dot product, then
+// float(I_b) * (dw_b * dx_b) summed in fp32 block by block (the AVX-512 kernel sums in another
+// order; both are tested against matmul_quant_vnni_reference).
 __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
 void vnni_portable(float* out, const std::int8_t* qx, const float* dx, const void* w,
                    DType dtype, int m, int n, int k) {

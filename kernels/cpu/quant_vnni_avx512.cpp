@@ -1,6 +1,6 @@
 // AVX-512 VNNI (vpdpbusd) kernel for int8/int4 weight blocks times int8 activation blocks
-// (quant_vnni_avx512.h). Compiled with per-file flags including -mavx512vnni
-// (kernels/CMakeLists.txt); reached only through matmul_quant_vnni's dispatch.
+// (quant_vnni_avx512.h). Compiled with per-file flags including -mavx512vnni and
+// -mavx512vbmi (kernels/CMakeLists.txt); reached only through matmul_quant_vnni's dispatch.
 // Deliberately not: the weight-only product (quant_avx512.cpp), register tiles over several
 // weight rows (prefill runs the same 4-row tiles, x in blocks of 64 rows).
 //
