@@ -69,8 +69,9 @@ class Backend {
   // (kernels/cpu/matmul_half.h).
   virtual void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype,
                            int m, int n, int k, int lda) = 0;
-  // out[m, n] = x[m, k] . dequantise(w)[n, k] with w int8 or int4 blocks (`dtype`; layout and
-  // semantics: kernels/cpu/quant.h), x and out fp32. The CPU backend only: the default refuses
+  // out[m, n] = x[m, k] . dequantise(w)[n, k] with w int8 or int4 blocks (`dtype`; layout:
+  // kernels/cpu/quant.h), x and out fp32; the CPU backend quantises x's rows to int8 blocks
+  // first (matmul_quant_vnni_reference is its spec). The CPU backend only: the default refuses
   // (weights are never quantised for another backend: load_weights refuses first).
   virtual void matmul_quant(float* out, const float* x, const void* w, DType dtype, int m, int n,
                             int k, int lda);

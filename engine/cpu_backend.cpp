@@ -116,7 +116,9 @@ void CpuBackend::embedding_half(float* out, const std::uint16_t* table, DType dt
 }
 void CpuBackend::matmul_quant(float* out, const float* x, const void* w, DType dtype, int m,
                               int n, int k, int lda) {
-  cpu::matmul_quant(out, x, w, dtype, m, n, k, lda);
+  // Every row count on the int8-activation product, so prefill, decode and --logits all give
+  // the same row for the same input (docs/metrics.md, "Quantised weights").
+  cpu::matmul_quant_vnni(out, x, w, dtype, m, n, k, lda);
 }
 void CpuBackend::embedding_quant(float* out, const void* table, DType dtype,
                                  const std::int32_t* tokens, int n_tokens, int dim) {

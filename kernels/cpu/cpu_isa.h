@@ -2,7 +2,8 @@
 // the CPU's own features (CPUID) and, to force a fallback, the environment variable
 // LLMBENCH_CPU_ISA = auto (default) | avx512 | portable.
 //   avx512    the kernels in *_avx512.cpp (AVX-512 F/BW/VL + F16C + FMA; the bf16 ones also
-//             need AVX512_BF16 for vdpbf16ps). Compiled with per-file flags, run only here.
+//             need AVX512_BF16 for vdpbf16ps, the int8-activation quantised kernel AVX512_VNNI
+//             for vpdpbusd and AVX512_VBMI for vpermb). Compiled with per-file flags, run only here.
 //   portable  the compiler-vectorised kernels (GCC target_clones: AVX-512, AVX2 or baseline
 //             code picked by the loader) and OpenBLAS: what runs on any x86-64 CPU.
 // Asking for avx512 on a CPU without it gives portable. Deliberately not: per-call switching or
@@ -14,6 +15,7 @@ namespace llmbench::cpu {
 struct CpuIsa {
   bool avx512 = false;       // AVX-512 F/BW/VL/DQ, F16C and FMA present and not disabled
   bool avx512_bf16 = false;  // and AVX512_BF16 (vdpbf16ps)
+  bool avx512_vnni = false;  // and AVX512_VNNI + AVX512_VBMI (vpdpbusd, vpermb)
 };
 
 // The path this process uses (computed on first call, then fixed).

@@ -1,5 +1,6 @@
 // The int8/int4 block formats: references (plain loops, the spec of quant.h) and the engine's
-// versions. The AVX-512 decode kernel lives in quant_avx512.cpp (its own compile flags).
+// versions. The AVX-512 kernels live in quant_avx512.cpp (weight-only decode) and
+// quant_vnni_avx512.cpp (int8 activations, vpdpbusd), each with its own compile flags.
 #include "kernels/cpu/quant.h"
 
 #include <omp.h>
@@ -14,6 +15,7 @@
 #include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/quant_avx512.h"
+#include "kernels/cpu/quant_vnni_avx512.h"
 
 namespace llmbench::cpu {
 
@@ -182,6 +184,120 @@ void matmul_quant(float* out, const float* x, const void* w, DType dtype, int m,
     avx512::matmul_quant_decode(out, x, lda, w, dtype == DType::kInt4, m, n, k);
   else
     decode_portable(out, x, w, dtype, m, n, k, lda);
+}
+
+void quantize_activations(std::int8_t* q, float* d, const float* x, int m, int k, int lda) {
+  LLMBENCH_CHECK(k % kQuantBlock == 0, "k a multiple of the block size (32)");
+  const int nb = k / kQuantBlock;
+#pragma omp parallel for schedule(static) if (std::int64_t(m) * k > 65536)
+  for (int i = 0; i < m; ++i)
+    for (int b = 0; b < nb; ++b) {
+      const float* xb = x + std::int64_t(i) * lda + b * kQuantBlock;
+      std::int8_t* qb = q + std::int64_t(i) * k + b * kQuantBlock;
+      float amax = 0.0f;
+      for (int j = 0; j < kQuantBlock; ++j) amax = std::max(amax, std::fabs(xb[j]));
+      const float dx = amax / 127.0f;
+      d[std::int64_t(i) * nb + b] = dx;
+      for (int j = 0; j < kQuantBlock; ++j)
+        qb[j] = dx > 0.0f ? std::int8_t(std::clamp(int(std::nearbyint(xb[j] / dx)), -127, 127))
+                          : std::int8_t(0);
+    }
+}
+
+namespace {
+
+// The integer values q[0..31] of one weight block and its scale.
+float block_values(int* q, const std::uint8_t* b, DType dtype) {
+  std::uint16_t d;
+  std::memcpy(&d, b, 2);
+  if (dtype == DType::kInt8) {
+    for (int j = 0; j < kQuantBlock; ++j) q[j] = std::int8_t(b[2 + j]);
+  } else {
+    for (int i = 0; i < 16; ++i) {
+      q[i] = int(b[2 + i] & 0x0F) - 8;
+      q[i + 16] = int(b[2 + i] >> 4) - 8;
+    }
+  }
+  return fp16_to_fp32(d);
+}
+
+// The portable int8-activation product: per block an exact integer dot product, then
+// float(I_b) * (dw_b * dx_b) summed in fp32 block by block (the AVX-512 kernel sums in another
+// order; both are tested against matmul_quant_vnni_reference).
+__attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+void vnni_portable(float* out, const std::int8_t* qx, const float* dx, const void* w,
+                   DType dtype, int m, int n, int k) {
+  const int nb = k / kQuantBlock;
+  const std::int64_t bb = dtype_bytes_x32(dtype);
+#pragma omp parallel if (std::int64_t(n) * k > (1 << 15))
+  {
+    std::vector<std::int8_t> wq(static_cast<std::size_t>(k));
+    std::vector<float> dw(static_cast<std::size_t>(nb));
+#pragma omp for schedule(static)
+    for (int j = 0; j < n; ++j) {
+      const std::uint8_t* row = row_at(w, dtype, j, k);
+      int q[kQuantBlock];
+      for (int b = 0; b < nb; ++b) {
+        dw[b] = block_values(q, row + b * bb, dtype);
+        for (int t = 0; t < kQuantBlock; ++t) wq[b * kQuantBlock + t] = std::int8_t(q[t]);
+      }
+      for (int i = 0; i < m; ++i) {
+        const std::int8_t* xi = qx + std::int64_t(i) * k;
+        float s = 0.0f;
+        for (int b = 0; b < nb; ++b) {
+          int dot = 0;
+#pragma omp simd reduction(+ : dot)
+          for (int t = 0; t < kQuantBlock; ++t)
+            dot += int(wq[b * kQuantBlock + t]) * int(xi[b * kQuantBlock + t]);
+          s += float(dot) * (dw[b] * dx[std::int64_t(i) * nb + b]);
+        }
+        out[std::int64_t(i) * n + j] = s;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void matmul_quant_vnni_reference(float* out, const float* x, const void* w, DType dtype, int m,
+                                 int n, int k, int lda) {
+  check_quant(dtype, k);
+  const int nb = k / kQuantBlock;
+  std::vector<std::int8_t> qx(static_cast<std::size_t>(k));
+  std::vector<float> dx(static_cast<std::size_t>(nb));
+  int q[kQuantBlock];
+  for (int i = 0; i < m; ++i) {
+    quantize_activations(qx.data(), dx.data(), x + std::int64_t(i) * lda, 1, k, k);
+    for (int j = 0; j < n; ++j) {
+      const std::uint8_t* row = row_at(w, dtype, j, k);
+      double s = 0.0;
+      for (int b = 0; b < nb; ++b) {
+        const float dw = block_values(q, row + b * dtype_bytes_x32(dtype), dtype);
+        std::int64_t dot = 0;  // exact: |dot| <= 32 * 127 * 127
+        for (int t = 0; t < kQuantBlock; ++t) dot += q[t] * int(qx[b * kQuantBlock + t]);
+        s += double(dw) * double(dx[b]) * double(dot);
+      }
+      out[std::int64_t(i) * n + j] = float(s);
+    }
+  }
+}
+
+void matmul_quant_vnni(float* out, const float* x, const void* w, DType dtype, int m, int n,
+                       int k, int lda) {
+  check_quant(dtype, k);
+  if (m <= 0 || n <= 0) return;
+  if (k == 0) {
+    std::fill(out, out + std::int64_t(m) * n, 0.0f);
+    return;
+  }
+  // x's blocks once per call: O(m k), against the O(n k) weight stream.
+  std::vector<std::int8_t> qx(std::size_t(m) * k);
+  std::vector<float> dx(std::size_t(m) * (k / kQuantBlock));
+  quantize_activations(qx.data(), dx.data(), x, m, k, lda);
+  if (cpu_isa().avx512_vnni)
+    avx512::matmul_quant_vnni(out, qx.data(), dx.data(), w, dtype == DType::kInt4, m, n, k);
+  else
+    vnni_portable(out, qx.data(), dx.data(), w, dtype, m, n, k);
 }
 
 void embedding_quant(float* out, const void* table, DType dtype, const std::int32_t* tokens,

@@ -1,6 +1,7 @@
 // AVX-512 decode kernel for int8/int4 weight blocks (quant_avx512.h). Compiled with per-file
 // AVX-512 flags (kernels/CMakeLists.txt); reached only through matmul_quant's dispatch.
-// Deliberately not: VNNI on quantised activations (the weight-only semantics keep x in fp32).
+// Deliberately not: the product with int8 activations (quant_vnni_avx512.cpp, what the engine
+// runs); this is the weight-only one, x in fp32.
 #include "kernels/cpu/quant_avx512.h"
 
 #include <immintrin.h>

@@ -21,6 +21,7 @@
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/matmul_avx512.h"
 #include "kernels/cpu/matmul_half.h"
+#include "kernels/cpu/quant.h"
 #include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/rmsnorm.h"
 #include "kernels/cpu/rope.h"
@@ -198,6 +199,56 @@ BENCHMARK_CAPTURE(BM_matmul_half, fp16_decode, DType::kFp16)->Apply(decode_shape
 BENCHMARK_CAPTURE(BM_matmul_half, bf16_prefill, DType::kBf16)->Apply(prefill_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_matmul_half, fp16_prefill, DType::kFp16)->Apply(prefill_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+
+// ---- quantised weights (--dtype int8|int4) at decode row counts ----------------------------
+// The TinyLlama projections: q/o-sized 2048 x 2048, the fused gate/up 11264 (2 x 5632) x 2048,
+// down 2048 x 5632 (n x k). "widen" is matmul_quant (what the engine runs: int8/int4 blocks
+// widened to fp32, x fp32), "vnni" matmul_quant_vnni (x quantised to int8 blocks per call,
+// vpdpbusd), bf16 the matmul_half kernel on the same shapes. Bytes count the weights as stored
+// (34/32 or 18/32 bytes a weight, 2 for bf16), x and out at 4. Run with
+// --benchmark_enable_random_interleaving=true so the paths share the machine's noise.
+void quant_decode_shapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"m", "n", "k"});
+  for (int m : {1, 2, 4, 8, 16, 32, 128}) {  // 128: one prompt's prefill
+    b->Args({m, kHidden, kHidden});
+    b->Args({m, 2 * kFfn, kHidden});
+    b->Args({m, kHidden, kFfn});
+  }
+}
+
+enum class QuantPath { kWiden, kVnni };
+
+void BM_matmul_quant(benchmark::State& state, DType dtype, QuantPath path) {
+  const int m = state.range(0), n = state.range(1), k = state.range(2);
+  const std::vector<float> x = filled(static_cast<std::size_t>(m) * k);
+  std::vector<std::uint8_t> w(static_cast<std::size_t>(n * quant_row_bytes(dtype, k)));
+  {
+    const std::vector<float> wf = filled(static_cast<std::size_t>(n) * k);
+    quantize_rows(w.data(), wf.data(), dtype, n, k);
+  }
+  std::vector<float> out(static_cast<std::size_t>(m) * n);
+  const RateTimer timer;
+  for (auto _ : state) {
+    if (path == QuantPath::kWiden)
+      matmul_quant(out.data(), x.data(), w.data(), dtype, m, n, k, k);
+    else
+      matmul_quant_vnni(out.data(), x.data(), w.data(), dtype, m, n, k, k);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  timer.set_rates(state, double(w.size()) + 4.0 * (double(m) * k + double(m) * n),
+                  2.0 * m * n * k);
+}
+BENCHMARK_CAPTURE(BM_matmul_quant, int8_widen, DType::kInt8, QuantPath::kWiden)
+    ->Apply(quant_decode_shapes)->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_quant, int8_vnni, DType::kInt8, QuantPath::kVnni)
+    ->Apply(quant_decode_shapes)->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_quant, int4_widen, DType::kInt4, QuantPath::kWiden)
+    ->Apply(quant_decode_shapes)->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_quant, int4_vnni, DType::kInt4, QuantPath::kVnni)
+    ->Apply(quant_decode_shapes)->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_half, bf16_quant_shapes, DType::kBf16)->Apply(quant_decode_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 
 // The roofline's read test (avx512::read_sum_f32) over 1 GiB: 1, 2, 4 or 8 sequential streams
