@@ -74,6 +74,11 @@ void Scheduler::set_tracer(Tracer* tracer) {
   forward_.set_tracer(tracer);
 }
 
+void Scheduler::restart_steps() {
+  LLMBENCH_CHECK(idle(), "restart_steps() while requests are queued or running");
+  steps_ = 0;
+}
+
 void Scheduler::validate(const GenerationRequest& r) const {
   const ModelConfig& c = model_.config();
   if (r.prompt.empty()) throw BadInput("the prompt is empty");

@@ -115,6 +115,11 @@ class Scheduler {
   std::int64_t kv_pool_bytes() const { return forward_.pool_bytes(); }
   // Records later steps' ops into `tracer` (nullptr: stop); resolved after each step.
   void set_tracer(Tracer* tracer);
+  // Numbers the next step 1 again (only when idle): a ragged offline case runs each
+  // repetition from step 1, so its traced repetition's step numbers read like a static one's.
+  void restart_steps();
+  // The logits of the last step's sampled rows, [n_sampled, vocab], copied to the host.
+  std::vector<float> last_logits() const { return forward_.last_logits(); }
 
  private:
   struct Sequence;
