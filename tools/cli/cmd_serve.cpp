@@ -3,6 +3,8 @@
 // Prints `serve: listening on http://HOST:PORT` on stderr once the socket is bound (port 0
 // binds an ephemeral port; scripts read the line).
 #include <CLI/CLI.hpp>
+
+#include <filesystem>
 #include <fmt/core.h>
 #include <omp.h>
 
@@ -59,6 +61,12 @@ int run_serve(ServeArgs a, const std::string& command_line) {
   if (a.serve.model_name.empty()) a.serve.model_name = a.model;
   a.serve.omp_threads = choice.name == "cpu" ? omp_get_max_threads() : 0;
 
+  // A checkpoint directory's tokenizer.model tokenizes text prompts (tools/serve/tokenizer.h).
+  if (!preset) {
+    const std::filesystem::path sp = std::filesystem::path(a.model) / "tokenizer.model";
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(sp, ec)) a.serve.tokenizer_model = sp.string();
+  }
   Server server(model, a.sched, a.serve);
   const int port = server.bind();
   const EngineCounters k = server.engine().counters();
@@ -71,6 +79,7 @@ int run_serve(ServeArgs a, const std::string& command_line) {
              double(k.kv_pool_bytes) / (1 << 20), a.sched.max_num_seqs,
              a.sched.max_num_batched_tokens, a.sched.chunked_prefill ? "on" : "off");
   fmt::print(stderr, "serve: listening on http://{}:{}\n", a.serve.host, port);
+  fmt::print(stderr, "serve: text prompts: {}\n", server.tokenizer().name());
   std::fflush(stderr);
 
   ScopedInterruptHandler signals;

@@ -58,7 +58,11 @@ struct StreamState {
 }  // namespace
 
 Server::Server(const Model& model, const SchedulerOptions& scheduler, const ServeOptions& options)
-    : model_(model), opt_(options), tokenizer_(model.config().vocab_size),
+    : model_(model), opt_(options),
+      tokenizer_(options.tokenizer_model.empty()
+                     ? Tokenizer(model.config().vocab_size)
+                     : Tokenizer::sentencepiece(options.tokenizer_model,
+                                                model.config().vocab_size)),
       origin_(std::chrono::steady_clock::now()) {
   std::signal(SIGPIPE, SIG_IGN);  // a client that goes away must not kill the server
   if (opt_.model_name.empty()) opt_.model_name = model.config().name;
