@@ -106,7 +106,7 @@ void Scheduler::add(RequestId id, GenerationRequest request) {
   auto s = std::make_unique<Sequence>();
   s->id = id;
   s->req = std::move(request);
-  s->times.arrival_ns = now_ns();
+  s->times.arrival_ns = s->req.arrival_ns >= 0 ? s->req.arrival_ns : now_ns();
   waiting_.push_back(std::move(s));
 }
 
