@@ -4,7 +4,7 @@
 #   offline: llmbench run --batch 16 --prompt-len 128 --max-new-tokens 64 (decode_tok_s = 16 / TPOT)
 #   served:  a fresh server (--db), a warm-up round, then 16 concurrent requests (prompt 128 ids,
 #            64 tokens, ignore_eos) streamed and not streamed; then 8 requests one at a time
-#            (1 client) and by 4 clients with starts staggered 100 ms apart.
+#            (1 client) and by 4 clients with starts staggered STAGGER_MS (default 100) ms apart.
 #   steps:   from the session's serve_step rows, the scheduler's host time (step - forward) of the
 #            steps with 16 decode rows and nothing else, and its share of the step.
 # Usage: scripts/serve_vs_offline.sh MODEL VOCAB [ROUNDS]   (e.g. small 32000 3)
@@ -33,7 +33,7 @@ for r in $(seq 1 "$rounds"); do
   echo "{\"round\": $r, \"c16_stream\": $(p --concurrency 16 --requests 16 --seed 1)}"
   echo "{\"round\": $r, \"c16_nostream\": $(p --concurrency 16 --requests 16 --seed 4 --no-stream)}"
   echo "{\"round\": $r, \"c1\": $(p --concurrency 1 --requests 8 --seed 2)}"
-  echo "{\"round\": $r, \"c4_stagger\": $(p --concurrency 4 --requests 8 --stagger-ms 100 --seed 3)}"
+  echo "{\"round\": $r, \"c4_stagger\": $(p --concurrency 4 --requests 8 --stagger-ms "${STAGGER_MS:-100}" --seed 3)}"
   kill -TERM "$pid"; wait "$pid"
   echo "{\"round\": $r, \"steps16\": $("$bin" query "$out/${model}_serve_$r.db" "SELECT COUNT(*) AS n, median(dur_ns) / 1e6 AS step_ms_p50, median(dur_ns - forward_ns) / 1e3 AS host_us_p50, CAST(SUM(dur_ns - forward_ns) AS REAL) / SUM(dur_ns) AS host_share FROM serve_step WHERE decode_rows = 16 AND prefill_tokens = 0" --format json)}"
 done
