@@ -14,11 +14,14 @@ import sys
 from collections import defaultdict
 
 rounds = defaultdict(dict)
+pending = ""  # `llmbench query --format json` spreads the steps16 object over several lines
 for line in sys.stdin:
-    line = line.strip()
-    if not line.startswith("{"):
+    pending += line
+    try:
+        j = json.loads(pending)
+    except json.JSONDecodeError:
         continue
-    j = json.loads(line)
+    pending = ""
     r = j.pop("round")
     rounds[r].update(j)
 
