@@ -1,7 +1,10 @@
 // The HTTP side of `llmbench serve` (see server.h).
 #include "tools/serve/server.h"
 
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <csignal>
 #include <ctime>
@@ -78,16 +81,44 @@ Server::Server(const Model& model, const SchedulerOptions& scheduler, const Serv
 
 Server::~Server() = default;
 
-int Server::bind() {
-  if (opt_.port == 0) {
-    const int port = http_->bind_to_any_port(opt_.host);
-    if (port <= 0) throw Error("serve: cannot bind " + opt_.host + " (any port)");
-    return port;
+namespace {
+
+// cpp-httplib (Debian's 0.11, compiled into libcpp-httplib.so) listens with a backlog of 5:
+// a burst of connections beyond it (16 clients at once) has SYNs dropped, and those clients
+// retry after the kernel's 1 s retransmission timeout, a second added to their TTFT. The
+// library keeps its socket private, so the listening socket bound to `port` is found among
+// this process's descriptors and listen() is called again with a deeper backlog (POSIX: a
+// second listen() on a listening socket sets the new backlog).
+void deepen_listen_backlog(int port) {
+  for (int fd = 0; fd < 4096; ++fd) {
+    int listening = 0;
+    socklen_t len = sizeof listening;
+    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening)
+      continue;
+    sockaddr_storage addr{};
+    socklen_t alen = sizeof addr;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &alen) != 0) continue;
+    int bound = -1;
+    if (addr.ss_family == AF_INET) bound = ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+    if (addr.ss_family == AF_INET6)
+      bound = ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
+    if (bound == port) ::listen(fd, 1024);
   }
-  if (!http_->bind_to_port(opt_.host, opt_.port))
+}
+
+}  // namespace
+
+int Server::bind() {
+  int port = opt_.port;
+  if (port == 0) {
+    port = http_->bind_to_any_port(opt_.host);
+    if (port <= 0) throw Error("serve: cannot bind " + opt_.host + " (any port)");
+  } else if (!http_->bind_to_port(opt_.host, opt_.port)) {
     throw Error("serve: cannot bind " + opt_.host + ":" + std::to_string(opt_.port) +
                 " (in use, or not a local address)");
-  return opt_.port;
+  }
+  deepen_listen_backlog(port);
+  return port;
 }
 
 void Server::serve() {
