@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <future>
@@ -236,6 +237,38 @@ TEST(ServeCli, DbGetsStepsAndRequestEvents) {
   EXPECT_EQ(std::to_string(steps), column(db, "SELECT count(*) FROM serve_step").at(0));
   sqlite3_close(db);
   std::remove(db_path.c_str());
+}
+
+// A checkpoint directory: text prompts use its tokenizer.model when it has one (a file that is
+// not a SentencePiece model is refused at start-up, exit 2 naming it), else the byte mapping.
+TEST(ServeCli, CheckpointTokenizerModelIsUsedOrRefused) {
+  const std::string dir =
+      std::string(LLMBENCH_TEST_SCRATCH) + "/serve_ckpt_" + std::to_string(getpid());
+  mkdir(LLMBENCH_TEST_SCRATCH, 0755);
+  const std::string export_cmd = std::string(LLMBENCH_BIN) +
+                                 " export-weights --model tiny -o " + dir + " > /dev/null 2>&1";
+  ASSERT_EQ(std::system(export_cmd.c_str()), 0);
+  {
+    Child c({"serve", "--model", dir, "--port", "0", "--threads", "1"});
+    EXPECT_EQ(c.wait_for(std::regex("serve: text prompts: (\\w+)"), std::chrono::seconds(30)),
+              "bytes")
+        << c.err;
+    kill(c.pid, SIGTERM);
+    EXPECT_EQ(c.exit_code(std::chrono::seconds(10)), 0) << c.err;
+  }
+  {
+    FILE* f = std::fopen((dir + "/tokenizer.model").c_str(), "w");
+    ASSERT_TRUE(f);
+    std::fputs("not a SentencePiece model", f);
+    std::fclose(f);
+    Child c({"serve", "--model", dir, "--port", "0", "--threads", "1"});
+    EXPECT_EQ(c.exit_code(std::chrono::seconds(30)), 2) << c.err;
+    c.wait_for(std::regex("tokenizer\\.model.*\n"), std::chrono::seconds(5));
+    EXPECT_EQ(c.err.rfind("error: ", 0), 0u) << c.err;
+    EXPECT_NE(c.err.find("tokenizer.model"), std::string::npos) << c.err;
+    EXPECT_EQ(c.err.find("listening"), std::string::npos) << c.err;
+  }
+  std::system(("rm -rf " + dir).c_str());
 }
 
 TEST(ServeCli, NonLoopbackHostIsRefused) {

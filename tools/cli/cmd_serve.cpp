@@ -69,6 +69,9 @@ int run_serve(ServeArgs a, const std::string& command_line) {
   }
   Server server(model, a.sched, a.serve);
   const int port = server.bind();
+  // Signals are caught from here on, before the lines that say the server is up: a script
+  // that sends SIGTERM as soon as it reads "listening" gets a clean stop (exit 0), not 143.
+  ScopedInterruptHandler signals;
   const EngineCounters k = server.engine().counters();
   fmt::print(stderr,
              "serve: {} {} on {} ({}), loaded in {:.2f} s; KV pool {} blocks of {} ({:.1f} MiB); "
@@ -82,7 +85,6 @@ int run_serve(ServeArgs a, const std::string& command_line) {
   fmt::print(stderr, "serve: text prompts: {}\n", server.tokenizer().name());
   std::fflush(stderr);
 
-  ScopedInterruptHandler signals;
   std::thread http([&] { server.serve(); });
   while (!ScopedInterruptHandler::signal_received())
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
