@@ -9,6 +9,7 @@
 #include "engine/finite.h"
 #include "engine/interrupt.h"
 #include "engine/prompts.h"
+#include "engine/ragged_case.h"
 
 namespace llmbench {
 
@@ -76,6 +77,7 @@ void check_logits_finite(Session& session, const CaseSpec& spec,
 
 CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks,
                     Clock::time_point origin) {
+  if (spec.variants.ragged()) return run_ragged_case(model, spec, peaks, origin);
   const ModelConfig& c = model.config();
   CaseResult r;
   r.spec = spec;

@@ -49,7 +49,8 @@ struct CaseResult {
   std::string status = "ok";               // "ok" or "error"
   std::string error;                       // the message when status == "error"
   std::vector<RepSample> samples;          // measured repetitions only
-  std::vector<std::int32_t> prompt_ids;    // [batch, prompt_len]
+  std::vector<std::int32_t> prompt_ids;    // [batch, prompt_len]; ragged: prompts back to back
+  std::vector<int> prompt_lens;            // ragged cases only: each sequence's prompt length
   std::vector<std::vector<std::int32_t>> generated;  // per sequence, max_new_tokens ids
   CaseCost cost;
   CaseMetrics metrics;
@@ -65,6 +66,7 @@ struct CaseResult {
 
 // Runs the case on `model` (which must have been built for spec.model / dtype / backend).
 // Every repetition must generate the same tokens; a difference throws llmbench::Error.
+// A ragged case (spec.variants.ragged()) runs through the scheduler (engine/ragged_case.h).
 // Trace timestamps are ns since `origin` (the run's start).
 CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks,
                     std::chrono::steady_clock::time_point origin);

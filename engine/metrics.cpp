@@ -1,6 +1,8 @@
 // Metric arithmetic (see metrics.h and docs/metrics.md).
 #include "engine/metrics.h"
 
+#include <algorithm>
+
 #include "kernels/common/error.h"
 #include "engine/stats.h"
 
@@ -36,6 +38,32 @@ CaseCost case_cost(const ModelConfig& c, int batch, int prompt_len, int max_new_
   return cost;
 }
 
+CaseCost ragged_case_cost(const ModelConfig& c, const std::vector<int>& prompt_lens,
+                          const std::vector<int>& output_lens, DType dtype) {
+  LLMBENCH_CHECK(prompt_lens.size() == output_lens.size(), "one output length per prompt");
+  CaseCost cost;
+  int max_out = 0;
+  for (std::size_t i = 0; i < prompt_lens.size(); ++i) {
+    cost.prefill_flops += prefill_flops(c, 1, prompt_lens[i]);
+    cost.prompt_tokens += prompt_lens[i];
+    cost.generated_tokens += output_lens[i];
+    max_out = std::max(max_out, output_lens[i]);
+  }
+  const std::int64_t kv_per_position = 2 * std::int64_t(c.n_layers) * c.kv_dim() * 4;
+  for (int k = 1; k < max_out; ++k) {
+    int rows = 0;
+    std::int64_t positions = 0;
+    for (std::size_t i = 0; i < prompt_lens.size(); ++i)
+      if (output_lens[i] > k) {
+        ++rows;
+        positions += prompt_lens[i] + k;
+      }
+    cost.decode_rows.push_back(rows);
+    cost.decode_bytes.push_back(c.decode_weight_bytes(rows, dtype) + kv_per_position * positions);
+  }
+  return cost;
+}
+
 CaseMetrics compute_metrics(int batch, int prompt_len, int max_new_tokens,
                             const CaseCost& cost, const std::vector<RepSample>& samples,
                             const Peaks& peaks) {
@@ -65,8 +93,13 @@ CaseMetrics compute_metrics(int batch, int prompt_len, int max_new_tokens,
   m.e2e_ms_p10 = percentile(e2e_ms, 10);
   m.e2e_ms_p90 = percentile(e2e_ms, 90);
   const double ttft_s = m.ttft_ms_p50 / 1e3;
-  m.prefill_tok_s = double(batch) * prompt_len / ttft_s;
-  m.throughput_tok_s = double(batch) * max_new_tokens / (m.e2e_ms_p50 / 1e3);
+  // Static cases: batch x prompt_len and batch x max_new_tokens; ragged ones: their real counts.
+  const double prompt_tokens =
+      cost.prompt_tokens > 0 ? double(cost.prompt_tokens) : double(batch) * prompt_len;
+  const double generated_tokens =
+      cost.generated_tokens > 0 ? double(cost.generated_tokens) : double(batch) * max_new_tokens;
+  m.prefill_tok_s = prompt_tokens / ttft_s;
+  m.throughput_tok_s = generated_tokens / (m.e2e_ms_p50 / 1e3);
   m.prefill_tflops = double(cost.prefill_flops) / ttft_s / 1e12;
   if (peaks.tflops > 0) m.mfu = m.prefill_tflops / peaks.tflops;
   if (!tpot_ms.empty()) {
@@ -77,7 +110,15 @@ CaseMetrics compute_metrics(int batch, int prompt_len, int max_new_tokens,
     m.tpot_ms_stdev = stdev(tpot_ms);
     m.tpot_ms_p90 = percentile(tpot_ms, 90);
     m.tpot_ms_p99 = percentile(tpot_ms, 99);
-    m.decode_tok_s = double(batch) / (*m.tpot_ms_mean / 1e3);
+    // Sequences per decode step: batch for a static case; a ragged case's mean over its steps
+    // (every repetition runs the same steps, so this is decode tokens / decode time).
+    double rows = double(batch);
+    if (!cost.decode_rows.empty()) {
+      std::int64_t sum = 0;
+      for (int r : cost.decode_rows) sum += r;
+      rows = double(sum) / double(cost.decode_rows.size());
+    }
+    m.decode_tok_s = rows / (*m.tpot_ms_mean / 1e3);
     m.decode_gbps = decode_bytes / decode_s / 1e9;
     if (peaks.bandwidth_gbps > 0) m.mbu = *m.decode_gbps / peaks.bandwidth_gbps;
   }

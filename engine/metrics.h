@@ -30,6 +30,11 @@ struct Peaks {
 struct CaseCost {
   std::int64_t prefill_flops = 0;             // see prefill_flops()
   std::vector<std::int64_t> decode_bytes;     // bytes read by each decode step
+  // Tokens of one repetition (0: batch x prompt_len, batch x max_new_tokens and batch per
+  // decode step, the static case). A ragged case sets them from its drawn lengths.
+  std::int64_t prompt_tokens = 0;             // prompt tokens prefilled
+  std::int64_t generated_tokens = 0;          // tokens generated (first tokens included)
+  std::vector<int> decode_rows;               // sequences advanced by each decode step
 };
 
 // 2 * (layer matmul params) * B * P      -- q,k,v,o,gate,up,down for every prompt token
@@ -43,6 +48,13 @@ std::int64_t prefill_flops(const ModelConfig& c, int batch, int prompt_len);
 std::int64_t decode_step_bytes(const ModelConfig& c, int batch, int past, DType dtype);
 CaseCost case_cost(const ModelConfig& c, int batch, int prompt_len, int max_new_tokens,
                    DType dtype);
+// A ragged batch: sequence i has prompt_lens[i] prompt tokens and generates output_lens[i]
+// tokens; all prefill in one step, then decode step k (1-based) advances every sequence with
+// output_lens[i] > k, reading its k/v of positions [0, prompt_lens[i] + k).
+//   prefill_flops  = sum_i prefill_flops(c, 1, prompt_lens[i])
+//   decode_bytes_k = decode_weight_bytes(rows_k) + 2 * n_layers * kv_dim * 4 * sum_i (P_i + k)
+CaseCost ragged_case_cost(const ModelConfig& c, const std::vector<int>& prompt_lens,
+                          const std::vector<int>& output_lens, DType dtype);
 
 // Derived figures. std::nullopt means "not applicable" (no decode step when
 // max_new_tokens == 1), never 0.
@@ -54,9 +66,9 @@ struct CaseMetrics {
   double e2e_ms_p50 = 0, e2e_ms_p10 = 0, e2e_ms_p90 = 0;
   std::optional<double> tpot_ms_mean, tpot_ms_p10, tpot_ms_p50, tpot_ms_p90, tpot_ms_p99,
       tpot_ms_stdev;
-  double prefill_tok_s = 0;                 // batch * prompt_len / median TTFT
-  std::optional<double> decode_tok_s;       // batch / mean TPOT
-  double throughput_tok_s = 0;              // batch * max_new_tokens / median e2e
+  double prefill_tok_s = 0;                 // prompt tokens / median TTFT
+  std::optional<double> decode_tok_s;       // mean sequences per decode step / mean TPOT
+  double throughput_tok_s = 0;              // generated tokens / median e2e
   double mfu = 0;                           // prefill FLOPs / median TTFT / peak FLOP/s
   std::optional<double> mbu;                // sum decode bytes / sum decode time / peak B/s
   std::optional<double> decode_gbps;        // the achieved bandwidth behind MBU

@@ -74,6 +74,11 @@ void Scheduler::set_tracer(Tracer* tracer) {
   forward_.set_tracer(tracer);
 }
 
+void Scheduler::restart_steps() {
+  LLMBENCH_CHECK(idle(), "restart_steps() while requests are queued or running");
+  steps_ = 0;
+}
+
 void Scheduler::validate(const GenerationRequest& r) const {
   const ModelConfig& c = model_.config();
   if (r.prompt.empty()) throw BadInput("the prompt is empty");
@@ -101,7 +106,7 @@ void Scheduler::add(RequestId id, GenerationRequest request) {
   auto s = std::make_unique<Sequence>();
   s->id = id;
   s->req = std::move(request);
-  s->times.arrival_ns = now_ns();
+  s->times.arrival_ns = s->req.arrival_ns >= 0 ? s->req.arrival_ns : now_ns();
   waiting_.push_back(std::move(s));
 }
 

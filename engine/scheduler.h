@@ -52,11 +52,15 @@ struct GenerationRequest {
   std::vector<std::int32_t> prompt;
   int max_tokens = 16;
   bool ignore_eos = false;
+  // When the request arrived, ns since the scheduler's origin; -1: when add() is called. A
+  // server stamps it when the request comes in, so the time it waited for the engine thread
+  // (which adds requests only between steps) counts in its TTFT and in its trace.
+  std::int64_t arrival_ns = -1;
 };
 
 // A request's life, steady_clock ns since the scheduler's origin; -1 until it happens.
 struct RequestTimes {
-  std::int64_t arrival_ns = -1;          // add()
+  std::int64_t arrival_ns = -1;          // GenerationRequest::arrival_ns, else add()
   std::int64_t first_scheduled_ns = -1;  // start of the first step that ran its rows
   std::int64_t first_token_ns = -1;      // end of the step that produced its first token
   std::int64_t finished_ns = -1;
@@ -115,6 +119,11 @@ class Scheduler {
   std::int64_t kv_pool_bytes() const { return forward_.pool_bytes(); }
   // Records later steps' ops into `tracer` (nullptr: stop); resolved after each step.
   void set_tracer(Tracer* tracer);
+  // Numbers the next step 1 again (only when idle): a ragged offline case runs each
+  // repetition from step 1, so its traced repetition's step numbers read like a static one's.
+  void restart_steps();
+  // The logits of the last step's sampled rows, [n_sampled, vocab], copied to the host.
+  std::vector<float> last_logits() const { return forward_.last_logits(); }
 
  private:
   struct Sequence;

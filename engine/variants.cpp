@@ -1,6 +1,8 @@
 // Variant names and descriptions (see variants.h).
 #include "engine/variants.h"
 
+#include <charconv>
+
 namespace llmbench {
 
 std::string_view qkv_layout_name(QkvLayout v) {
@@ -47,6 +49,17 @@ std::optional<LogitsMode> parse_logits_mode(std::string_view s) {
   return std::nullopt;
 }
 
+namespace {
+
+// Shortest text that reads back as the same double ("32", "2.5").
+std::string stddev_text(double v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+}  // namespace
+
 bool Variants::is_default() const { return describe().empty(); }
 
 std::string Variants::describe() const {
@@ -63,6 +76,10 @@ std::string Variants::describe() const {
   }
   if (logits != LogitsMode::kDevice) add("logits", logits_mode_name(logits));
   if (timer != TimerMode::kDevice) add("timer", timer_mode_name(timer));
+  if (ragged()) {
+    add("prompt_len_stddev", stddev_text(prompt_len_stddev));
+    add("output_len_stddev", stddev_text(output_len_stddev));
+  }
   return out;
 }
 

@@ -41,14 +41,23 @@ struct Variants {
   int kv_cache_block = 16;  // tokens per block of the paged caches
   LogitsMode logits = LogitsMode::kDevice;
   TimerMode timer = TimerMode::kDevice;  // how traced ops are timed (trace.h)
+  // Ragged offline batches (--prompt-len-stddev, --output-len-stddev): when either is above 0,
+  // each sequence's prompt and output length is drawn from a seeded normal distribution around
+  // the case's prompt_len and max_new_tokens, and the case runs through the continuous-batching
+  // scheduler (engine/ragged_case.h) instead of the static Session. 0 and 0: the static path.
+  double prompt_len_stddev = 0;
+  double output_len_stddev = 0;
+
+  bool ragged() const { return prompt_len_stddev > 0 || output_len_stddev > 0; }
 
   bool paged() const {
     return kv_cache == KvCacheKind::kPaged || kv_cache == KvCacheKind::kPagedGather;
   }
   // True when every variant is the default (the block size counts only for paged caches).
   bool is_default() const;
-  // The non-default variants as "qkv=permute kv_cache=paged/16 timer=host-nosync"; "" when
-  // all are default. How labels and the run table name them.
+  // The non-default variants as "qkv=permute kv_cache=paged/16 timer=host-nosync" (and
+  // "prompt_len_stddev=32 output_len_stddev=8" for ragged cases); "" when all are default. How
+  // labels and the run table name them.
   std::string describe() const;
   bool operator==(const Variants&) const = default;
 };

@@ -20,11 +20,13 @@ import time
 import urllib.parse
 
 
-def one_request(url, model, prompt, max_tokens):
+def one_request(url, model, prompt, max_tokens, stream=True):
     u = urllib.parse.urlparse(url)
     conn = http.client.HTTPConnection(u.hostname, u.port, timeout=600)
-    body = {"prompt": prompt, "max_tokens": max_tokens, "temperature": 0, "stream": True,
-            "ignore_eos": True, "stream_options": {"include_usage": True}}
+    body = {"prompt": prompt, "max_tokens": max_tokens, "temperature": 0, "stream": stream,
+            "ignore_eos": True}
+    if stream:
+        body["stream_options"] = {"include_usage": True}
     if model:
         body["model"] = model
     t0 = time.monotonic()
@@ -33,6 +35,11 @@ def one_request(url, model, prompt, max_tokens):
     resp = conn.getresponse()
     if resp.status != 200:
         raise RuntimeError(f"HTTP {resp.status}: {resp.read()[:200]!r}")
+    if not stream:  # one response at the end: every token stamped then (no TTFT)
+        n = len(json.loads(resp.read())["choices"][0]["token_ids"])
+        end = time.monotonic()
+        conn.close()
+        return {"start": t0, "end": end, "stamps": [end] * n, "tokens": n}
     stamps, tokens, buf = [], 0, b""
     while True:
         line = resp.readline()
@@ -65,6 +72,8 @@ def main():
     ap.add_argument("--vocab", type=int, default=256, help="prompt ids drawn below this")
     ap.add_argument("--stagger-ms", type=float, default=0.0)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-stream", action="store_true",
+                    help="stream: false (one response per request; TTFT is then the e2e time)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     rng = random.Random(a.seed)
@@ -79,7 +88,7 @@ def main():
                 next_i[0] += 1
             if i >= a.requests:
                 return
-            r = one_request(a.url, a.model, prompts[i], a.max_tokens)
+            r = one_request(a.url, a.model, prompts[i], a.max_tokens, not a.no_stream)
             with lock:
                 results.append(r)
 
@@ -98,7 +107,8 @@ def main():
     decode_tokens = sum(r["tokens"] - 1 for r in results)
     out = {
         "requests": len(results), "concurrency": a.concurrency, "prompt_len": a.prompt_len,
-        "max_tokens": a.max_tokens, "stagger_ms": a.stagger_ms, "wall_s": round(wall, 3),
+        "max_tokens": a.max_tokens, "stagger_ms": a.stagger_ms, "stream": not a.no_stream,
+        "wall_s": round(wall, 3),
         "output_tokens": tokens, "output_tok_s": round(tokens / wall, 2),
         "decode_tok_s": round(decode_tokens / (last - first), 2) if last > first else None,
         "ttft_ms_p50": round(1000 * ttft[len(ttft) // 2], 1),

@@ -9,7 +9,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libcli11-dev libfmt-dev libsqlite3-dev sqlite3 libopenblas-openmp-dev nlohmann-json3-dev
   libtomlplusplus-dev
-  libcpp-httplib-dev libcurl4-openssl-dev
+  libcpp-httplib-dev libcurl4-openssl-dev libsentencepiece-dev
   zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-numpy

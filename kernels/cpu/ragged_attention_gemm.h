@@ -4,8 +4,9 @@
 // prompt chunk). A run of at least kAttentionGemmMinRows rows gathers its sequence's keys and
 // values [0, last position] into a contiguous scratch cache (kv_gather_paged) and runs
 // attention_gemm over it, as the static path does for a prompt; every other row (decode rows,
-// short chunks) runs on the reference loop, one call per stretch of such rows. Same result as
-// the reference up to float rounding (the GEMM sums in sgemm's order).
+// short chunks) runs as one batch-1 query on paged_attention_decode (the static paged
+// cache's decode kernel; AVX-512 where available), rows in parallel. Same result as the
+// reference up to float rounding (the GEMM sums in sgemm's order, the AVX-512 kernel in its).
 #pragma once
 #include <cstdint>
 

@@ -123,6 +123,46 @@ TEST(Cli, TinyRunWritesJsonAndDatabase) {
   EXPECT_EQ(count_rows(db, "run"), 2);
 }
 
+TEST(Cli, RaggedRunStoresEachSequencesLengthsAndItsDistribution) {
+  const fs::path db = scratch_dir() / "ragged.db";
+  fs::remove(db);
+  const std::string ragged = "run --model tiny --batch 5 --prompt-len 20 --max-new-tokens 6 "
+                             "--distinct-prompts --warmup 0 --repeat 2 --format json --db " +
+                             db.string() + kPeaks;
+  const Result r = llmbench(ragged + " --prompt-len-stddev 8 --output-len-stddev 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto c = nlohmann::json::parse(r.out)["cases"][0];
+  ASSERT_EQ(c["status"], "ok") << c.dump();
+  EXPECT_EQ(c["variants"]["prompt_len_stddev"], 8.0);
+  EXPECT_EQ(c["variants"]["output_len_stddev"], 3.0);
+  ASSERT_EQ(c["prompt_ids"].size(), 5u);
+  ASSERT_EQ(c["generated_ids"].size(), 5u);
+  std::set<std::size_t> prompt_lens, output_lens;
+  std::size_t longest = 0;
+  for (std::size_t i = 0; i < 5; ++i) {
+    prompt_lens.insert(c["prompt_ids"][i].size());
+    output_lens.insert(c["generated_ids"][i].size());
+    longest = std::max(longest, c["generated_ids"][i].size());
+  }
+  EXPECT_GT(prompt_lens.size(), 1u);  // the lengths vary
+  EXPECT_GT(output_lens.size(), 1u);
+  EXPECT_EQ(c["samples"][0]["decode_ns"].size(), longest - 1);
+  // The same command draws the same lengths and generates the same tokens.
+  const Result again = llmbench(ragged + " --prompt-len-stddev 8 --output-len-stddev 3");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  const auto c2 = nlohmann::json::parse(again.out)["cases"][0];
+  EXPECT_EQ(c2["prompt_ids"], c["prompt_ids"]);
+  EXPECT_EQ(c2["generated_ids"], c["generated_ids"]);
+  // Stddev 0 is the static path: every prompt 20 tokens, every output 6, no ragged keys.
+  const Result flat = llmbench(ragged + " --prompt-len-stddev 0 --output-len-stddev 0");
+  ASSERT_EQ(flat.exit_code, 0) << flat.err;
+  const auto c3 = nlohmann::json::parse(flat.out)["cases"][0];
+  EXPECT_FALSE(c3["variants"].contains("prompt_len_stddev"));
+  for (const auto& g : c3["generated_ids"]) EXPECT_EQ(g.size(), 6u);
+  for (const auto& p : c3["prompt_ids"]) EXPECT_EQ(p.size(), 20u);
+  EXPECT_EQ(count_rows(db, "bench_case"), 3);
+}
+
 TEST(Cli, TableMarkdownAndCsvShowNotApplicable) {
   const fs::path db = scratch_dir() / "fmt.db";
   const std::string base = "run --model tiny --prompt-len 8 --max-new-tokens 1 --repeat 1 --db " +
@@ -427,7 +467,16 @@ INSTANTIATE_TEST_SUITE_P(
                     BadInputCase{"--kv-cache-block x", "--kv-cache-block"},
                     BadInputCase{"--logits none", "--logits"},
                     BadInputCase{"--logits device,everything", "--logits"},
-                    BadInputCase{"--timer cuda-events", "--timer"}),
+                    BadInputCase{"--timer cuda-events", "--timer"},
+                    BadInputCase{"--prompt-len-stddev -1", "--prompt-len-stddev"},
+                    BadInputCase{"--prompt-len-stddev abc", "--prompt-len-stddev"},
+                    BadInputCase{"--prompt-len-stddev nan", "--prompt-len-stddev"},
+                    BadInputCase{"--output-len-stddev inf", "--output-len-stddev"},
+                    BadInputCase{"--output-len-stddev 1e99", "--output-len-stddev"},
+                    BadInputCase{"--prompt-len-stddev 4 --qkv permute", "--prompt-len-stddev"},
+                    BadInputCase{"--output-len-stddev 2 --variants naive", "--output-len-stddev"},
+                    BadInputCase{"--prompt-len-stddev 4 --prompt-ids 1,2,3",
+                                 "--prompt-len-stddev"}),
     [](const testing::TestParamInfo<BadInputCase>& info) {
       std::string name;
       for (const char* p = info.param.args; *p; ++p)

@@ -91,3 +91,16 @@ TEST(CompareVerdict, TooFewSamplesAndNotApplicable) {
   EXPECT_FALSE(few.test.has_value());
   EXPECT_STREQ(verdict_name(Verdict::kTooFew), "too few samples");
 }
+
+TEST(CompareVerdict, ZeroSamplesGiveMediansAndNoRatio) {
+  // A server whose tokens all arrive in one read measures TPOT 0: a real sample, but no ratio.
+  std::vector<double> with_zero = kBase;
+  with_zero[3] = 0.0;
+  CompareSettings s;
+  const MetricComparison c = compare_samples(Metric::kTpot, kBase, with_zero, s);
+  EXPECT_EQ(c.verdict, Verdict::kNotApplicable);
+  EXPECT_TRUE(c.median_cand.has_value());
+  EXPECT_FALSE(c.ratio.has_value());
+  EXPECT_EQ(compare_samples(Metric::kTpot, with_zero, kBase, s).verdict,
+            Verdict::kNotApplicable);
+}

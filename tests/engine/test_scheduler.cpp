@@ -161,6 +161,28 @@ TEST(Scheduler, AbortFreesBlocks) {
   EXPECT_TRUE(sched.idle());
 }
 
+// A server stamps arrival when the request comes in; the engine thread adds it only between
+// steps, and that wait must count in the request's times.
+TEST(Scheduler, KeepsTheArrivalTheCallerStamped) {
+  CpuBackend be;
+  const ModelConfig c = *find_preset("tiny");
+  Model model(c, load_weights(c, RandomWeights(1), be), be);
+  const auto origin = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  Scheduler sched(model, SchedulerOptions{}, origin);
+  GenerationRequest stamped{std::vector<std::int32_t>(5, 3), 1, true};
+  stamped.arrival_ns = 1234;
+  sched.add(1, stamped);
+  sched.add(2, {std::vector<std::int32_t>(5, 3), 1, true});  // unstamped: add() is arrival
+  std::map<RequestId, RequestTimes> times;
+  for (int i = 0; i < 5 && !sched.idle(); ++i)
+    for (const RequestUpdate& u : sched.step()) times[u.id] = u.times;
+  ASSERT_EQ(times.size(), 2u);
+  EXPECT_EQ(times[1].arrival_ns, 1234);
+  EXPECT_GE(times[2].arrival_ns, 1'000'000'000);  // the origin is a second back
+  EXPECT_LE(times[2].arrival_ns, times[2].first_scheduled_ns);
+  EXPECT_LT(times[1].first_scheduled_ns, times[1].first_token_ns);
+}
+
 TEST(BlockPool, HandsOutAndTakesBack) {
   BlockPool pool(5, 16);
   std::vector<std::int32_t> a, b;

@@ -1,7 +1,8 @@
 // Every bundled query (queries/*.sql, embedded in the binary): its header is present and well
 // formed, the :params it declares are exactly the ones its SQL uses, the columns it declares
 // are exactly the ones it returns, it is one statement, and it runs on an empty database of
-// the current schema. Also checks the copies the build puts beside the binary.
+// the current schema (with the serving tables of `serve --db`). Also checks the copies the
+// build puts beside the binary.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include "tools/query/bundled_queries.h"
 #include "tools/query/query_runner.h"
 #include "tools/query/sql_functions.h"
+#include "tools/serve/serve_store.h"
 #include "tools/store/store.h"
 
 namespace llmbench {
@@ -33,6 +35,10 @@ class BundledQueries : public testing::Test {
     fs::create_directories(path_.parent_path());
     fs::remove(path_);
     { ResultStore store(path_.string()); }  // creates the schema, then closes
+    {  // and the serving tables `llmbench serve --db` adds (tools/serve/serve_store.h)
+      Db serve(path_.string(), Db::Mode::kReadWrite);
+      serve.exec(kServeSchemaSql);
+    }
     db_ = open_query_db(path_.string()).release();
   }
   static void TearDownTestSuite() {

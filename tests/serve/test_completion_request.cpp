@@ -7,16 +7,16 @@
 namespace llmbench {
 namespace {
 
-TEST(ByteTokenizer, EncodesBytesAndDecodesPrintably) {
-  ByteTokenizer t(256);
+TEST(Tokenizer, EncodesBytesAndDecodesPrintably) {
+  Tokenizer t(256);
   EXPECT_EQ(t.encode("Hi\n"), (std::vector<std::int32_t>{72, 105, 10}));
   EXPECT_EQ(t.encode("\xc3\xa9"), (std::vector<std::int32_t>{195, 169}));
   EXPECT_EQ(t.decode({72, 105, 10, 0, 4711}), "Hi\n<0><4711>");
-  EXPECT_EQ(ByteTokenizer(100).encode("d"), (std::vector<std::int32_t>{0}));  // 100 % 100
+  EXPECT_EQ(Tokenizer(100).encode("d"), (std::vector<std::int32_t>{0}));  // 100 % 100
 }
 
 TEST(CompletionRequest, ParsesTheSupportedFields) {
-  ByteTokenizer t(256);
+  Tokenizer t(256);
   const auto r = parse_completion_request(
       R"({"model": "m", "prompt": [5, 6], "max_tokens": 3, "stream": true,
           "stream_options": {"include_usage": true}, "ignore_eos": true, "temperature": 0.0})",
@@ -33,7 +33,7 @@ TEST(CompletionRequest, ParsesTheSupportedFields) {
 }
 
 TEST(CompletionRequest, RefusesWhatItDoesNotImplementByName) {
-  ByteTokenizer t(256);
+  Tokenizer t(256);
   for (const char* field : {"temperature", "top_p", "n", "best_of", "presence_penalty",
                             "frequency_penalty"}) {
     try {

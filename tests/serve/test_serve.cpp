@@ -45,7 +45,7 @@ TEST_F(ServeTest, NonStreamedTextPromptEqualsOffline) {
   const std::vector<std::int32_t> prompt(text.begin(), text.end());  // the byte mapping
   const auto want = offline(prompt, 9);
   EXPECT_EQ(j["choices"][0]["token_ids"].get<std::vector<std::int32_t>>(), want);
-  EXPECT_EQ(j["choices"][0]["text"], ByteTokenizer(256).decode(want));
+  EXPECT_EQ(j["choices"][0]["text"], Tokenizer(256).decode(want));
   EXPECT_EQ(j["choices"][0]["finish_reason"], "length");
   EXPECT_EQ(j["object"], "text_completion");
   EXPECT_EQ(j["usage"]["prompt_tokens"], int(text.size()));

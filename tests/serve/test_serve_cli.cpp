@@ -13,6 +13,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <future>
 #include <regex>
 #include <string>
@@ -140,6 +144,20 @@ std::vector<std::string> column(sqlite3* db, const std::string& sql) {
   return out;
 }
 
+// `llmbench query DB NAME PARAMS --format json`, parsed; fails the test unless it exits 0.
+nlohmann::json query_json(const std::string& db, const std::string& name,
+                          const std::string& params = "") {
+  const std::string cmd = std::string(LLMBENCH_BIN) + " query " + db + " " + name + " " +
+                          params + " --format json 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  for (std::size_t n; p && (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  const int status = p ? pclose(p) : -1;
+  EXPECT_EQ(status, 0) << cmd << ": " << out;
+  return status == 0 ? nlohmann::json::parse(out) : nlohmann::json::array();
+}
+
 TEST(ServeCli, DbGetsStepsAndRequestEvents) {
   const std::string db_path =
       std::string(LLMBENCH_TEST_SCRATCH) + "/serve_cli_" + std::to_string(getpid()) + ".db";
@@ -179,8 +197,79 @@ TEST(ServeCli, DbGetsStepsAndRequestEvents) {
             std::vector<std::string>{"18"});
   EXPECT_EQ(column(db, "SELECT count(*) FROM serve_step WHERE forward_ns > dur_ns"),
             std::vector<std::string>{"0"});
+
+  // The bundled serving queries on this session: every request's wait, step by step, and the
+  // steps by kind.
+  const nlohmann::json spikes = query_json(db_path, "serve_latency_spikes");
+  ASSERT_FALSE(spikes.empty());
+  std::map<int, std::vector<nlohmann::json>> by_rank;
+  for (const auto& row : spikes) by_rank[row["rank"].get<int>()].push_back(row);
+  ASSERT_EQ(by_rank.size(), 3u) << spikes.dump();  // the default top_n = 3: all three requests
+  double previous_ttft = 1e300;
+  for (const auto& [rank, rows] : by_rank) {
+    const auto id = rows.front()["request_id"].get<std::int64_t>();
+    const double ttft = rows.front()["ttft_ms"].get<double>();
+    EXPECT_LE(ttft, previous_ttft) << "ranks not in TTFT order";
+    previous_ttft = ttft;
+    EXPECT_EQ(column(db, "SELECT (first_token_ns - arrival_ns) / 1e6 = " + rows.front()["ttft_ms"].dump() +
+                         " FROM serve_request WHERE request_id = " + std::to_string(id)),
+              std::vector<std::string>{"1"});
+    for (const auto& row : rows) {
+      EXPECT_EQ(row["request_id"].get<std::int64_t>(), id);
+      EXPECT_GT(row["prefill_tokens"].get<int>() + row["decode_rows"].get<int>(), 0);
+      EXPECT_LE(row["at_ms"].get<double>(), ttft);
+    }
+    // Its first token came from the last step listed, which ran its rows.
+    EXPECT_EQ(rows.back()["scheduled"].get<int>(), 1) << rows.back().dump();
+  }
+  const nlohmann::json top1 = query_json(db_path, "serve_latency_spikes", "--param top_n=1");
+  for (const auto& row : top1) EXPECT_EQ(row["rank"].get<int>(), 1);
+  EXPECT_EQ(top1.size(), by_rank[1].size());
+
+  const nlohmann::json kinds = query_json(db_path, "serve_steps");
+  ASSERT_FALSE(kinds.empty());
+  std::int64_t steps = 0;
+  for (const auto& row : kinds) {
+    steps += row["steps"].get<std::int64_t>();
+    EXPECT_GE(row["host_share"].get<double>(), 0.0);
+    EXPECT_LE(row["host_share"].get<double>(), 1.0);
+  }
+  EXPECT_EQ(std::to_string(steps), column(db, "SELECT count(*) FROM serve_step").at(0));
   sqlite3_close(db);
   std::remove(db_path.c_str());
+}
+
+// A checkpoint directory: text prompts use its tokenizer.model when it has one (a file that is
+// not a SentencePiece model is refused at start-up, exit 2 naming it), else the byte mapping.
+TEST(ServeCli, CheckpointTokenizerModelIsUsedOrRefused) {
+  const std::string dir =
+      std::string(LLMBENCH_TEST_SCRATCH) + "/serve_ckpt_" + std::to_string(getpid());
+  mkdir(LLMBENCH_TEST_SCRATCH, 0755);
+  const std::string export_cmd = std::string(LLMBENCH_BIN) +
+                                 " export-weights --model tiny -o " + dir + " > /dev/null 2>&1";
+  ASSERT_EQ(std::system(export_cmd.c_str()), 0);
+  {
+    Child c({"serve", "--model", dir, "--port", "0", "--threads", "1"});
+    EXPECT_EQ(c.wait_for(std::regex("serve: text prompts: (\\w+)"), std::chrono::seconds(30)),
+              "bytes")
+        << c.err;
+    kill(c.pid, SIGTERM);
+    EXPECT_EQ(c.exit_code(std::chrono::seconds(10)), 0) << c.err;
+  }
+  {
+    FILE* f = std::fopen((dir + "/tokenizer.model").c_str(), "w");
+    ASSERT_TRUE(f);
+    std::fputs("not a SentencePiece model", f);
+    std::fclose(f);
+    // --backend cpu: with CUDA compiled in, `auto` prints a notice line first.
+    Child c({"serve", "--model", dir, "--backend", "cpu", "--port", "0", "--threads", "1"});
+    EXPECT_EQ(c.exit_code(std::chrono::seconds(30)), 2) << c.err;
+    c.wait_for(std::regex("tokenizer\\.model.*\n"), std::chrono::seconds(5));
+    EXPECT_EQ(c.err.rfind("error: ", 0), 0u) << c.err;
+    EXPECT_NE(c.err.find("tokenizer.model"), std::string::npos) << c.err;
+    EXPECT_EQ(c.err.find("listening"), std::string::npos) << c.err;
+  }
+  std::system(("rm -rf " + dir).c_str());
 }
 
 TEST(ServeCli, NonLoopbackHostIsRefused) {

@@ -3,6 +3,8 @@
 // Prints `serve: listening on http://HOST:PORT` on stderr once the socket is bound (port 0
 // binds an ephemeral port; scripts read the line).
 #include <CLI/CLI.hpp>
+
+#include <filesystem>
 #include <fmt/core.h>
 #include <omp.h>
 
@@ -59,8 +61,17 @@ int run_serve(ServeArgs a, const std::string& command_line) {
   if (a.serve.model_name.empty()) a.serve.model_name = a.model;
   a.serve.omp_threads = choice.name == "cpu" ? omp_get_max_threads() : 0;
 
+  // A checkpoint directory's tokenizer.model tokenizes text prompts (tools/serve/tokenizer.h).
+  if (!preset) {
+    const std::filesystem::path sp = std::filesystem::path(a.model) / "tokenizer.model";
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(sp, ec)) a.serve.tokenizer_model = sp.string();
+  }
   Server server(model, a.sched, a.serve);
   const int port = server.bind();
+  // Signals are caught from here on, before the lines that say the server is up: a script
+  // that sends SIGTERM as soon as it reads "listening" gets a clean stop (exit 0), not 143.
+  ScopedInterruptHandler signals;
   const EngineCounters k = server.engine().counters();
   fmt::print(stderr,
              "serve: {} {} on {} ({}), loaded in {:.2f} s; KV pool {} blocks of {} ({:.1f} MiB); "
@@ -71,9 +82,9 @@ int run_serve(ServeArgs a, const std::string& command_line) {
              double(k.kv_pool_bytes) / (1 << 20), a.sched.max_num_seqs,
              a.sched.max_num_batched_tokens, a.sched.chunked_prefill ? "on" : "off");
   fmt::print(stderr, "serve: listening on http://{}:{}\n", a.serve.host, port);
+  fmt::print(stderr, "serve: text prompts: {}\n", server.tokenizer().name());
   std::fflush(stderr);
 
-  ScopedInterruptHandler signals;
   std::thread http([&] { server.serve(); });
   while (!ScopedInterruptHandler::signal_received())
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

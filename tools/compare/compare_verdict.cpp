@@ -2,6 +2,7 @@
 #include "tools/compare/compare_verdict.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "kernels/common/error.h"
 #include "engine/stats.h"
@@ -45,6 +46,12 @@ MetricComparison compare_samples(Metric metric, const std::optional<std::vector<
   c.n_cand = int(cand->size());
   c.median_base = median(*base);
   c.median_cand = median(*cand);
+  // A ratio of times needs positive samples. A zero is a real measurement (a server whose
+  // tokens all arrive in one socket read has TPOT 0): the metric then gets medians and "n/a".
+  const auto positive = [](const std::vector<double>& v) {
+    return std::all_of(v.begin(), v.end(), [](double x) { return x > 0 && std::isfinite(x); });
+  };
+  if (!positive(*base) || !positive(*cand)) return c;
   if (c.n_base < kMinSamples || c.n_cand < kMinSamples ||
       (!s.threshold_only && mann_whitney_min_p(c.n_base, c.n_cand) >= s.alpha)) {
     c.verdict = Verdict::kTooFew;

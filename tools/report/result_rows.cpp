@@ -64,8 +64,18 @@ nlohmann::ordered_json case_json(const CaseResult& r, std::int64_t run_id) {
   j["samples"] = samples;
   j["decode_bytes_per_step"] = r.cost.decode_bytes;
   json prompts = json::array();
+  if (!r.prompt_lens.empty()) {  // a ragged case: each sequence's own prompt length
+    std::size_t at = 0;
+    for (int n : r.prompt_lens) {
+      if (r.prompt_ids.size() < at + std::size_t(n)) break;
+      prompts.push_back(std::vector<std::int32_t>(r.prompt_ids.begin() + std::ptrdiff_t(at),
+                                                  r.prompt_ids.begin() + std::ptrdiff_t(at + n)));
+      at += std::size_t(n);
+    }
+  }
   const std::size_t per = std::size_t(r.spec.prompt_len);
-  for (int b = 0; b < r.spec.batch && r.prompt_ids.size() >= (b + 1) * per; ++b)
+  for (int b = 0; r.prompt_lens.empty() && b < r.spec.batch && r.prompt_ids.size() >= (b + 1) * per;
+       ++b)
     prompts.push_back(std::vector<std::int32_t>(r.prompt_ids.begin() + b * per,
                                                 r.prompt_ids.begin() + (b + 1) * per));
   j["prompt_ids"] = prompts;

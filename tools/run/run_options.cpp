@@ -26,6 +26,15 @@ void add_run_flags(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--max-new-tokens", o.max_new_tokens,
                   "Generated tokens per sequence, each >= 1; 1 = prefill only")
       ->type_name("LIST")->capture_default_str()->group(cases);
+  cmd->add_option("--prompt-len-stddev", o.prompt_len_stddev,
+                  "Ragged batch: each sequence's prompt length drawn from a normal distribution "
+                  "around --prompt-len with this stddev (seeded, >= 0); runs through the "
+                  "continuous-batching scheduler")
+      ->type_name("FLOAT")->capture_default_str()->group(cases);
+  cmd->add_option("--output-len-stddev", o.output_len_stddev,
+                  "Ragged batch: each sequence's new tokens drawn around --max-new-tokens with "
+                  "this stddev (seeded, >= 0)")
+      ->type_name("FLOAT")->capture_default_str()->group(cases);
   cmd->add_option("--prompt-ids", o.prompt_ids,
                   "Explicit prompt token ids for every sequence: 1,2,3 or @FILE")
       ->type_name("IDS")->group(cases);

@@ -3,6 +3,7 @@
 
 #include <omp.h>
 
+#include <charconv>
 #include <climits>
 #include <cmath>
 #include <filesystem>
@@ -191,6 +192,16 @@ std::vector<Variants> parse_variants(const RunOptions& o) {
 
 namespace {
 
+// A standard deviation flag: a finite number >= 0 (and at most 1e9 tokens).
+double parse_stddev(const std::string& flag, const std::string& text) {
+  double v = 0;
+  const char* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ec != std::errc() || p != end || !std::isfinite(v) || v < 0 || v > 1e9)
+    throw BadInput(flag + ": expected a finite number of tokens in [0, 1e9], got '" + text + "'");
+  return v;
+}
+
 // "--shard K/N" -> {K, N}, 1 <= K <= N.
 std::pair<int, int> parse_shard(const std::string& text) {
   const auto slash = text.find('/');
@@ -259,7 +270,28 @@ RunPlan make_plan(const RunOptions& o) {
     prompts = {int(prompt_ids.size())};
   }
   const auto gens = parse_unique_int_list("--max-new-tokens", o.max_new_tokens, 1, 1 << 24);
-  const std::vector<Variants> variants = parse_variants(o);
+  std::vector<Variants> variants = parse_variants(o);
+  const double prompt_sd = parse_stddev("--prompt-len-stddev", o.prompt_len_stddev);
+  const double output_sd = parse_stddev("--output-len-stddev", o.output_len_stddev);
+  if (prompt_sd > 0 || output_sd > 0) {
+    // Ragged cases run on the scheduler's paged KV cache with the device argmax: the engine
+    // variants of the static Session do not apply (--timer does).
+    const std::string flag = prompt_sd > 0 ? "--prompt-len-stddev" : "--output-len-stddev";
+    for (Variants v : variants) {
+      v.timer = TimerMode::kDevice;
+      if (!v.is_default())
+        throw BadInput(flag + ": a ragged batch runs through the continuous-batching scheduler "
+                       "(paged KV cache, argmax on the device) and cannot be combined with the "
+                       "engine variant " + v.describe());
+    }
+    if (prompt_sd > 0 && !prompt_ids.empty())
+      throw BadInput("--prompt-len-stddev: cannot be combined with --prompt-ids (the prompt's "
+                     "length is fixed; --output-len-stddev still works)");
+    for (Variants& v : variants) {
+      v.prompt_len_stddev = prompt_sd;
+      v.output_len_stddev = output_sd;
+    }
+  }
 
   // ---- the case count, from the list lengths, before anything is built ----
   const std::int64_t max_cases =

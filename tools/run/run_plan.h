@@ -20,6 +20,10 @@ struct RunOptions {
   std::string prompt_len = "128";
   std::string prompt_ids;  // "1,2,3" or "@FILE"; empty: synthetic prompts
   std::string max_new_tokens = "32";
+  // Ragged batches (engine/ragged_case.h): stddev of each sequence's prompt / output length
+  // around --prompt-len / --max-new-tokens; "0" and "0" keep the static path.
+  std::string prompt_len_stddev = "0";
+  std::string output_len_stddev = "0";
   std::string warmup = "1";
   std::string repeat = "5";
   std::string threads;  // empty: all hardware threads

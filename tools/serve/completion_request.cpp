@@ -52,7 +52,7 @@ bool bool_field(const json& body, const char* name, bool fallback) {
 }  // namespace
 
 CompletionRequest parse_completion_request(const std::string& body_text,
-                                           const ByteTokenizer& tok) {
+                                           const Tokenizer& tok) {
   json body;
   try {
     body = json::parse(body_text);

@@ -40,6 +40,6 @@ struct CompletionRequest {
 // best_of > 1, logprobs, echo, stop, penalties, logit_bias, suffix, top_k > 1, min_tokens > 0,
 // ...) are refused with a 400 naming the parameter. An absent temperature means greedy.
 // Unknown fields are ignored, as OpenAI-compatible servers do.
-CompletionRequest parse_completion_request(const std::string& body, const ByteTokenizer& tok);
+CompletionRequest parse_completion_request(const std::string& body, const Tokenizer& tok);
 
 }  // namespace llmbench

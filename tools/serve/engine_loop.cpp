@@ -39,7 +39,8 @@ void RequestStream::wait(std::vector<StreamEvent>& out, std::chrono::millisecond
 
 EngineLoop::EngineLoop(const Model& model, const SchedulerOptions& options, int max_waiting,
                        std::chrono::steady_clock::time_point origin, int omp_threads)
-    : scheduler_(model, options, origin), max_waiting_(max_waiting), omp_threads_(omp_threads) {
+    : scheduler_(model, options, origin), origin_(origin), max_waiting_(max_waiting),
+      omp_threads_(omp_threads) {
   counters_.kv_blocks_total = scheduler_.blocks_total();
   counters_.kv_pool_bytes = scheduler_.kv_pool_bytes();
   thread_ = std::thread([this] { run(); });
@@ -56,6 +57,10 @@ EngineLoop::~EngineLoop() {
 
 std::shared_ptr<RequestStream> EngineLoop::submit(GenerationRequest r, RequestId& id) {
   auto stream = std::make_shared<RequestStream>();
+  // Arrival is now, not when the engine thread gets to it between steps.
+  r.arrival_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                     std::chrono::steady_clock::now() - origin_)
+                     .count();
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_ || int(inbox_.size()) + counters_.waiting >= max_waiting_) return nullptr;

@@ -92,6 +92,7 @@ class EngineLoop {
   void finish_stream(RequestId id, StreamEvent e, const RequestTimes& times);
 
   Scheduler scheduler_;
+  std::chrono::steady_clock::time_point origin_;  // the scheduler's: arrival stamps count from it
   int max_waiting_;
   int omp_threads_;
   std::thread thread_;

@@ -1,6 +1,7 @@
 // The HTTP side of `llmbench serve` (see server.h).
 #include "tools/serve/server.h"
 
+#include <arpa/inet.h>
 #include <httplib.h>
 #include <sys/socket.h>
 
@@ -59,7 +60,11 @@ struct StreamState {
 }  // namespace
 
 Server::Server(const Model& model, const SchedulerOptions& scheduler, const ServeOptions& options)
-    : model_(model), opt_(options), tokenizer_(model.config().vocab_size),
+    : model_(model), opt_(options),
+      tokenizer_(options.tokenizer_model.empty()
+                     ? Tokenizer(model.config().vocab_size)
+                     : Tokenizer::sentencepiece(options.tokenizer_model,
+                                                model.config().vocab_size)),
       origin_(std::chrono::steady_clock::now()) {
   std::signal(SIGPIPE, SIG_IGN);  // a client that goes away must not kill the server
   if (opt_.model_name.empty()) opt_.model_name = model.config().name;
@@ -278,17 +283,18 @@ void Server::routes() {
     res.set_chunked_content_provider(
         "text/event-stream",
         [this, st](std::size_t, httplib::DataSink& sink) {
-          auto write = [&](const std::string& data) {
-            const std::string event = "data: " + data + "\n\n";
-            return sink.write(event.data(), event.size());
-          };
+          // Every event of one wake-up goes out in one write (one chunk, one send): when the
+          // engine steps faster than this thread writes, tokens are coalesced instead of
+          // queueing one syscall each.
+          std::string out;
+          auto add = [&out](const std::string& data) { out += "data: " + data + "\n\n"; };
           std::vector<StreamEvent> events;
           st->stream->wait(events, kPoll);
           if (events.empty()) return sink.is_writable();  // false: the client is gone
           for (StreamEvent& e : events) {
             if (e.finish != FinishReason::kNone) st->finished = true;
             if (!e.error.empty()) {
-              if (!write(error_json(ApiError(500, e.error, "server_error")))) return false;
+              add(error_json(ApiError(500, e.error, "server_error")));
               continue;
             }
             if (!e.token && e.finish == FinishReason::kNone) continue;
@@ -304,18 +310,20 @@ void Server::routes() {
                           {"model", opt_.model_name},
                           {"choices", json::array({choice})}};
             if (st->include_usage) chunk["usage"] = nullptr;
-            if (!write(dump(chunk))) return false;
+            add(dump(chunk));
           }
           if (st->finished) {
-            if (st->include_usage &&
-                !write(dump({{"id", st->completion_id},
-                             {"object", "text_completion"},
-                             {"created", st->created},
-                             {"model", opt_.model_name},
-                             {"choices", json::array()},
-                             {"usage", usage_json(st->prompt_tokens, st->completion_tokens)}})))
-              return false;
-            if (!write("[DONE]")) return false;
+            if (st->include_usage)
+              add(dump({{"id", st->completion_id},
+                        {"object", "text_completion"},
+                        {"created", st->created},
+                        {"model", opt_.model_name},
+                        {"choices", json::array()},
+                        {"usage", usage_json(st->prompt_tokens, st->completion_tokens)}}));
+            add("[DONE]");
+          }
+          if (!out.empty() && !sink.write(out.data(), out.size())) return false;
+          if (st->finished) {
             st->done = true;
             sink.done();
           }

@@ -37,6 +37,8 @@ struct ServeOptions {
   int max_waiting = 256;         // queued requests beyond this get 429
   int http_threads = 64;         // concurrent connections served
   int omp_threads = 0;           // the engine thread's OpenMP threads (0: the runtime's default)
+  // A SentencePiece tokenizer.model for text prompts ("": the byte-level mapping; tokenizer.h).
+  std::string tokenizer_model;
 };
 
 class Server {
@@ -53,6 +55,7 @@ class Server {
   void shutdown(std::chrono::milliseconds grace);
 
   EngineLoop& engine() { return *engine_; }
+  const Tokenizer& tokenizer() const { return tokenizer_; }
   std::chrono::steady_clock::time_point origin() const { return origin_; }
   // The Prometheus text of /metrics.
   std::string metrics_text() const;
@@ -62,7 +65,7 @@ class Server {
 
   const Model& model_;
   ServeOptions opt_;
-  ByteTokenizer tokenizer_;
+  Tokenizer tokenizer_;
   std::chrono::steady_clock::time_point origin_;
   std::unique_ptr<EngineLoop> engine_;
   std::unique_ptr<httplib::Server> http_;

@@ -243,8 +243,19 @@ CREATE VIEW IF NOT EXISTS process_counter_track AS
 CREATE VIEW IF NOT EXISTS counters AS SELECT * FROM counter;
 )sql";
 
-std::string rows_json(const std::vector<std::int32_t>& flat, int batch) {
+// Per-sequence rows of a flat [batch, len] array; a ragged case's rows have their own lengths.
+std::string rows_json(const std::vector<std::int32_t>& flat, int batch,
+                      const std::vector<int>& lens) {
   nlohmann::json j = nlohmann::json::array();
+  if (!lens.empty()) {
+    std::size_t at = 0;
+    for (int n : lens) {
+      j.push_back(std::vector<std::int32_t>(flat.begin() + std::ptrdiff_t(at),
+                                            flat.begin() + std::ptrdiff_t(at + std::size_t(n))));
+      at += std::size_t(n);
+    }
+    return j.dump();
+  }
   const std::size_t per = batch > 0 ? flat.size() / std::size_t(batch) : 0;
   for (int b = 0; b < batch; ++b)
     j.push_back(std::vector<std::int32_t>(flat.begin() + b * per, flat.begin() + (b + 1) * per));
@@ -526,7 +537,7 @@ std::int64_t ResultStore::add_case(std::int64_t run_id, const CaseResult& c, int
       ++i;
     }
     if (ok) {
-      ins.bind(i, rows_json(c.prompt_ids, s.batch));
+      ins.bind(i, rows_json(c.prompt_ids, s.batch, c.prompt_lens));
       ins.bind(i + 1, nlohmann::json(c.generated).dump());
     } else {
       ins.bind_null(i).bind_null(i + 1);
@@ -542,12 +553,24 @@ std::int64_t ResultStore::add_case(std::int64_t run_id, const CaseResult& c, int
         "INSERT INTO bench_sample (case_id, rep, ttft_ns, e2e_ns) VALUES (?,?,?,?)");
     auto step = db_.prepare(
         "INSERT INTO bench_step (sample_id, step, kv_len, decode_ns, bytes) VALUES (?,?,?,?,?)");
+    // Positions each sequence attends in decode step k (1-based): prompt_len + k; in a ragged
+    // case the mean, rounded, over the sequences the step advanced.
+    auto kv_len = [&](int k) -> std::int64_t {
+      if (c.prompt_lens.empty()) return s.prompt_len + k;
+      std::int64_t sum = 0, rows = 0;
+      for (std::size_t q = 0; q < c.prompt_lens.size() && q < c.generated.size(); ++q)
+        if (int(c.generated[q].size()) > k) {
+          sum += c.prompt_lens[q] + k;
+          ++rows;
+        }
+      return rows > 0 ? (sum + rows / 2) / rows : 0;
+    };
     for (std::size_t i = 0; i < c.samples.size(); ++i) {
       const RepSample& r = c.samples[i];
       sample.bind(1, case_id).bind(2, int(i)).bind(3, r.ttft_ns).bind(4, r.e2e_ns()).run();
       const std::int64_t sample_id = db_.last_insert_id();
       for (std::size_t k = 0; k < r.decode_ns.size(); ++k)
-        step.bind(1, sample_id).bind(2, int(k + 1)).bind(3, s.prompt_len + int(k) + 1)
+        step.bind(1, sample_id).bind(2, int(k + 1)).bind(3, kv_len(int(k) + 1))
             .bind(4, r.decode_ns[k]).bind(5, c.cost.decode_bytes[k]).run();
     }
   });

@@ -12,6 +12,11 @@ nlohmann::json variants_json(const Variants& v) {
                       {"logits", std::string(logits_mode_name(v.logits))},
                       {"timer", std::string(timer_mode_name(v.timer))}};
   if (v.paged()) j["kv_cache_block"] = v.kv_cache_block;
+  // Ragged cases only, so every static case's JSON (and its case key) is what it always was.
+  if (v.ragged()) {
+    j["prompt_len_stddev"] = v.prompt_len_stddev;
+    j["output_len_stddev"] = v.output_len_stddev;
+  }
   return j;
 }
 

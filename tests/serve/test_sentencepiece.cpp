@@ -1,0 +1,154 @@
+// SentencePiece text prompts: a tiny SentencePiece model is trained here, with the library's
+// own trainer on a generated text (nothing is downloaded), then
+//   - Tokenizer encodes exactly as the SentencePiece processor does and decodes back,
+//   - a model file with more pieces than the vocabulary, or a file that is not a model, is
+//     refused (BadInput naming the file),
+//   - a server given the tokenizer.model runs the prompt's SentencePiece ids: its tokens equal
+//     the offline path's for those ids, and usage.prompt_tokens counts them.
+// Skipped when llmbench was built without SentencePiece.
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "kernels/common/error.h"
+#include "tests/serve/serve_fixture.h"
+
+#ifdef LLMBENCH_HAVE_SENTENCEPIECE
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
+#endif
+
+namespace llmbench::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+#ifdef LLMBENCH_HAVE_SENTENCEPIECE
+
+// Trains (once per process) a unigram model of 120 pieces on 3000 generated sentences.
+const std::string& trained_model() {
+  static const std::string path = [] {
+    // Per process: ctest runs each test in its own process, in parallel.
+    const fs::path dir =
+        fs::path(LLMBENCH_TEST_SCRATCH) / "sentencepiece" / std::to_string(::getpid());
+    fs::create_directories(dir);
+    const fs::path corpus = dir / "corpus.txt";
+    {
+      const char* words[] = {"the", "engine", "serves", "tokens", "prompt", "batch", "decode",
+                             "prefill", "latency", "throughput", "model", "cache", "block",
+                             "request", "stream", "hello", "world", "llmbench", "fast", "slow"};
+      // The words above and made-up words of two or three syllables, so that the corpus has
+      // enough distinct substrings for 120 pieces.
+      const char* syllables[] = {"ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "pe", "qua",
+                                 "zen", "dor", "fi", "gu", "ho", "ja", "bex", "cy", "wu", "ly"};
+      std::ofstream out(corpus);
+      std::uint64_t x = 12345;
+      auto next = [&x](int n) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        return int((x >> 33) % std::uint64_t(n));
+      };
+      for (int line = 0; line < 3000; ++line) {
+        for (int w = 0; w < 8; ++w) {
+          out << (w ? " " : "");
+          if (next(2) == 0) {
+            out << words[next(20)];
+          } else {
+            for (int k = 2 + next(2); k > 0; --k) out << syllables[next(20)];
+          }
+        }
+        out << ".\n";
+      }
+    }
+    const std::string prefix = (dir / "tok").string();
+    const auto status = sentencepiece::SentencePieceTrainer::Train(
+        "--input=" + corpus.string() + " --model_prefix=" + prefix +
+        " --vocab_size=120 --model_type=unigram --character_coverage=1.0 --minloglevel=2"
+        " --num_threads=1");
+    if (!status.ok()) throw Error("SentencePiece training failed: " + status.ToString());
+    return prefix + ".model";
+  }();
+  return path;
+}
+
+TEST(SentencePieceTokenizer, EncodesAsTheProcessorAndDecodesBack) {
+  const Tokenizer t = Tokenizer::sentencepiece(trained_model(), 256);
+  EXPECT_TRUE(t.is_sentencepiece());
+  EXPECT_NE(t.name().find("120 pieces"), std::string::npos) << t.name();
+  sentencepiece::SentencePieceProcessor sp;
+  ASSERT_TRUE(sp.Load(trained_model()).ok());
+  const std::string text = "hello world. the engine serves tokens";
+  const std::vector<int> want = sp.EncodeAsIds(text);
+  const std::vector<std::int32_t> got = t.encode(text);
+  ASSERT_EQ(got, std::vector<std::int32_t>(want.begin(), want.end()));
+  EXPECT_LT(got.size(), text.size());  // pieces, not bytes
+  EXPECT_EQ(t.decode(got), text);
+  // Streamed pieces: word boundaries as spaces, so the pieces read as the text (with the
+  // leading space SentencePiece's dummy prefix adds).
+  std::string streamed;
+  for (auto id : got) streamed += t.decode(id);
+  EXPECT_EQ(streamed, " " + text);
+  // Ids beyond the tokenizer's pieces (the model's vocabulary is larger) are written "<id>".
+  EXPECT_EQ(t.decode(std::int32_t(200)), "<200>");
+  EXPECT_EQ(t.decode(std::vector<std::int32_t>{got[0], 200}), t.decode(got[0]).substr(1) + "<200>");
+}
+
+TEST(SentencePieceTokenizer, RefusesTooManyPiecesAndOtherFiles) {
+  try {
+    Tokenizer::sentencepiece(trained_model(), 100);
+    FAIL() << "a 120-piece model was accepted for a vocabulary of 100";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("120 pieces"), std::string::npos) << e.what();
+  }
+  const fs::path junk = fs::path(trained_model()).parent_path() / "junk.model";
+  std::ofstream(junk) << "not a model";
+  try {
+    Tokenizer::sentencepiece(junk.string(), 256);
+    FAIL() << "a text file was accepted as a SentencePiece model";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("junk.model"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(ServeTest, TextPromptRunsTheSentencePieceIds) {
+  ServeOptions opt;
+  opt.tokenizer_model = trained_model();
+  start(*find_preset("tiny"), {}, opt);
+  const std::string text = "the model serves a fast stream";
+  const Tokenizer t = Tokenizer::sentencepiece(trained_model(), 256);
+  const std::vector<std::int32_t> ids = t.encode(text);
+  const auto want = offline(ids, 10);
+  auto res = client().Post("/v1/completions", json{{"prompt", text}, {"max_tokens", 10}}.dump(),
+                           "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const json j = json::parse(res->body);
+  EXPECT_EQ(j["choices"][0]["token_ids"].get<std::vector<std::int32_t>>(), want);
+  EXPECT_EQ(j["choices"][0]["text"], t.decode(want));
+  EXPECT_EQ(j["usage"]["prompt_tokens"], int(ids.size()));
+  EXPECT_NE(int(ids.size()), int(text.size()));
+  // Streamed: the same tokens, each chunk's text its piece.
+  const Streamed s = post_stream(client(), {{"prompt", text}, {"max_tokens", 10},
+                                            {"stream_options", {{"include_usage", true}}}});
+  EXPECT_EQ(s.tokens, want);
+  ASSERT_FALSE(s.chunks.empty());
+  EXPECT_EQ(s.chunks.back()["usage"]["prompt_tokens"], int(ids.size()));
+  // Token-id prompts bypass the tokenizer.
+  auto by_ids = client().Post("/v1/completions", json{{"prompt", ids}, {"max_tokens", 10}}.dump(),
+                              "application/json");
+  ASSERT_TRUE(by_ids);
+  EXPECT_EQ(json::parse(by_ids->body)["choices"][0]["token_ids"].get<std::vector<std::int32_t>>(),
+            want);
+}
+
+#else
+
+TEST(SentencePieceTokenizer, BuiltWithoutSentencePieceRefusesModelFiles) {
+  EXPECT_FALSE(Tokenizer::sentencepiece_available());
+  EXPECT_THROW(Tokenizer::sentencepiece("tokenizer.model", 256), BadInput);
+  GTEST_SKIP() << "built without SentencePiece (libsentencepiece-dev)";
+}
+
+#endif
+
+}  // namespace
+}  // namespace llmbench::test
