@@ -405,11 +405,12 @@ void create_schema_version(Db& db, int version) {
   });
 }
 
-ResultStore::ResultStore(const std::string& path) : db_(path, /*create=*/true) {
-  // Schema creation and migration are one exclusive transaction (BEGIN IMMEDIATE waits on the
-  // busy timeout for a concurrent writer), and the version is read again inside it: of two
-  // processes opening a new database together, one creates the schema and the other finds it
-  // done. Nothing is written before the database is recognised as llmbench's (or empty).
+ResultStore::ResultStore(const std::string& path) : setup_lock_(path), db_(path, /*create=*/true) {
+  // Of two llmbench processes opening a new database together, one creates the schema and sets
+  // WAL while the other waits on the set-up lock (setup_lock.h), then finds it done. Schema
+  // creation and migration are also one exclusive transaction (BEGIN IMMEDIATE waits on the
+  // busy timeout for a concurrent writer), and the version is read again inside it. Nothing is
+  // written before the database is recognised as llmbench's (or empty).
   const auto foreign = [&](int version) {
     if (version != 0) return false;
     for (const char* t : kOwnTables)
@@ -447,6 +448,7 @@ ResultStore::ResultStore(const std::string& path) : db_(path, /*create=*/true) {
   db_.exec("PRAGMA journal_mode=WAL");
   db_.exec("PRAGMA synchronous=NORMAL");
   db_.exec("PRAGMA foreign_keys=ON");
+  setup_lock_.release();
 }
 
 std::int64_t ResultStore::begin_run(const RunInfo& r) {

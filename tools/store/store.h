@@ -13,6 +13,7 @@
 
 #include "engine/bench_case.h"
 #include "tools/store/run_info.h"
+#include "tools/store/setup_lock.h"
 #include "tools/store/sqlite_db.h"
 
 namespace llmbench {
@@ -53,6 +54,7 @@ class ResultStore {
   // The case's trace: one thread track, and its records as events (in add_case's transaction).
   void write_trace(std::int64_t run_id, std::int64_t case_id, const CaseResult& c);
 
+  SetupLock setup_lock_;  // held from before the database is opened to the end of the constructor
   Db db_;
 };
 
