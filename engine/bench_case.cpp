@@ -75,6 +75,16 @@ void check_logits_finite(Session& session, const CaseSpec& spec,
 
 }  // namespace
 
+void set_trace_overheads(CaseResult& r) {
+  r.trace_overhead_ttft = double(r.traced_sample->ttft_ns) / 1e6 / r.metrics.ttft_ms_p50;
+  if (r.metrics.tpot_ms_mean) {
+    double sum = 0;
+    for (auto d : r.traced_sample->decode_ns) sum += double(d);
+    r.trace_overhead_tpot =
+        sum / double(r.traced_sample->decode_ns.size()) / 1e6 / *r.metrics.tpot_ms_mean;
+  }
+}
+
 CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks,
                     Clock::time_point origin) {
   if (spec.variants.ragged()) return run_ragged_case(model, spec, peaks, origin);
@@ -126,13 +136,7 @@ CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks
     if (generated != r.generated)
       throw Error("the traced repetition generated other tokens than the untraced ones");
     r.trace = tracer.records();
-    r.trace_overhead_ttft = double(r.traced_sample->ttft_ns) / 1e6 / r.metrics.ttft_ms_p50;
-    if (r.metrics.tpot_ms_mean) {
-      double sum = 0;
-      for (auto d : r.traced_sample->decode_ns) sum += double(d);
-      r.trace_overhead_tpot = sum / double(r.traced_sample->decode_ns.size()) / 1e6 /
-                              *r.metrics.tpot_ms_mean;
-    }
+    set_trace_overheads(r);
   }
   return r;
 }

@@ -71,4 +71,8 @@ struct CaseResult {
 CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks,
                     std::chrono::steady_clock::time_point origin);
 
+// Sets r.trace_overhead_ttft and _tpot from r.traced_sample against the untraced metrics
+// (shared by the static and the ragged case runners).
+void set_trace_overheads(CaseResult& r);
+
 }  // namespace llmbench

@@ -194,13 +194,7 @@ CaseResult run_ragged_case(const Model& model, const CaseSpec& spec, const Peaks
     if (generated != r.generated)
       throw Error("the traced repetition generated other tokens than the untraced ones");
     r.trace = tracer.records();
-    r.trace_overhead_ttft = double(r.traced_sample->ttft_ns) / 1e6 / r.metrics.ttft_ms_p50;
-    if (r.metrics.tpot_ms_mean) {
-      double sum = 0;
-      for (auto d : r.traced_sample->decode_ns) sum += double(d);
-      r.trace_overhead_tpot = sum / double(r.traced_sample->decode_ns.size()) / 1e6 /
-                              *r.metrics.tpot_ms_mean;
-    }
+    set_trace_overheads(r);
   }
   return r;
 }

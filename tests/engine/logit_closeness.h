@@ -8,7 +8,11 @@
 #include <cstdint>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "engine/cpu_backend.h"
 #include "engine/model.h"
+#include "engine/prompts.h"
 
 namespace llmbench::test {
 
@@ -66,6 +70,18 @@ inline Closeness compare(const Pass& ref, const Pass& got, int vocab) {
     }
   c.mean_kl /= c.positions;
   return c;
+}
+
+// Two models built from the same seed in `dtype` give the same tokens and bit-identical logits.
+inline void expect_same_seed_bit_identical(DType dtype) {
+  CpuBackend be;
+  const ModelConfig c = *find_preset("tiny");
+  const Model a(c, load_weights(c, RandomWeights(3), be, dtype), be);
+  const Model b(c, load_weights(c, RandomWeights(3), be, dtype), be);
+  const auto prompt = synthetic_prompts(3, kBatch, kPromptLen, c.vocab_size, true);
+  const Pass ra = run_pass(a, prompt), rb = run_pass(b, prompt);
+  EXPECT_EQ(ra.tokens, rb.tokens);
+  EXPECT_EQ(ra.logits, rb.logits);  // exact float equality
 }
 
 }  // namespace llmbench::test

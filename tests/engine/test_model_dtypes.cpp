@@ -49,14 +49,7 @@ TEST_P(ModelDtypes, StoresTwoBytesPerMatrixElement) {
 }
 
 TEST_P(ModelDtypes, SameSeedIsBitIdentical) {
-  CpuBackend be;
-  const ModelConfig c = *find_preset("tiny");
-  const Model a(c, load_weights(c, RandomWeights(3), be, GetParam()), be);
-  const Model b(c, load_weights(c, RandomWeights(3), be, GetParam()), be);
-  const auto prompt = synthetic_prompts(3, kBatch, kPromptLen, c.vocab_size, true);
-  const Pass ra = run_pass(a, prompt), rb = run_pass(b, prompt);
-  EXPECT_EQ(ra.tokens, rb.tokens);
-  EXPECT_EQ(ra.logits, rb.logits);  // exact float equality
+  test::expect_same_seed_bit_identical(GetParam());
 }
 
 TEST_P(ModelDtypes, CloseToTheFp32Forward) {
