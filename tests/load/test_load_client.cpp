@@ -8,8 +8,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "tests/load/scripted_server.h"
 #include "tools/load/load_client.h"
@@ -59,7 +62,16 @@ double pct(std::vector<double> v, double p) {
 // within 1 ms of the server's own gap), every chunk's arrival stamp is within 1 ms of the
 // server's write (the timestamp error: median under 0.5 ms, 95% under 1 ms), and the
 // client's overhead on each path is printed.
-TEST(LoadClient, TimingMatchesAScriptedServer) {
+//
+// One attempt is 3 requests (0.8 s). On a machine whose two cores are busy with other work, a
+// descheduled thread (the scripted server's sleep, or the client's) can move one attempt's
+// figures by a few ms, so the test makes up to 3 attempts and passes on the first that meets
+// every bound; a client that mis-stamps fails all three.
+std::vector<std::string> timing_attempt() {
+  std::vector<std::string> bad;
+  const auto check = [&](bool ok, const std::string& what) {
+    if (!ok) bad.push_back(what);
+  };
   Script s;
   s.tokens = 10;
   s.first_delay = 200ms;
@@ -67,27 +79,33 @@ TEST(LoadClient, TimingMatchesAScriptedServer) {
   ScriptedServer server(s);
   LoadClient client(client_options(server.url()));
   const LevelOutcome out = client.run(concurrency_level(3, 1));
-  ASSERT_EQ(out.requests.size(), 3u);
+  const std::vector<std::int64_t> received = server.received_ns();
+  if (out.requests.size() != 3u || received.size() != 3u)
+    return {"expected 3 requests, got " + std::to_string(out.requests.size())};
   const std::int64_t origin = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                   out.origin.time_since_epoch()).count();
-  const std::vector<std::int64_t> received = server.received_ns();
-  ASSERT_EQ(received.size(), 3u);
   std::vector<double> stamp_error_ms, request_path_ms, itl_vs_server_ms;
   for (const RequestRecord& r : out.requests) {
-    SCOPED_TRACE(r.index);
-    ASSERT_TRUE(r.ok) << r.error;
-    ASSERT_EQ(r.chunks.size(), 10u);
-    EXPECT_EQ(r.output_tokens, 10);
-    EXPECT_EQ(r.prompt_tokens, 4);
+    const std::string at = "request " + std::to_string(r.index) + ": ";
+    if (!r.ok || r.chunks.size() != 10u) {
+      bad.push_back(at + "failed or not 10 chunks: " + r.error);
+      continue;
+    }
+    check(r.output_tokens == 10, at + "output_tokens " + std::to_string(r.output_tokens));
+    check(r.prompt_tokens == 4,
+          at + "prompt_tokens " +
+              (r.prompt_tokens ? std::to_string(*r.prompt_tokens) : std::string("none")));
     const double ttft_ms = double(*r.ttft_ns()) / 1e6;
-    EXPECT_NEAR(ttft_ms, 200.0, 200.0 * 0.02) << "TTFT";
+    check(std::abs(ttft_ms - 200.0) <= 200.0 * 0.02, at + "TTFT " + std::to_string(ttft_ms));
     // Against the script: the median gap (a late wake-up of the server's thread on a busy
     // machine moves single gaps; the comparison with the server's own stamps below is per gap).
     std::vector<double> gaps;
     for (std::size_t i = 1; i < r.chunks.size(); ++i)
       gaps.push_back(double(r.chunks[i].arrival_ns - r.chunks[i - 1].arrival_ns) / 1e6);
-    EXPECT_NEAR(pct(gaps, 50), 20.0, 1.0) << "ITL";
-    EXPECT_NEAR(*r.tpot_ns() / 1e6, 20.0, 1.0);
+    check(std::abs(pct(gaps, 50) - 20.0) <= 1.0,
+          at + "median ITL " + std::to_string(pct(gaps, 50)));
+    const double tpot_ms = double(*r.tpot_ns()) / 1e6;
+    check(std::abs(tpot_ms - 20.0) <= 1.0, at + "TPOT " + std::to_string(tpot_ms));
     // The server's write times, from the chunks themselves.
     std::vector<std::int64_t> sent;
     for (const SseEvent& e : r.events) {
@@ -97,25 +115,51 @@ TEST(LoadClient, TimingMatchesAScriptedServer) {
         stamp_error_ms.push_back(double(origin + e.arrival_ns - sent.back()) / 1e6);
       }
     }
-    ASSERT_EQ(sent.size(), 10u);
+    if (sent.size() != 10u) {
+      bad.push_back(at + "server stamps in " + std::to_string(sent.size()) + " events, not 10");
+      continue;
+    }
     // TTFT against the truth: the server's first write, less the client's send stamp.
-    EXPECT_NEAR(double(*r.ttft_ns()), double(sent[0] - (origin + r.send_ns)), 1e6);
+    const double truth_ms = double(sent[0] - (origin + r.send_ns)) / 1e6;
+    check(std::abs(ttft_ms - truth_ms) <= 1.0,
+          at + "TTFT " + std::to_string(ttft_ms) + " vs the server's " + std::to_string(truth_ms));
     for (std::size_t i = 1; i < sent.size(); ++i)
       itl_vs_server_ms.push_back(
           std::abs(double(r.chunks[i].arrival_ns - r.chunks[i - 1].arrival_ns) -
                    double(sent[i] - sent[i - 1])) / 1e6);
     request_path_ms.push_back(double(received[std::size_t(r.index)] - (origin + r.send_ns)) / 1e6);
   }
-  for (double e : stamp_error_ms) EXPECT_GE(e, 0.0);  // never before the write
-  EXPECT_LT(pct(stamp_error_ms, 50), 0.5);
-  EXPECT_LT(pct(stamp_error_ms, 95), 1.0);
-  EXPECT_LT(pct(itl_vs_server_ms, 95), 1.0);
+  if (!bad.empty() || stamp_error_ms.empty()) return bad;
+  for (double e : stamp_error_ms) check(e >= 0.0, "an arrival stamped before the write");
+  check(pct(stamp_error_ms, 50) < 0.5,
+        "stamp error p50 " + std::to_string(pct(stamp_error_ms, 50)));
+  check(pct(stamp_error_ms, 95) < 1.0,
+        "stamp error p95 " + std::to_string(pct(stamp_error_ms, 95)));
+  check(pct(itl_vs_server_ms, 95) < 1.0,
+        "ITL vs the server's gaps p95 " + std::to_string(pct(itl_vs_server_ms, 95)));
   std::printf("client overhead: send stamp -> server handler p50 %.3f ms (max %.3f); server write "
               "-> arrival stamp p50 %.3f ms, p95 %.3f ms, max %.3f ms over %zu chunks\n",
               pct(request_path_ms, 50), pct(request_path_ms, 100), pct(stamp_error_ms, 50),
               pct(stamp_error_ms, 95), pct(stamp_error_ms, 100), stamp_error_ms.size());
-  RecordProperty("response_path_p50_ms", std::to_string(pct(stamp_error_ms, 50)));
-  RecordProperty("request_path_p50_ms", std::to_string(pct(request_path_ms, 50)));
+  if (bad.empty()) {
+    ::testing::Test::RecordProperty("response_path_p50_ms",
+                                    std::to_string(pct(stamp_error_ms, 50)));
+    ::testing::Test::RecordProperty("request_path_p50_ms",
+                                    std::to_string(pct(request_path_ms, 50)));
+  }
+  return bad;
+}
+
+TEST(LoadClient, TimingMatchesAScriptedServer) {
+  constexpr int kAttempts = 3;
+  std::vector<std::string> bad;
+  for (int a = 1; a <= kAttempts; ++a) {
+    bad = timing_attempt();
+    if (bad.empty()) break;
+    std::printf("attempt %d of %d missed a bound: %s%s\n", a, kAttempts, bad.front().c_str(),
+                bad.size() > 1 ? " (and more)" : "");
+  }
+  for (const std::string& b : bad) ADD_FAILURE() << b;
 }
 
 TEST(LoadClient, ConcurrencyLevelRunsEveryRequestWithUsage) {
