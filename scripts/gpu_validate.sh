@@ -2,13 +2,14 @@
 # GPU validation of the CUDA backend (docs/gpu-validation.md), in one pass that fits a short
 # lease on a machine with an NVIDIA GPU.
 #
-#   scripts/gpu_validate.sh BIN_DIR OUT_DIR [core|extra|all|check]
+#   scripts/gpu_validate.sh BIN_DIR OUT_DIR [core|extra|all|check|tests]
 #
 # BIN_DIR holds llmbench, test_cuda_kernels, test_cuda_forward and bench_cuda_kernels built with
 # -DCMAKE_CUDA_ARCHITECTURES=90 (a lib/ beside it may hold the shared libraries that machine
 # lacks). PART picks the steps: core (tests, roofline, tinyllama, the llama2-7b targets, serve on
 # CUDA, kernel bench), extra (the case studies, KV-cache variants and the 16-bit sweep), all, or
-# check (tests, serve and one llama2-7b decode: a short re-check after changes). Every step has
+# check (tests, serve and one llama2-7b decode: a short re-check after changes), or tests (the
+# two CUDA test binaries alone: what a lease of a few minutes allows). Every step has
 # its own time limit; the log goes to OUT_DIR/validate-PART.log and the databases to OUT_DIR.
 set -u
 BIN=$(cd "$1" && pwd)
@@ -61,6 +62,10 @@ if [ "$PART" = check ]; then  # a short re-check: the tests, serve, one llama2-7
   step serve_cuda 120 python3 "$(dirname "$0")/gpu_serve_check.py" "$LB" tinyllama-1.1b cuda
   step llama7b_decode 150 "$LB" run --backend cuda --model llama2-7b --dtype fp16 --batch 1 \
       --prompt-len 128 --max-new-tokens 128 --repeat 5 --db "$OUT/targets.db"
+fi
+if [ "$PART" = tests ]; then  # the shortest re-check: the CUDA tests alone
+  step test_cuda_kernels 150 "$BIN/test_cuda_kernels"
+  step test_cuda_forward 200 "$BIN/test_cuda_forward"
 fi
 if [ "$PART" = extra ] || [ "$PART" = all ]; then
   step case_study 90 "$LB" run --config batch16-single-token --backend cuda --db "$OUT/case.db"
