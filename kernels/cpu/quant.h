@@ -1,10 +1,11 @@
 // Quantised weight matrices: the int8 and int4 block formats (--dtype int8|int4), their plain
 // references (the spec) and the fast versions. Two products of x [m, k] fp32 with a quantised
-// matrix: the weight-only one (matmul_quant: x stays fp32) and the one the engine's CPU backend
-// runs (matmul_quant_vnni: x's rows quantised to int8 blocks, integer dot products). Norms and
-// the KV cache stay fp32.
+// matrix: the weight-only one (matmul_quant: x stays fp32; row-major blocks) and the one the
+// engine's CPU backend runs (matmul_quant_vnni: x's rows quantised to int8 blocks, integer dot
+// products; the same blocks packed in column panels, below). Norms and the KV cache stay fp32.
 //
-// Layout (docs/metrics.md, "Quantised weights"): a matrix [n, k] is row-major, each row k / 32
+// Layout (docs/metrics.md, "Quantised weights"), the canonical form every reference reads and
+// the packed form is defined from: a matrix [n, k] is row-major, each row k / 32
 // blocks of 32 consecutive weights along k (k must be a multiple of kQuantBlock), blocks
 // back to back with no padding. A block is its scale d (fp16 bits, little-endian) followed by
 // its values:
