@@ -69,15 +69,16 @@ class Backend {
   // (kernels/cpu/matmul_half.h).
   virtual void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype,
                            int m, int n, int k, int lda) = 0;
-  // out[m, n] = x[m, k] . dequantise(w)[n, k] with w int8 or int4 blocks (`dtype`; layout:
-  // kernels/cpu/quant.h), x and out fp32; the CPU backend quantises x's rows to int8 blocks
-  // first (matmul_quant_vnni_reference is its spec). The CPU backend only: the default refuses
+  // out[m, n] = x[m, k] . dequantise(w)[n, k] with w int8 or int4 blocks (`dtype`; as
+  // quantize_weights stores them, kernels/cpu/quant.h), x and out fp32; the CPU backend
+  // quantises x's rows to int8 blocks first (matmul_quant_vnni_reference is its spec). The CPU backend only: the default refuses
   // (weights are never quantised for another backend: load_weights refuses first).
   virtual void matmul_quant(float* out, const float* x, const void* w, DType dtype, int m, int n,
                             int k, int lda);
   // dst (backend memory, host-visible) = src [n_rows, k] fp32 quantised to int8/int4 blocks
-  // (kernels/cpu/quant.h, quantize_rows): weight loading. The CPU backend only, like
-  // matmul_quant.
+  // in the layout this backend's matmul_quant reads (the CPU's: the column panels of
+  // kernels/cpu/quant.h, quantize_packed; the same bytes per weight as the row-major blocks):
+  // weight loading. The CPU backend only, like matmul_quant.
   virtual void quantize_weights(void* dst, const float* src, DType dtype, std::int64_t n_rows,
                                 int k);
   // matmul, matmul_half or matmul_quant, as w's dtype says: what forward() calls for every
@@ -93,16 +94,18 @@ class Backend {
   // embedding from a table of bf16/fp16 bits, each row widened to fp32 (exact).
   virtual void embedding_half(float* out, const std::uint16_t* table, DType dtype,
                               const std::int32_t* tokens, int n_tokens, int dim) = 0;
-  // embedding from a table of int8/int4 blocks, each row dequantised to fp32 (the CPU backend
-  // only, like matmul_quant).
+  // embedding from a table [vocab, dim] of int8/int4 blocks as quantize_weights stores them,
+  // each row dequantised to fp32 (the CPU backend only, like matmul_quant; the packed layout
+  // needs vocab to find a row of a last, partial column group).
   virtual void embedding_quant(float* out, const void* table, DType dtype,
-                               const std::int32_t* tokens, int n_tokens, int dim);
+                               const std::int32_t* tokens, int n_tokens, int vocab, int dim);
+  // One of the three above, as the table's dtype says; table is [vocab, dim].
   void embedding_weights(float* out, WeightRef table, const std::int32_t* tokens, int n_tokens,
-                         int dim) {
+                         int vocab, int dim) {
     if (table.dtype == DType::kFp32)
       embedding(out, static_cast<const float*>(table.data), tokens, n_tokens, dim);
     else if (dtype_is_quantized(table.dtype))
-      embedding_quant(out, table.data, table.dtype, tokens, n_tokens, dim);
+      embedding_quant(out, table.data, table.dtype, tokens, n_tokens, vocab, dim);
     else
       embedding_half(out, static_cast<const std::uint16_t*>(table.data), table.dtype, tokens,
                      n_tokens, dim);
@@ -159,7 +162,7 @@ inline void Backend::quantize_weights(void*, const float*, DType dtype, std::int
                  name() + ")");
 }
 inline void Backend::embedding_quant(float*, const void*, DType dtype, const std::int32_t*, int,
-                                     int) {
+                                     int, int) {
   throw BadInput("--dtype " + std::string(dtype_name(dtype)) + " is CPU-only for now (backend " +
                  name() + ")");
 }

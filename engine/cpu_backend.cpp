@@ -121,12 +121,13 @@ void CpuBackend::matmul_quant(float* out, const float* x, const void* w, DType d
   cpu::matmul_quant_vnni(out, x, w, dtype, m, n, k, lda);
 }
 void CpuBackend::embedding_quant(float* out, const void* table, DType dtype,
-                                 const std::int32_t* tokens, int n_tokens, int dim) {
-  cpu::embedding_quant(out, table, dtype, tokens, n_tokens, dim);
+                                 const std::int32_t* tokens, int n_tokens, int vocab, int dim) {
+  cpu::embedding_quant(out, table, dtype, tokens, n_tokens, vocab, dim);
 }
 void CpuBackend::quantize_weights(void* dst, const float* src, DType dtype, std::int64_t n_rows,
                                   int k) {
-  cpu::quantize_rows(dst, src, dtype, n_rows, k);
+  // The column-panel layout matmul_quant_vnni reads (kernels/cpu/quant.h), made once here.
+  cpu::quantize_packed(dst, src, dtype, n_rows, k);
 }
 void CpuBackend::add_bias_rows(float* x, int n_rows, int stride, const float* bias, int n) {
   cpu::add_bias_rows(x, n_rows, stride, bias, n);

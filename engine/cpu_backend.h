@@ -38,7 +38,7 @@ class CpuBackend final : public Backend {
   void matmul_quant(float* out, const float* x, const void* w, DType dtype, int m, int n, int k,
                     int lda) override;
   void embedding_quant(float* out, const void* table, DType dtype, const std::int32_t* tokens,
-                       int n_tokens, int dim) override;
+                       int n_tokens, int vocab, int dim) override;
   void quantize_weights(void* dst, const float* src, DType dtype, std::int64_t n_rows,
                         int k) override;
   void add_bias_rows(float* x, int n_rows, int stride, const float* bias, int n) override;

@@ -151,7 +151,8 @@ void Session::forward(int T, Phase phase) {
 
   const std::int64_t embed_bytes = dtype_bytes_for(w.embed.dtype, RD) + 4 * RD;
   run_op(tr, "embedding", C::kCopy, -1, {0, embed_bytes}, [&] {
-    be_.embedding_weights(x, w.embed.ref(), tokens_.as<std::int32_t>(), R, D);  // x: [R, D]
+    be_.embedding_weights(x, w.embed.ref(), tokens_.as<std::int32_t>(), R, c_.vocab_size,
+                          D);  // x: [R, D]
   });
   check_output("embedding", -1, x, RD);
   for (int l = 0; l < c_.n_layers; ++l) {

@@ -116,7 +116,7 @@ const std::vector<std::int32_t>& RaggedForward::step(const std::vector<RaggedSeq
 
   const std::int64_t embed_bytes = dtype_bytes_for(w.embed.dtype, RD) + 4 * RD;
   run_op(tr, "embedding", C::kCopy, -1, {0, embed_bytes}, [&] {
-    be_.embedding_weights(x, w.embed.ref(), tokens, R, D);                // x: [R, D]
+    be_.embedding_weights(x, w.embed.ref(), tokens, R, c_.vocab_size, D);  // x: [R, D]
   });
   for (int l = 0; l < c_.n_layers; ++l) {
     const LayerWeights& lw = w.layers[l];

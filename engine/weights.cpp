@@ -1,6 +1,7 @@
 // Tensor naming, random initialisation, and the fused layout of weights in backend memory.
 #include "engine/weights.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string_view>
@@ -110,23 +111,28 @@ WeightMatrix quantize_matrix(const std::vector<TensorSpec>& parts, const std::ve
                    " input features, not a multiple of the block size " +
                    std::to_string(kQuantBlock));
   const std::int64_t rows = std::int64_t(values.size()) / k;
+  // A block's fp16 scale is fp16(max|x| / Q), Q = 127 (int8) or 7 (int4) (kernels/cpu/quant.h):
+  // finite weights beyond about 8.3e6 (int8) or 4.6e5 (int4) would make it Inf. Checked on the
+  // values, before the backend stores the blocks in its own layout; the first such block named.
+  const std::int64_t blocks = rows * k / kQuantBlock;
+  const float q_max = dtype == DType::kInt8 ? 127.0f : 7.0f;
+  std::int64_t first = blocks;
+#pragma omp parallel for reduction(min : first) schedule(static) if (blocks > 4096)
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    float amax = 0.0f;
+    for (int j = 0; j < kQuantBlock; ++j)
+      amax = std::max(amax, std::fabs(values[std::size_t(b * kQuantBlock + j)]));
+    if ((fp32_to_fp16(amax / q_max) & 0x7C00u) == 0x7C00u) first = std::min(first, b);
+  }
+  if (first < blocks) {
+    std::int64_t row = first * kQuantBlock / k, part = 0;
+    while (row >= parts[std::size_t(part)].shape[0]) row -= parts[std::size_t(part++)].shape[0];
+    throw BadInput("weights: tensor '" + parts[std::size_t(part)].name + "' row " +
+                   std::to_string(row) + " is too large for " + what +
+                   " (its block scale exceeds the fp16 range); load it as bf16 or fp32");
+  }
   WeightMatrix m{backend.alloc(std::size_t(dtype_bytes_for(dtype, rows * k))), dtype};
   backend.quantize_weights(m.buf.data(), values.data(), dtype, rows, int(k));
-  // A block's fp16 scale is max|x| / 127 (int8) or / 7 (int4): finite weights beyond about
-  // 8.3e6 (int8) or 4.6e5 (int4) would make it Inf.
-  const auto* bytes = static_cast<const std::uint8_t*>(m.buf.data());
-  const std::int64_t blocks = rows * k / kQuantBlock, bb = dtype_bytes_x32(dtype);
-  for (std::int64_t b = 0; b < blocks; ++b) {
-    std::uint16_t d;
-    std::memcpy(&d, bytes + b * bb, 2);
-    if ((d & 0x7C00u) == 0x7C00u) {
-      std::int64_t row = b * kQuantBlock / k, part = 0;
-      while (row >= parts[std::size_t(part)].shape[0]) row -= parts[std::size_t(part++)].shape[0];
-      throw BadInput("weights: tensor '" + parts[std::size_t(part)].name + "' row " +
-                     std::to_string(row) + " is too large for " + what +
-                     " (its block scale exceeds the fp16 range); load it as bf16 or fp32");
-    }
-  }
   return m;
 }
 

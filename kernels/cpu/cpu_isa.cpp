@@ -16,8 +16,7 @@ CpuIsa detect() {
                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
                __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma");
   isa.avx512_bf16 = isa.avx512 && __builtin_cpu_supports("avx512bf16");
-  isa.avx512_vnni = isa.avx512 && __builtin_cpu_supports("avx512vnni") &&
-                    __builtin_cpu_supports("avx512vbmi");
+  isa.avx512_vnni = isa.avx512 && __builtin_cpu_supports("avx512vnni");
 #endif
   const char* want = std::getenv("LLMBENCH_CPU_ISA");
   if (want && std::strcmp(want, "portable") == 0) isa = CpuIsa{};

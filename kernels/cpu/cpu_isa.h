@@ -3,7 +3,7 @@
 // LLMBENCH_CPU_ISA = auto (default) | avx512 | portable.
 //   avx512    the kernels in *_avx512.cpp (AVX-512 F/BW/VL + F16C + FMA; the bf16 ones also
 //             need AVX512_BF16 for vdpbf16ps, the int8-activation quantised kernel AVX512_VNNI
-//             for vpdpbusd and AVX512_VBMI for vpermb). Compiled with per-file flags, run only here.
+//             for vpdpbusd). Compiled with per-file flags, run only here.
 //   portable  the compiler-vectorised kernels (GCC target_clones: AVX-512, AVX2 or baseline
 //             code picked by the loader) and OpenBLAS: what runs on any x86-64 CPU.
 // Asking for avx512 on a CPU without it gives portable. Deliberately not: per-call switching or
@@ -15,7 +15,7 @@ namespace llmbench::cpu {
 struct CpuIsa {
   bool avx512 = false;       // AVX-512 F/BW/VL/DQ, F16C and FMA present and not disabled
   bool avx512_bf16 = false;  // and AVX512_BF16 (vdpbf16ps)
-  bool avx512_vnni = false;  // and AVX512_VNNI + AVX512_VBMI (vpdpbusd, vpermb)
+  bool avx512_vnni = false;  // and AVX512_VNNI (vpdpbusd)
 };
 
 // The path this process uses (computed on first call, then fixed).

@@ -1,5 +1,5 @@
 // The int8/int4 block formats: references (plain loops, the spec of quant.h) and the engine's
-// versions. The AVX-512 kernels live in quant_avx512.cpp (weight-only decode) and
+// versions (the packed layout's own functions: quant_pack.cpp). The AVX-512 kernels live in quant_avx512.cpp (weight-only decode) and
 // quant_vnni_avx512.cpp (int8 activations, vpdpbusd), each with its own compile flags.
 #include "kernels/cpu/quant.h"
 
@@ -221,37 +221,35 @@ float block_values(int* q, const std::uint8_t* b, DType dtype) {
   return fp16_to_fp32(d);
 }
 
-// The portable int8-activation product: per block an exact integer dot product, then
-// float(I_b) * (dw_b * dx_b) summed in fp32 block by block (the AVX-512 kernel sums in another
-// order; both are tested against matmul_quant_vnni_reference).
+// The portable int8-activation product on the packed layout: per weight row (output column)
+// its integer values and scales unpacked once into a per-thread buffer, then per x row the
+// fp32 sum quant.h specifies, with explicit FMAs so that it is the AVX-512 kernel's sum bit for
+// bit (both cvtepi32_ps and float() are exact here, the multiply and the FMA round once each).
 __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
 void vnni_portable(float* out, const std::int8_t* qx, const float* dx, const void* w,
                    DType dtype, int m, int n, int k) {
   const int nb = k / kQuantBlock;
-  const std::int64_t bb = dtype_bytes_x32(dtype);
 #pragma omp parallel if (std::int64_t(n) * k > (1 << 15))
   {
     std::vector<std::int8_t> wq(static_cast<std::size_t>(k));
+    std::vector<std::uint16_t> dh(static_cast<std::size_t>(nb));
     std::vector<float> dw(static_cast<std::size_t>(nb));
 #pragma omp for schedule(static)
     for (int j = 0; j < n; ++j) {
-      const std::uint8_t* row = row_at(w, dtype, j, k);
-      int q[kQuantBlock];
-      for (int b = 0; b < nb; ++b) {
-        dw[b] = block_values(q, row + b * bb, dtype);
-        for (int t = 0; t < kQuantBlock; ++t) wq[b * kQuantBlock + t] = std::int8_t(q[t]);
-      }
+      unpack_packed_row(wq.data(), dh.data(), w, dtype, n, k, j);
+      for (int b = 0; b < nb; ++b) dw[b] = fp16_to_fp32(dh[b]);
       for (int i = 0; i < m; ++i) {
         const std::int8_t* xi = qx + std::int64_t(i) * k;
-        float s = 0.0f;
+        float acc = 0.0f;
         for (int b = 0; b < nb; ++b) {
           int dot = 0;
 #pragma omp simd reduction(+ : dot)
           for (int t = 0; t < kQuantBlock; ++t)
             dot += int(wq[b * kQuantBlock + t]) * int(xi[b * kQuantBlock + t]);
-          s += float(dot) * (dw[b] * dx[std::int64_t(i) * nb + b]);
+          const float scaled = float(dot) * dx[std::int64_t(i) * nb + b];
+          acc = std::fma(scaled, dw[b], acc);
         }
-        out[std::int64_t(i) * n + j] = s;
+        out[std::int64_t(i) * n + j] = acc;
       }
     }
   }
@@ -301,12 +299,11 @@ void matmul_quant_vnni(float* out, const float* x, const void* w, DType dtype, i
 }
 
 void embedding_quant(float* out, const void* table, DType dtype, const std::int32_t* tokens,
-                     int n_tokens, int dim) {
+                     int n_tokens, int vocab, int dim) {
   check_quant(dtype, dim);
 #pragma omp parallel for schedule(static) if (std::int64_t(n_tokens) * dim > 65536)
   for (int t = 0; t < n_tokens; ++t)
-    dequantize_rows_reference(out + std::int64_t(t) * dim, row_at(table, dtype, tokens[t], dim),
-                              dtype, 1, dim);
+    dequantize_packed_row(out + std::int64_t(t) * dim, table, dtype, vocab, dim, tokens[t]);
 }
 
 }  // namespace llmbench::cpu

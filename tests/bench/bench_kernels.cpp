@@ -203,9 +203,9 @@ BENCHMARK_CAPTURE(BM_matmul_half, fp16_prefill, DType::kFp16)->Apply(prefill_sha
 
 // ---- quantised weights (--dtype int8|int4) at decode row counts ----------------------------
 // The TinyLlama projections: q/o-sized 2048 x 2048, the fused gate/up 11264 (2 x 5632) x 2048,
-// down 2048 x 5632 (n x k). "widen" is matmul_quant (what the engine runs: int8/int4 blocks
-// widened to fp32, x fp32), "vnni" matmul_quant_vnni (x quantised to int8 blocks per call,
-// vpdpbusd), bf16 the matmul_half kernel on the same shapes. Bytes count the weights as stored
+// down 2048 x 5632 (n x k). "widen" is matmul_quant (row-major int8/int4 blocks widened to
+// fp32, x fp32), "vnni" matmul_quant_vnni (what the engine runs: the packed column panels, x
+// quantised to int8 blocks per call, vpdpbusd), bf16 the matmul_half kernel on the same shapes. Bytes count the weights as stored
 // (34/32 or 18/32 bytes a weight, 2 for bf16), x and out at 4. Run with
 // --benchmark_enable_random_interleaving=true so the paths share the machine's noise.
 void quant_decode_shapes(benchmark::internal::Benchmark* b) {
@@ -225,7 +225,10 @@ void BM_matmul_quant(benchmark::State& state, DType dtype, QuantPath path) {
   std::vector<std::uint8_t> w(static_cast<std::size_t>(n * quant_row_bytes(dtype, k)));
   {
     const std::vector<float> wf = filled(static_cast<std::size_t>(n) * k);
-    quantize_rows(w.data(), wf.data(), dtype, n, k);
+    if (path == QuantPath::kWiden)
+      quantize_rows(w.data(), wf.data(), dtype, n, k);
+    else
+      quantize_packed(w.data(), wf.data(), dtype, n, k);
   }
   std::vector<float> out(static_cast<std::size_t>(m) * n);
   const RateTimer timer;

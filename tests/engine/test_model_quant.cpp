@@ -84,7 +84,7 @@ TEST_P(ModelQuant, TiedHeadIsAQuantisedCopyBesideTheFp32Embedding) {
   // scale (max|x| / Q) of the fp32 row.
   std::vector<float> row(static_cast<std::size_t>(c.dim));
   const std::int32_t token = 5;
-  be.embedding_weights(row.data(), w.head(), &token, 1, c.dim);
+  be.embedding_weights(row.data(), w.head(), &token, 1, c.vocab_size, c.dim);
   const float* fp32 = w.embed.buf.as<float>() + std::int64_t(token) * c.dim;
   for (int b = 0; b < c.dim; b += 32) {
     float max_abs = 0.0f;

@@ -1,10 +1,12 @@
 // The int8/int4 block formats (kernels/cpu/quant.h): the reference quantiser against
 // hand-computed blocks (layout, scale rounding, clamping, the zero block), the round-trip error
 // bound, then the engine's versions (quantize_rows, dequantize_rows, matmul_quant's decode and
-// prefill paths, embedding_quant) against the references on odd shapes with padded x rows; and
-// the int8-activation (VNNI) product: its activation quantiser against hand-computed blocks,
-// its reference against the weight-only product within x's rounding bound, its kernel against
-// its reference, and how far both products are from the fp32 one.
+// prefill paths, embedding_quant) against the references on odd shapes with padded x rows; the
+// packed column-panel layout (hand-picked bytes, quantize_packed and the row reads against the
+// references); and the int8-activation (VNNI) product: its activation quantiser against
+// hand-computed blocks, its reference against the weight-only product within x's rounding
+// bound, its kernel against its reference and bit for bit against the fp32 sum quant.h
+// specifies, and how far both products are from the fp32 one.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -25,6 +27,13 @@ std::vector<std::uint8_t> quantize(const std::vector<float>& v, DType t, int row
   std::vector<std::uint8_t> q(std::size_t(rows * quant_row_bytes(t, k)));
   quantize_rows_reference(q.data(), v.data(), t, rows, k);
   return q;
+}
+
+// The packed (column-panel) form of row-major blocks: what matmul_quant_vnni reads.
+std::vector<std::uint8_t> pack(const std::vector<std::uint8_t>& q, DType t, int rows, int k) {
+  std::vector<std::uint8_t> p(q.size());
+  quant_pack_reference(p.data(), q.data(), t, rows, k);
+  return p;
 }
 
 TEST(Quant, BytesPerRow) {
@@ -177,10 +186,61 @@ TEST_P(QuantDtypes, EmbeddingIsTheDequantisedRow) {
   dequantize_rows_reference(table.data(), q.data(), t, vocab, dim);
   const std::vector<std::int32_t> tokens = {3, 0, 10, 3};
   std::vector<float> out(tokens.size() * dim);
-  embedding_quant(out.data(), q.data(), t, tokens.data(), int(tokens.size()), dim);
+  embedding_quant(out.data(), pack(q, t, vocab, dim).data(), t, tokens.data(),
+                  int(tokens.size()), vocab, dim);
   for (std::size_t i = 0; i < tokens.size(); ++i)
     for (int j = 0; j < dim; ++j)
       EXPECT_EQ(out[i * dim + j], table[std::size_t(tokens[i]) * dim + j]);
+}
+
+// The packed layout (quant.h) at hand-picked bytes: n 17 is one group of 16 columns and a last
+// group of 1, k 64 two blocks.
+TEST_P(QuantDtypes, PackedLayoutAtHandPickedBytes) {
+  const DType t = GetParam();
+  const int n = 17, k = 64;
+  const std::int64_t bb = dtype_bytes_x32(t), rb = quant_row_bytes(t, k);
+  const auto q = quantize(test::random_floats(std::size_t(n) * k, 33), t, n, k);
+  const auto p = pack(q, t, n, k);
+  ASSERT_EQ(p.size(), q.size());  // no padding
+  // Group 0, block 1 (chunk at 16 * bb): column 3's scale, then its value j = 5 (int8: k4 step
+  // 1, 4-byte slot of column 3, byte 1) or its byte 5 (int4: step 1 too).
+  const std::uint8_t* chunk = p.data() + 16 * bb;
+  const std::uint8_t* blk = q.data() + 3 * rb + bb;  // row 3, block 1
+  EXPECT_EQ(chunk[6], blk[0]);
+  EXPECT_EQ(chunk[7], blk[1]);
+  const std::uint8_t v = chunk[32 + 1 * 64 + 3 * 4 + 1];
+  if (t == DType::kInt8) {
+    EXPECT_EQ(int(v) - 128, int(std::int8_t(blk[2 + 5])));
+    EXPECT_EQ(int(chunk[32 + 7 * 64 + 15 * 4 + 3]) - 128,  // j 31 of column 15
+              int(std::int8_t(q[std::size_t(15 * rb + bb + 2 + 31)])));
+  } else {
+    EXPECT_EQ(v, blk[2 + 5]);  // q[5] + 8 low, q[21] + 8 high
+    EXPECT_EQ(chunk[32 + 3 * 64 + 15 * 4 + 3], q[std::size_t(15 * rb + bb + 2 + 15)]);
+  }
+  // A group of one column is its row's blocks, int8 values made unsigned.
+  for (std::int64_t i = 0; i < rb; ++i) {
+    const std::uint8_t want = q[std::size_t(16 * rb + i)];
+    const bool value = i % bb >= 2;
+    EXPECT_EQ(p[std::size_t(16 * rb + i)], t == DType::kInt8 && value ? want ^ 0x80 : want) << i;
+  }
+}
+
+TEST_P(QuantDtypes, QuantizePackedAndRowReadsMatchTheReferences) {
+  const DType t = GetParam();
+  for (const int n : {1, 16, 19, 45}) {
+    const int k = 160;
+    const auto x = test::random_floats(std::size_t(n) * k, 35 + n);
+    const auto q = quantize(x, t, n, k);
+    std::vector<std::uint8_t> got(q.size());
+    quantize_packed(got.data(), x.data(), t, n, k);
+    EXPECT_EQ(got, pack(q, t, n, k)) << n;
+    std::vector<float> want(std::size_t(n) * k), row(k);
+    dequantize_rows_reference(want.data(), q.data(), t, n, k);
+    for (int j = 0; j < n; ++j) {
+      dequantize_packed_row(row.data(), got.data(), t, n, k, j);
+      for (int e = 0; e < k; ++e) ASSERT_EQ(row[e], want[std::size_t(j) * k + e]) << n << " " << j;
+    }
+  }
 }
 
 TEST(QuantVnni, ActivationBlocksHandComputed) {
@@ -253,7 +313,7 @@ TEST_P(QuantVnniDtypes, KernelMatchesItsReferenceOnOddShapes) {
       const auto q = quantize(test::random_floats(std::size_t(s.n) * s.k, 53 + s.n), t, s.n, s.k);
       std::vector<float> ref(std::size_t(m) * s.n), got(ref.size(), NAN);
       matmul_quant_vnni_reference(ref.data(), x.data(), q.data(), t, m, s.n, s.k, lda);
-      matmul_quant_vnni(got.data(), x.data(), q.data(), t, m, s.n, s.k, lda);
+      matmul_quant_vnni(got.data(), x.data(), pack(q, t, s.n, s.k).data(), t, m, s.n, s.k, lda);
       ASSERT_TRUE(test::all_close(got, ref, 1e-5 * std::sqrt(double(s.k)), 1e-5))
           << m << "x" << s.n << "x" << s.k;
     }
@@ -264,7 +324,7 @@ TEST_P(QuantVnniDtypes, KernelMatchesItsReferenceOnOddShapes) {
     const auto q = quantize(test::random_floats(std::size_t(n) * k, 58), t, n, k);
     std::vector<float> ref(std::size_t(m) * n), got(ref.size(), NAN);
     matmul_quant_vnni_reference(ref.data(), x.data(), q.data(), t, m, n, k, lda);
-    matmul_quant_vnni(got.data(), x.data(), q.data(), t, m, n, k, lda);
+    matmul_quant_vnni(got.data(), x.data(), pack(q, t, n, k).data(), t, m, n, k, lda);
     ASSERT_TRUE(test::all_close(got, ref, 1e-5 * std::sqrt(double(k)), 1e-5)) << m;
   }
 }
@@ -273,7 +333,7 @@ TEST_P(QuantVnniDtypes, ZeroRowsGiveZero) {
   const DType t = GetParam();
   const int m = 2, n = 3, k = 96;
   const std::vector<float> x(std::size_t(m) * k, 0.0f);
-  const auto q = quantize(test::random_floats(std::size_t(n) * k, 61), t, n, k);
+  const auto q = pack(quantize(test::random_floats(std::size_t(n) * k, 61), t, n, k), t, n, k);
   std::vector<float> got(std::size_t(m) * n, NAN);
   matmul_quant_vnni(got.data(), x.data(), q.data(), t, m, n, k, k);
   for (float v : got) EXPECT_EQ(v, 0.0f);
@@ -281,15 +341,54 @@ TEST_P(QuantVnniDtypes, ZeroRowsGiveZero) {
 
 TEST_P(QuantVnniDtypes, RowsDoNotDependOnTheRowCount) {
   const DType t = GetParam();
-  const int n = 37, k = 192;
-  const auto x = test::random_floats(std::size_t(130) * k, 71);
-  const auto q = quantize(test::random_floats(std::size_t(n) * k, 72), t, n, k);
-  std::vector<float> all(std::size_t(130) * n), one(n);
-  matmul_quant_vnni(all.data(), x.data(), q.data(), t, 130, n, k, k);
-  for (int i : {0, 3, 4, 7, 8, 31, 64, 129}) {
-    matmul_quant_vnni(one.data(), x.data() + std::size_t(i) * k, q.data(), t, 1, n, k, k);
-    for (int j = 0; j < n; ++j) EXPECT_EQ(one[j], all[std::size_t(i) * n + j]) << i << " " << j;
+  // n 37: a tile of two column groups and a partial group of 5; 53: two, one, and 5. k 1088:
+  // 34 blocks, more than one pass over k (the kernel's chunks of 16 blocks, a partial last).
+  const int k = 1088;
+  for (const int n : {37, 53}) {
+    const auto x = test::random_floats(std::size_t(130) * k, 71);
+    const auto q = pack(quantize(test::random_floats(std::size_t(n) * k, 72), t, n, k), t, n, k);
+    std::vector<float> all(std::size_t(130) * n), one(n);
+    matmul_quant_vnni(all.data(), x.data(), q.data(), t, 130, n, k, k);
+    for (int i : {0, 3, 4, 7, 8, 31, 64, 129}) {
+      matmul_quant_vnni(one.data(), x.data() + std::size_t(i) * k, q.data(), t, 1, n, k, k);
+      for (int j = 0; j < n; ++j)
+        EXPECT_EQ(one[j], all[std::size_t(i) * n + j]) << n << ": " << i << " " << j;
+    }
   }
+}
+
+// The fp32 sum quant.h specifies, written out here: per output, over blocks in order from 0,
+// acc = fma(float(I_b) * dx_b, dw_b, acc). The kernel must give it bit for bit; this test also
+// runs as portable.QuantVnniDtypes (LLMBENCH_CPU_ISA=portable, tests/CMakeLists.txt), so the
+// AVX-512 kernel and the plain loops give identical results.
+TEST_P(QuantVnniDtypes, KernelIsTheSpecifiedFp32SumExactly) {
+  const DType t = GetParam();
+  const int k = 1088, nb = k / 32;
+  for (const int n : {5, 37, 53})
+    for (const int m : {1, 6, 70}) {
+      const int lda = k + 3;
+      const auto x = test::random_floats(std::size_t(m) * lda, 91 + m, -4.0f, 4.0f);
+      const auto w = pack(quantize(test::random_floats(std::size_t(n) * k, 92 + n), t, n, k), t,
+                          n, k);
+      std::vector<float> got(std::size_t(m) * n, NAN);
+      matmul_quant_vnni(got.data(), x.data(), w.data(), t, m, n, k, lda);
+      std::vector<std::int8_t> qx(std::size_t(m) * k), qw(k);
+      std::vector<float> dx(std::size_t(m) * nb);
+      std::vector<std::uint16_t> dw(nb);
+      quantize_activations(qx.data(), dx.data(), x.data(), m, k, lda);
+      for (int j = 0; j < n; ++j) {
+        unpack_packed_row(qw.data(), dw.data(), w.data(), t, n, k, j);
+        for (int i = 0; i < m; ++i) {
+          float acc = 0.0f;
+          for (int b = 0; b < nb; ++b) {
+            int dot = 0;
+            for (int e = b * 32; e < b * 32 + 32; ++e) dot += qw[e] * qx[std::size_t(i) * k + e];
+            acc = std::fma(float(dot) * dx[std::size_t(i) * nb + b], fp16_to_fp32(dw[b]), acc);
+          }
+          ASSERT_EQ(got[std::size_t(i) * n + j], acc) << n << " " << m << ": " << i << " " << j;
+        }
+      }
+    }
 }
 
 // Both quantised products against the fp32 product of the unquantised weights at a TinyLlama
@@ -308,7 +407,7 @@ TEST_P(QuantVnniDtypes, ErrorAgainstTheFp32Product) {
   std::vector<float> exact(std::size_t(m) * n), widen(exact.size()), vnni(exact.size());
   matmul_reference(exact.data(), x.data(), wf.data(), m, n, k, k);
   matmul_quant(widen.data(), x.data(), q.data(), t, m, n, k, k);
-  matmul_quant_vnni(vnni.data(), x.data(), q.data(), t, m, n, k, k);
+  matmul_quant_vnni(vnni.data(), x.data(), pack(q, t, n, k).data(), t, m, n, k, k);
   auto rel_rms = [](const std::vector<float>& got, const std::vector<float>& want) {
     double e = 0.0, r = 0.0;
     for (std::size_t i = 0; i < got.size(); ++i) {
