@@ -59,8 +59,11 @@ TEST(Quant, Int8BlockLayout) {
   EXPECT_EQ(std::int8_t(q[2]), std::int8_t(std::clamp(int(std::nearbyint(1.27f / df)), -127, 127)));
   EXPECT_EQ(std::int8_t(q[3]), -std::int8_t(q[2]));
   EXPECT_EQ(std::int8_t(q[5]), std::int8_t(std::nearbyint(0.5f / df)));
-  for (int j = 4; j < 32; ++j)
-    if (j != 5) EXPECT_EQ(q[2 + j], 0) << j;
+  for (int j = 4; j < 32; ++j) {
+    if (j != 5) {
+      EXPECT_EQ(q[2 + j], 0) << j;
+    }
+  }
   std::vector<float> back(32);
   dequantize_rows_reference(back.data(), q.data(), DType::kInt8, 1, 32);
   EXPECT_EQ(back[0], float(std::int8_t(q[2])) * df);
@@ -266,7 +269,9 @@ TEST(QuantVnni, ActivationBlocksHandComputed) {
   for (int j = 32; j < 64; ++j) EXPECT_EQ(q[j], 0) << j;
   EXPECT_EQ(q[k + 40], -127);
   for (int j = 0; j < k; ++j) {
-    if (j != 40) EXPECT_EQ(q[k + j], 0) << j;
+    if (j != 40) {
+      EXPECT_EQ(q[k + j], 0) << j;
+    }
   }
 }
 
