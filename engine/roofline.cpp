@@ -11,6 +11,7 @@
 #include "engine/cpu_backend.h"
 #include "engine/stats.h"
 #include "kernels/cpu/matmul_half.h"
+#include "kernels/cpu/quant.h"
 #include "kernels/cpu/read_sum.h"
 
 namespace llmbench {
@@ -84,6 +85,29 @@ RooflineResult measure_cpu_roofline(std::int64_t buffer_bytes, int gemm_n, int r
   }
   r.bf16_gemm_tflops_best = *std::max_element(tflops.begin(), tflops.end());
   r.bf16_gemm_tflops_median = median(tflops);
+
+  // ---- int8 / int4 GEMM FLOP/s: the engine's quantised product (cpu::matmul_quant_vnni on
+  // weights packed as at load time: vpdpbusd where the CPU has AVX512_VNNI, else plain loops),
+  // fp32 activations in and out, their int8 quantisation included, as in an int8/int4 run ----
+  auto gemm_quant = [&](DType dtype, double& best, double& med) {
+    std::vector<std::uint8_t> wq(std::size_t(dtype_bytes_for(dtype, std::int64_t(nn))));
+    cpu::quantize_packed(wq.data(), b.data(), dtype, gemm_n, gemm_n);
+    auto gemm_q = [&] {
+      cpu::matmul_quant_vnni(c.data(), a.data(), wq.data(), dtype, gemm_n, gemm_n, gemm_n,
+                             gemm_n);
+    };
+    gemm_q();
+    tflops.clear();
+    for (int i = 0; i < repetitions; ++i) {
+      const auto t0 = Clock::now();
+      gemm_q();
+      tflops.push_back(flops / seconds_since(t0) / 1e12);
+    }
+    best = *std::max_element(tflops.begin(), tflops.end());
+    med = median(tflops);
+  };
+  gemm_quant(DType::kInt8, r.int8_gemm_tflops_best, r.int8_gemm_tflops_median);
+  gemm_quant(DType::kInt4, r.int4_gemm_tflops_best, r.int4_gemm_tflops_median);
   return r;
 }
 

@@ -29,6 +29,12 @@ int run_cpu_roofline(int threads) {
   fmt::print("bf16 GEMM {}^3: best {:.3f} TFLOP/s, median {:.3f} TFLOP/s (the MFU peak of bf16 "
              "runs)\n",
              r.sgemm_n, r.bf16_gemm_tflops_best, r.bf16_gemm_tflops_median);
+  fmt::print("int8 GEMM {}^3: best {:.3f} TFLOP/s, median {:.3f} TFLOP/s (the MFU peak of int8 "
+             "runs)\n",
+             r.sgemm_n, r.int8_gemm_tflops_best, r.int8_gemm_tflops_median);
+  fmt::print("int4 GEMM {}^3: best {:.3f} TFLOP/s, median {:.3f} TFLOP/s (the MFU peak of int4 "
+             "runs)\n",
+             r.sgemm_n, r.int4_gemm_tflops_best, r.int4_gemm_tflops_median);
   fmt::print("cached in {} (run uses the best values as MBU/MFU peaks)\n", roofline_cache_path());
   return 0;
 }

@@ -81,11 +81,31 @@ struct MeasuredPeaks {
   std::string origin;  // the run's peak_source
 };
 
-// The FLOP/s peak of a CPU run: the bf16 GEMM for bf16 weights (vdpbf16ps runs at twice the
-// fp32 FMA rate), sgemm otherwise (fp16 weights are multiplied in fp32).
+// The roofline cache field of a CPU run's FLOP/s peak: the bf16 GEMM for bf16 weights
+// (vdpbf16ps runs at twice the fp32 FMA rate), the int8 / int4 products for quantised weights
+// (vpdpbusd: four byte products per lane and instruction), sgemm otherwise (fp16 weights are
+// multiplied in fp32).
+const char* cpu_gemm_field(DType dtype) {
+  switch (dtype) {
+    case DType::kBf16: return "bf16_gemm_tflops_best";
+    case DType::kInt8: return "int8_gemm_tflops_best";
+    case DType::kInt4: return "int4_gemm_tflops_best";
+    default: return "sgemm_tflops_best";
+  }
+}
+
+double cpu_gemm_tflops(const RooflineResult& r, DType dtype) {
+  switch (dtype) {
+    case DType::kBf16: return r.bf16_gemm_tflops_best;
+    case DType::kInt8: return r.int8_gemm_tflops_best;
+    case DType::kInt4: return r.int4_gemm_tflops_best;
+    default: return r.sgemm_tflops_best;
+  }
+}
+
 MeasuredPeaks cpu_peaks(int threads, bool quiet, DType dtype) {
   const std::string key = roofline_cache_key("cpu", threads);
-  const char* gemm_field = dtype == DType::kBf16 ? "bf16_gemm_tflops_best" : "sgemm_tflops_best";
+  const char* gemm_field = cpu_gemm_field(dtype);
   MeasuredPeaks m;
   if (const json e = cached_entry(key, {"read_gbps_best", gemm_field}); !e.is_null()) {
     m.bandwidth_gbps = e["read_gbps_best"].get<double>();
@@ -107,7 +127,7 @@ MeasuredPeaks cpu_peaks(int threads, bool quiet, DType dtype) {
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
                r.read_gbps_best, r.sgemm_tflops_best);
   m.bandwidth_gbps = r.read_gbps_best;
-  m.tflops = dtype == DType::kBf16 ? r.bf16_gemm_tflops_best : r.sgemm_tflops_best;
+  m.tflops = cpu_gemm_tflops(r, dtype);
   m.origin = "measured now by the roofline (cached in " + roofline_cache_path() + ")";
   return m;
 }
@@ -187,6 +207,10 @@ RooflineResult measure_and_cache_roofline(const std::string& key) {
                           {"sgemm_n", r.sgemm_n},
                           {"bf16_gemm_tflops_best", r.bf16_gemm_tflops_best},
                           {"bf16_gemm_tflops_median", r.bf16_gemm_tflops_median},
+                          {"int8_gemm_tflops_best", r.int8_gemm_tflops_best},
+                          {"int8_gemm_tflops_median", r.int8_gemm_tflops_median},
+                          {"int4_gemm_tflops_best", r.int4_gemm_tflops_best},
+                          {"int4_gemm_tflops_median", r.int4_gemm_tflops_median},
                           {"repetitions", r.repetitions}});
   return r;
 }

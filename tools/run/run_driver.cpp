@@ -128,8 +128,9 @@ int run_benchmarks(const RunOptions& opts, const AppliedProfile* profile,
   std::int64_t run_id = 0;
   std::set<std::string> stored;
   // The run's peaks (stored with the run) are those of the first case's dtype; a case of another
-  // dtype divides by the peaks of its own (peaks_for): on CUDA the cuBLAS GEMM peak differs per
-  // dtype; on the CPU every dtype gets the sgemm peak (the bf16/fp16 kernels widen to fp32).
+  // dtype divides by the peaks of its own (peaks_for): on CUDA the cuBLAS GEMM peak of the dtype;
+  // on the CPU the engine's bf16, int8 or int4 GEMM for those dtypes, sgemm for fp32 and fp16
+  // (docs/metrics.md, Peaks).
   Peaks peaks;
   const DType run_dtype = plan.cases.front().dtype;
   std::map<DType, Peaks> other_peaks;
@@ -189,7 +190,10 @@ int run_benchmarks(const RunOptions& opts, const AppliedProfile* profile,
   // cuda: copy bandwidth and the cuBLAS GEMM peak of the first case's dtype
   notice(opts, fmt::format("peaks: {:.1f} GB/s {}, {:.3f} TFLOP/s {} {} ({})",
                            peaks.bandwidth_gbps, plan.backend == "cuda" ? "copy" : "read",
-                           peaks.tflops, plan.backend == "cuda" ? "cuBLAS GEMM" : "sgemm",
+                           peaks.tflops,
+                           plan.backend == "cuda"                                 ? "cuBLAS GEMM"
+                           : run_dtype == DType::kFp32 || run_dtype == DType::kFp16 ? "sgemm"
+                                                                                    : "GEMM",
                            dtype_name(run_dtype), peaks.source));
 
   const ScopedInterruptHandler interrupts;
