@@ -10,6 +10,7 @@
 
 #include "engine/cpu_backend.h"
 #include "engine/stats.h"
+#include "kernels/cpu/matmul.h"
 #include "kernels/cpu/matmul_half.h"
 #include "kernels/cpu/quant.h"
 #include "kernels/cpu/read_sum.h"
@@ -69,45 +70,62 @@ RooflineResult measure_cpu_roofline(std::int64_t buffer_bytes, int gemm_n, int r
   r.sgemm_tflops_best = *std::max_element(tflops.begin(), tflops.end());
   r.sgemm_tflops_median = median(tflops);
 
-  // ---- bf16 GEMM FLOP/s: the engine's own bf16 matmul (vdpbf16ps where the CPU has it, else
-  // widened tiles through sgemm), fp32 activations in and out as in a bf16 run ----
-  std::vector<std::uint16_t> wb(nn);
-  cpu::narrow_to_half(wb.data(), b.data(), std::int64_t(nn), DType::kBf16);
-  auto gemm_bf16 = [&] {
-    cpu::matmul_half(c.data(), a.data(), wb.data(), DType::kBf16, gemm_n, gemm_n, gemm_n, gemm_n);
+  // ---- each dtype's GEMM as the engine runs it, at the shapes whose kernels differ: 2048^3
+  // (long prefills: sgemm for fp32), 128 x 2048 x 2048 and 128 x 5632 x 2048 (one 128-token
+  // prompt through a square and a gate/up-sized projection: the AVX-512 streaming kernels up to
+  // kStreamRowsMax rows) and 128 x 512 x 512 (weights resident in L2: the kernels' arithmetic
+  // roof). The best of all is the dtype's peak: the fastest rate the engine's own product
+  // reached, so no case's MFU passes 1 because a kernel beat sgemm (m x n x k; k = gemm_n
+  // except for the L2 shape) ----
+  const int ns = std::min(512, gemm_n), nw = gemm_n / 8 * 22;  // 5632 at 2048
+  struct Shape {
+    int m, n, k, calls;  // calls per timed sample, so a sample lasts a few milliseconds
   };
-  gemm_bf16();
-  tflops.clear();
-  for (int i = 0; i < repetitions; ++i) {
-    const auto t0 = Clock::now();
-    gemm_bf16();
-    tflops.push_back(flops / seconds_since(t0) / 1e12);
-  }
-  r.bf16_gemm_tflops_best = *std::max_element(tflops.begin(), tflops.end());
-  r.bf16_gemm_tflops_median = median(tflops);
-
-  // ---- int8 / int4 GEMM FLOP/s: the engine's quantised product (cpu::matmul_quant_vnni on
-  // weights packed as at load time: vpdpbusd where the CPU has AVX512_VNNI, else plain loops),
-  // fp32 activations in and out, their int8 quantisation included, as in an int8/int4 run ----
-  auto gemm_quant = [&](DType dtype, double& best, double& med) {
-    std::vector<std::uint8_t> wq(std::size_t(dtype_bytes_for(dtype, std::int64_t(nn))));
-    cpu::quantize_packed(wq.data(), b.data(), dtype, gemm_n, gemm_n);
-    auto gemm_q = [&] {
-      cpu::matmul_quant_vnni(c.data(), a.data(), wq.data(), dtype, gemm_n, gemm_n, gemm_n,
-                             gemm_n);
-    };
-    gemm_q();
-    tflops.clear();
-    for (int i = 0; i < repetitions; ++i) {
-      const auto t0 = Clock::now();
-      gemm_q();
-      tflops.push_back(flops / seconds_since(t0) / 1e12);
+  const int mp = std::min(128, gemm_n);
+  const Shape shapes[] = {
+      {gemm_n, gemm_n, gemm_n, 1}, {mp, gemm_n, gemm_n, 4}, {mp, nw, gemm_n, 2}, {mp, ns, ns, 32}};
+  std::vector<float> b_small(std::size_t(ns) * ns, 0.25f), b_wide(std::size_t(nw) * gemm_n, 0.25f);
+  std::vector<float> out(std::max(nn, std::size_t(mp) * nw));
+  auto measure = [&](DType dtype, double& best, double& med) {
+    best = med = 0;
+    for (const Shape& sh : shapes) {
+      const float* w32 = sh.k != gemm_n ? b_small.data() : sh.n == nw ? b_wide.data() : b.data();
+      const std::int64_t wn = std::int64_t(sh.n) * sh.k;
+      std::vector<std::uint16_t> w16;
+      std::vector<std::uint8_t> wq;
+      if (dtype == DType::kBf16 || dtype == DType::kFp16) {
+        w16.resize(std::size_t(wn));
+        cpu::narrow_to_half(w16.data(), w32, wn, dtype);
+      } else if (dtype_is_quantized(dtype)) {
+        wq.resize(std::size_t(dtype_bytes_for(dtype, wn)));
+        cpu::quantize_packed(wq.data(), w32, dtype, sh.n, sh.k);
+      }
+      auto call = [&] {
+        if (dtype == DType::kFp32)
+          cpu::matmul(out.data(), a.data(), w32, sh.m, sh.n, sh.k, sh.k);
+        else if (!w16.empty())
+          cpu::matmul_half(out.data(), a.data(), w16.data(), dtype, sh.m, sh.n, sh.k, sh.k);
+        else
+          cpu::matmul_quant_vnni(out.data(), a.data(), wq.data(), dtype, sh.m, sh.n, sh.k,
+                                 sh.k);
+      };
+      call();  // warm-up
+      std::vector<double> rates;
+      const double shape_flops = 2.0 * sh.m * double(sh.n) * sh.k * sh.calls;
+      for (int i = 0; i < repetitions; ++i) {
+        const auto t0 = Clock::now();
+        for (int j = 0; j < sh.calls; ++j) call();
+        rates.push_back(shape_flops / seconds_since(t0) / 1e12);
+      }
+      best = std::max(best, *std::max_element(rates.begin(), rates.end()));
+      med = std::max(med, median(rates));
     }
-    best = *std::max_element(tflops.begin(), tflops.end());
-    med = median(tflops);
   };
-  gemm_quant(DType::kInt8, r.int8_gemm_tflops_best, r.int8_gemm_tflops_median);
-  gemm_quant(DType::kInt4, r.int4_gemm_tflops_best, r.int4_gemm_tflops_median);
+  measure(DType::kFp32, r.fp32_gemm_tflops_best, r.fp32_gemm_tflops_median);
+  measure(DType::kFp16, r.fp16_gemm_tflops_best, r.fp16_gemm_tflops_median);
+  measure(DType::kBf16, r.bf16_gemm_tflops_best, r.bf16_gemm_tflops_median);
+  measure(DType::kInt8, r.int8_gemm_tflops_best, r.int8_gemm_tflops_median);
+  measure(DType::kInt4, r.int4_gemm_tflops_best, r.int4_gemm_tflops_median);
   return r;
 }
 

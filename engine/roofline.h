@@ -1,11 +1,11 @@
 // Measured hardware peaks of the CPU backend: the denominators of MBU and MFU.
 // Bandwidth: a multi-threaded read (cpu::read_sum) over a buffer far larger than the last-level
 // cache.
-// FLOPs: OpenBLAS sgemm at a large square size, and the engine's bf16 matmul (cpu::matmul_half,
-// vdpbf16ps where the CPU has AVX512_BF16) at the same size: the MFU peak of bf16 runs; and the
-// engine's int8 and int4 products (cpu::matmul_quant_vnni, vpdpbusd on packed weights) at the
-// same size: the MFU peaks of int8 and int4 runs. Each reports the best and the median of its
-// repetitions; the peak used by metrics is the best (the hardware limit this code reached).
+// FLOPs: OpenBLAS sgemm at a large square size (reported), and each dtype's GEMM as the engine
+// runs it (cpu::matmul for fp32, matmul_half for bf16/fp16, matmul_quant_vnni on packed weights
+// for int8/int4) at three shapes whose kernels differ; the best of those is the dtype's MFU peak.
+// Each reports the best and the median of its repetitions; the peak used by metrics is the best
+// (the hardware limit this code reached).
 #pragma once
 #include <cstdint>
 
@@ -16,6 +16,8 @@ struct RooflineResult {
   std::int64_t read_bytes = 0;          // buffer size read per repetition
   double sgemm_tflops_best = 0, sgemm_tflops_median = 0;
   int sgemm_n = 0;                       // square size (both GEMMs)
+  double fp32_gemm_tflops_best = 0, fp32_gemm_tflops_median = 0;
+  double fp16_gemm_tflops_best = 0, fp16_gemm_tflops_median = 0;
   double bf16_gemm_tflops_best = 0, bf16_gemm_tflops_median = 0;
   double int8_gemm_tflops_best = 0, int8_gemm_tflops_median = 0;
   double int4_gemm_tflops_best = 0, int4_gemm_tflops_median = 0;

@@ -6,6 +6,8 @@
 #include <fmt/core.h>
 #include <omp.h>
 
+#include <tuple>
+
 #include "engine/backend_factory.h"
 #include "engine/cpu_backend.h"
 #include "kernels/common/error.h"
@@ -26,15 +28,14 @@ int run_cpu_roofline(int threads) {
              r.read_gbps_best, r.read_gbps_median, r.read_bytes >> 20, r.repetitions);
   fmt::print("sgemm {}^3:     best {:.3f} TFLOP/s, median {:.3f} TFLOP/s\n", r.sgemm_n,
              r.sgemm_tflops_best, r.sgemm_tflops_median);
-  fmt::print("bf16 GEMM {}^3: best {:.3f} TFLOP/s, median {:.3f} TFLOP/s (the MFU peak of bf16 "
-             "runs)\n",
-             r.sgemm_n, r.bf16_gemm_tflops_best, r.bf16_gemm_tflops_median);
-  fmt::print("int8 GEMM {}^3: best {:.3f} TFLOP/s, median {:.3f} TFLOP/s (the MFU peak of int8 "
-             "runs)\n",
-             r.sgemm_n, r.int8_gemm_tflops_best, r.int8_gemm_tflops_median);
-  fmt::print("int4 GEMM {}^3: best {:.3f} TFLOP/s, median {:.3f} TFLOP/s (the MFU peak of int4 "
-             "runs)\n",
-             r.sgemm_n, r.int4_gemm_tflops_best, r.int4_gemm_tflops_median);
+  fmt::print("engine GEMMs, best over 2048^3, 128x2048x2048, 128x5632x2048 and 128x512x512 (the MFU peaks):\n");
+  for (const auto& [name, best, med] :
+       {std::tuple{"fp32", r.fp32_gemm_tflops_best, r.fp32_gemm_tflops_median},
+        std::tuple{"fp16", r.fp16_gemm_tflops_best, r.fp16_gemm_tflops_median},
+        std::tuple{"bf16", r.bf16_gemm_tflops_best, r.bf16_gemm_tflops_median},
+        std::tuple{"int8", r.int8_gemm_tflops_best, r.int8_gemm_tflops_median},
+        std::tuple{"int4", r.int4_gemm_tflops_best, r.int4_gemm_tflops_median}})
+    fmt::print("  {} GEMM:     best {:.3f} TFLOP/s, median {:.3f} TFLOP/s\n", name, best, med);
   fmt::print("cached in {} (run uses the best values as MBU/MFU peaks)\n", roofline_cache_path());
   return 0;
 }

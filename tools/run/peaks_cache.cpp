@@ -81,26 +81,30 @@ struct MeasuredPeaks {
   std::string origin;  // the run's peak_source
 };
 
-// The roofline cache field of a CPU run's FLOP/s peak: the bf16 GEMM for bf16 weights
-// (vdpbf16ps runs at twice the fp32 FMA rate), the int8 / int4 products for quantised weights
-// (vpdpbusd: four byte products per lane and instruction), sgemm otherwise (fp16 weights are
-// multiplied in fp32).
+// The roofline cache field of a CPU run's FLOP/s peak: the best rate the engine's own GEMM for
+// the dtype reached (engine/roofline.h): vdpbf16ps for bf16 runs at twice the fp32 FMA rate,
+// vpdpbusd for int8/int4 four byte products per lane, and the AVX-512 streaming kernels beat
+// OpenBLAS sgemm at prompt-sized row counts, so one sgemm figure would put MFU above 1.
 const char* cpu_gemm_field(DType dtype) {
   switch (dtype) {
+    case DType::kFp32: return "fp32_gemm_tflops_best";
+    case DType::kFp16: return "fp16_gemm_tflops_best";
     case DType::kBf16: return "bf16_gemm_tflops_best";
     case DType::kInt8: return "int8_gemm_tflops_best";
     case DType::kInt4: return "int4_gemm_tflops_best";
-    default: return "sgemm_tflops_best";
   }
+  return "fp32_gemm_tflops_best";
 }
 
 double cpu_gemm_tflops(const RooflineResult& r, DType dtype) {
   switch (dtype) {
+    case DType::kFp32: return r.fp32_gemm_tflops_best;
+    case DType::kFp16: return r.fp16_gemm_tflops_best;
     case DType::kBf16: return r.bf16_gemm_tflops_best;
     case DType::kInt8: return r.int8_gemm_tflops_best;
     case DType::kInt4: return r.int4_gemm_tflops_best;
-    default: return r.sgemm_tflops_best;
   }
+  return r.fp32_gemm_tflops_best;
 }
 
 MeasuredPeaks cpu_peaks(int threads, bool quiet, DType dtype) {
@@ -117,15 +121,16 @@ MeasuredPeaks cpu_peaks(int threads, bool quiet, DType dtype) {
   if (!quiet)
     fmt::print(stderr,
                "measuring the roofline for {} (first run at this thread count: 15 reads of a "
-               "1 GiB buffer and 15 sgemm 2048^3, usually 5-15 s; cached for later runs, "
+               "1 GiB buffer, sgemm 2048^3 and each dtype's GEMM, usually 10-20 s; cached for "
+               "later runs, "
                "`llmbench roofline` re-measures)...\n",
                key);
   const auto t0 = std::chrono::steady_clock::now();
   const RooflineResult r = measure_and_cache_roofline(key);
   if (!quiet)
-    fmt::print(stderr, "roofline measured in {:.1f} s: {:.1f} GB/s read, {:.3f} TFLOP/s sgemm\n",
+    fmt::print(stderr, "roofline measured in {:.1f} s: {:.1f} GB/s read, {:.3f} TFLOP/s {} GEMM\n",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-               r.read_gbps_best, r.sgemm_tflops_best);
+               r.read_gbps_best, cpu_gemm_tflops(r, dtype), dtype_name(dtype));
   m.bandwidth_gbps = r.read_gbps_best;
   m.tflops = cpu_gemm_tflops(r, dtype);
   m.origin = "measured now by the roofline (cached in " + roofline_cache_path() + ")";
@@ -205,6 +210,10 @@ RooflineResult measure_and_cache_roofline(const std::string& key) {
                           {"sgemm_tflops_best", r.sgemm_tflops_best},
                           {"sgemm_tflops_median", r.sgemm_tflops_median},
                           {"sgemm_n", r.sgemm_n},
+                          {"fp32_gemm_tflops_best", r.fp32_gemm_tflops_best},
+                          {"fp32_gemm_tflops_median", r.fp32_gemm_tflops_median},
+                          {"fp16_gemm_tflops_best", r.fp16_gemm_tflops_best},
+                          {"fp16_gemm_tflops_median", r.fp16_gemm_tflops_median},
                           {"bf16_gemm_tflops_best", r.bf16_gemm_tflops_best},
                           {"bf16_gemm_tflops_median", r.bf16_gemm_tflops_median},
                           {"int8_gemm_tflops_best", r.int8_gemm_tflops_best},
