@@ -128,16 +128,10 @@ CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks
   r.metrics = compute_metrics(spec.batch, spec.prompt_len, spec.max_new_tokens, r.cost,
                               r.samples, peaks);
 
-  if (spec.trace != TraceLevel::kOff) {
-    Tracer tracer(spec.trace, model.backend().make_op_timer(spec.variants.timer), origin);
-    session.set_tracer(&tracer);
-    r.traced_sample = run_once(session, spec, r.prompt_ids, generated);
-    session.set_tracer(nullptr);
-    if (generated != r.generated)
-      throw Error("the traced repetition generated other tokens than the untraced ones");
-    r.trace = tracer.records();
-    set_trace_overheads(r);
-  }
+  add_traced_repetition(r, spec, model, origin, session,
+                        [&](std::vector<std::vector<std::int32_t>>& g) {
+                          return run_once(session, spec, r.prompt_ids, g);
+                        });
   return r;
 }
 

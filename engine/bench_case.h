@@ -13,6 +13,7 @@
 #include "engine/model.h"
 #include "engine/trace.h"
 #include "engine/variants.h"
+#include "kernels/common/error.h"
 
 namespace llmbench {
 
@@ -71,8 +72,27 @@ struct CaseResult {
 CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks,
                     std::chrono::steady_clock::time_point origin);
 
-// Sets r.trace_overhead_ttft and _tpot from r.traced_sample against the untraced metrics
-// (shared by the static and the ragged case runners).
+// Sets r.trace_overhead_ttft and _tpot from r.traced_sample against the untraced metrics.
 void set_trace_overheads(CaseResult& r);
+
+// The traced repetition both case runners end with (nothing when spec.trace is off): a Tracer
+// on `runner` (a Session or a Scheduler) for one more run, `run_once(generated)`, which must
+// generate the untraced repetitions' tokens (else llmbench::Error); then the records and the
+// tracing overheads go into r.
+template <class Runner, class RunOnce>
+void add_traced_repetition(CaseResult& r, const CaseSpec& spec, const Model& model,
+                           std::chrono::steady_clock::time_point origin, Runner& runner,
+                           RunOnce run_once) {
+  if (spec.trace == TraceLevel::kOff) return;
+  Tracer tracer(spec.trace, model.backend().make_op_timer(spec.variants.timer), origin);
+  std::vector<std::vector<std::int32_t>> generated;
+  runner.set_tracer(&tracer);
+  r.traced_sample = run_once(generated);
+  runner.set_tracer(nullptr);
+  if (generated != r.generated)
+    throw Error("the traced repetition generated other tokens than the untraced ones");
+  r.trace = tracer.records();
+  set_trace_overheads(r);
+}
 
 }  // namespace llmbench

@@ -186,16 +186,10 @@ CaseResult run_ragged_case(const Model& model, const CaseSpec& spec, const Peaks
   r.metrics = compute_metrics(spec.batch, spec.prompt_len, spec.max_new_tokens, r.cost,
                               r.samples, peaks);
 
-  if (spec.trace != TraceLevel::kOff) {
-    Tracer tracer(spec.trace, model.backend().make_op_timer(spec.variants.timer), origin);
-    sched.set_tracer(&tracer);
-    r.traced_sample = run_once(sched, requests, max_output, generated);
-    sched.set_tracer(nullptr);
-    if (generated != r.generated)
-      throw Error("the traced repetition generated other tokens than the untraced ones");
-    r.trace = tracer.records();
-    set_trace_overheads(r);
-  }
+  add_traced_repetition(r, spec, model, origin, sched,
+                        [&](std::vector<std::vector<std::int32_t>>& g) {
+                          return run_once(sched, requests, max_output, g);
+                        });
   return r;
 }
 
