@@ -16,7 +16,6 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$root/build/tools/llmbench
 probe=$root/scripts/serve_probe.py
 out=/tmp/llmbench_serve_cmp; mkdir -p "$out"
-export OMP_WAIT_POLICY=passive
 for r in $(seq 1 "$rounds"); do
   rm -f "$out/${model}_offline_$r.db"* "$out/${model}_serve_$r.db"*
   timeout 900 "$bin" run --model "$model" --batch 16 --prompt-len 128 --max-new-tokens 64 \

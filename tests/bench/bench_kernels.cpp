@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "tools/run/openmp_policy.h"
 #include "kernels/cpu/argmax.h"
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/attention_decode.h"
@@ -516,7 +515,6 @@ BENCHMARK(BM_argmax_rows)->ArgName("rows")->Arg(1)->Arg(16)->UseRealTime()->MinT
 }  // namespace llmbench::cpu
 
 int main(int argc, char** argv) {
-  llmbench::use_passive_openmp(argv);  // as the llmbench binary does (tools/run/openmp_policy.h)
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

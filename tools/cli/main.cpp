@@ -5,13 +5,11 @@
 #include <fmt/core.h>
 
 #include "kernels/common/error.h"
-#include "tools/run/openmp_policy.h"
 #include "tools/cli/commands.h"
 #include "tools/build_info/version.h"
 
 int main(int argc, char** argv) {
   using namespace llmbench;
-  use_passive_openmp(argv);  // may re-execute this process once (tools/run/openmp_policy.h)
   CommandContext ctx;
   for (int i = 0; i < argc; ++i) ctx.command_line += (i ? " " : "") + std::string(argv[i]);
 
