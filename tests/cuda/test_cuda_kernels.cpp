@@ -464,7 +464,7 @@ TEST_F(CudaKernels, ArgmaxMatchesTheCpuWithTiesNansAndInfinities) {
         for (int j = 0; j < n_cols; ++j) x[4 * static_cast<std::size_t>(n_cols) + j] = 2.5f;
       }
       std::vector<int32_t> ref(n_rows, -1);
-      cpu::argmax_rows(ref.data(), x.data(), n_rows, n_cols);
+      cpu::argmax_rows_reference(ref.data(), x.data(), n_rows, n_cols);
       const DeviceBuffer<float> d_x(x);
       DeviceBuffer<int32_t> d_out(n_rows);
       d_out.fill_bytes(0xFF);  // -1

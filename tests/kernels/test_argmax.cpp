@@ -1,22 +1,47 @@
-// Per-row argmax: plain rows, ties to the lowest index, the first NaN wins, infinities.
+// Per-row argmax: plain rows, ties to the lowest index, the first NaN wins, infinities, signed
+// zeros; the reference and the AVX-512 kernel on the same cases, and on random rows.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/cpu/argmax.h"
+#include "kernels/cpu/argmax_avx512.h"
+#include "kernels/cpu/cpu_isa.h"
 
 namespace llmbench::cpu {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
+using ArgmaxFn = void (*)(int32_t*, const float*, int, int);
+
+// The implementations under test: the reference, and the AVX-512 kernel where the CPU has it.
+struct Impl {
+  const char* name;
+  ArgmaxFn fn;
+};
+
+std::vector<Impl> impls() {
+  std::vector<Impl> v = {{"reference", &argmax_rows_reference}, {"dispatch", &argmax_rows}};
+  if (cpu_isa().avx512) v.push_back({"avx512", &avx512::argmax_rows_f32});
+  return v;
+}
+
+// Each implementation's indices for x, which must all agree; returns the reference's.
 std::vector<int32_t> argmax_of(const std::vector<float>& x, int n_rows, int n_cols) {
-  std::vector<int32_t> out(n_rows, -1);
-  argmax_rows(out.data(), x.data(), n_rows, n_cols);
-  return out;
+  std::vector<int32_t> want;
+  for (const Impl& impl : impls()) {
+    std::vector<int32_t> out(n_rows, -1);
+    impl.fn(out.data(), x.data(), n_rows, n_cols);
+    if (want.empty()) want = out;
+    else EXPECT_EQ(out, want) << impl.name << " differs from the reference";
+  }
+  return want;
 }
 
 TEST(ArgmaxRows, PicksTheLargestOfEachRow) {
@@ -41,8 +66,24 @@ TEST(ArgmaxRows, TheFirstNanWins) {
 
 TEST(ArgmaxRows, InfinitiesCompareAsNumbers) {
   const std::vector<float> x = {-kInf, -kInf, -5,     // -> 2
-                                -kInf, kInf,  kInf};  // -> 1
-  EXPECT_EQ(argmax_of(x, 2, 3), (std::vector<int32_t>{2, 1}));
+                                -kInf, kInf,  kInf,   // -> 1
+                                -kInf, -kInf, -kInf};  // -> 0: every value is the maximum
+  EXPECT_EQ(argmax_of(x, 3, 3), (std::vector<int32_t>{2, 1, 0}));
+}
+
+TEST(ArgmaxRows, SignedZerosTie) {
+  // -0 == +0: the first zero wins whichever sign comes first, in one lane or across lanes.
+  std::vector<float> x(2 * 40, -1.0f);
+  x[3] = -0.0f;
+  x[19] = 0.0f;  // same lane as column 3
+  x[40 + 5] = 0.0f;
+  x[40 + 6] = -0.0f;
+  EXPECT_EQ(argmax_of(x, 2, 40), (std::vector<int32_t>{3, 5}));
+}
+
+TEST(ArgmaxRows, EmptyRowsGiveZero) {
+  const std::vector<float> x;
+  EXPECT_EQ(argmax_of(x, 2, 0), (std::vector<int32_t>{0, 0}));
 }
 
 TEST(ArgmaxRows, VocabSizedRows) {
@@ -53,6 +94,26 @@ TEST(ArgmaxRows, VocabSizedRows) {
   x[31999] = 3.0f;
   x[n_cols + 17] = 1.0f;
   EXPECT_EQ(argmax_of(x, 2, n_cols), (std::vector<int32_t>{31000, 17}));
+}
+
+TEST(ArgmaxRows, RandomRowsOfOddWidthsAgreeWithTheReference) {
+  // Widths around the 16-lane blocks, values drawn from a small set so ties are frequent, and
+  // planted NaNs, infinities and signed zeros; argmax_of compares every implementation.
+  std::mt19937 rng(7);
+  const float values[] = {-2.0f, -1.0f, -0.0f, 0.0f, 1.0f, 2.0f, kInf, -kInf};
+  std::uniform_int_distribution<int> pick(0, 7), rare(0, 199);
+  for (int n_cols : {1, 2, 15, 16, 17, 31, 33, 100, 257, 32000}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      const int n_rows = 1 + trial % 5;
+      std::vector<float> x(static_cast<std::size_t>(n_rows) * n_cols);
+      for (float& v : x) {
+        const int r = rare(rng);
+        v = r == 0 ? NAN : r < 20 ? values[pick(rng)] : float(pick(rng)) * 0.25f - 1.0f;
+      }
+      SCOPED_TRACE("n_cols " + std::to_string(n_cols) + ", trial " + std::to_string(trial));
+      argmax_of(x, n_rows, n_cols);
+    }
+  }
 }
 
 }  // namespace
