@@ -52,9 +52,11 @@ inline __m128 reduce4(__m512 a0, __m512 a1, __m512 a2, __m512 a3) {
   return _mm_add_ps(_mm256_castps256_ps128(u), _mm256_extractf128_ps(u, 1));
 }
 
-// Work (multiply-adds) from which threads are started: a decode step of one sequence at a
-// few hundred positions runs faster on one thread than it takes to wake the second.
-constexpr long kParallelWork = 1L << 20;
+// Work (multiply-adds) from which threads are started. It was 1 << 20 while llmbench slept its
+// idle OpenMP workers (a wake-up cost 25-50 us); with libgomp's default policy a region costs
+// about a microsecond, and bench_kernels BM_attention_decode batch 1 at 143 positions (295 k
+// multiply-adds) went from 8.35 to 5.23 us on two threads, the larger shapes unchanged.
+constexpr long kParallelWork = 1L << 16;
 
 // NV: vectors of 16 floats per head (head_dim <= 16 NV; lanes past head_dim masked to 0).
 // Full: head_dim == 16 NV, so no load needs a mask (a masked load reads its mask register from
