@@ -512,22 +512,13 @@ void BM_argmax(benchmark::State& state) {
   }
   timer.set_rates(state, 4.0 * logits.size(), double(logits.size()));  // one compare per logit
 }
-BENCHMARK(BM_argmax<argmax_rows>)
-    ->Name("BM_argmax_rows")
-    ->ArgName("rows")
-    ->Arg(1)
-    ->Arg(4)
-    ->Arg(16)
-    ->UseRealTime()
-    ->MinTime(kMinTimeS);
+void argmax_rows_counts(benchmark::internal::Benchmark* b) {
+  b->ArgName("rows")->Arg(1)->Arg(4)->Arg(16)->UseRealTime()->MinTime(kMinTimeS);
+}
+BENCHMARK(BM_argmax<argmax_rows>)->Name("BM_argmax_rows")->Apply(argmax_rows_counts);
 BENCHMARK(BM_argmax<argmax_rows_reference>)
     ->Name("BM_argmax_rows_reference")
-    ->ArgName("rows")
-    ->Arg(1)
-    ->Arg(4)
-    ->Arg(16)
-    ->UseRealTime()
-    ->MinTime(kMinTimeS);
+    ->Apply(argmax_rows_counts);
 
 }  // namespace
 }  // namespace llmbench::cpu
