@@ -83,6 +83,11 @@ class ScriptedServer {
     std::lock_guard lock(mu_);
     return received_;
   }
+  // The body of each request, in arrival order (probes included).
+  std::vector<std::string> received_bodies() {
+    std::lock_guard lock(mu_);
+    return bodies_;
+  }
 
  private:
   static std::string chunk(int i, bool chat, bool last, std::int64_t t_ns) {
@@ -116,6 +121,7 @@ class ScriptedServer {
     {
       std::lock_guard lock(mu_);
       received_.push_back(t0);
+      bodies_.push_back(req.body);
     }
     const Script s = script_;
     if (s.behaviour == Behaviour::kStatus500) {
@@ -181,6 +187,7 @@ class ScriptedServer {
   std::atomic<bool> stopping_{false};
   std::mutex mu_;
   std::vector<std::int64_t> received_;
+  std::vector<std::string> bodies_;
 };
 
 }  // namespace llmbench::test

@@ -20,30 +20,19 @@
 extern char** environ;
 
 #include "tests/cli/llmbench_process.h"
+#include "tests/load/sqlite_scalar.h"
 
 namespace {
 
 using llmbench_test::Result;
 using llmbench_test::run_llmbench;
+using llmbench_test::scalar;
 using llmbench_test::scratch_dir;
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
 const std::string kServe = std::string("'") + LLMBENCH_BIN + " serve --model tiny --port {port}'";
 const std::string kShape = " --input-len 16 --output-len 8 --ignore-eos --quiet";
-
-// One integer of a query against the database.
-long long scalar(const fs::path& db, const std::string& sql) {
-  sqlite3* h = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  sqlite3_stmt* s = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(h, sql.c_str(), -1, &s, nullptr), SQLITE_OK) << sql;
-  long long v = -1;
-  if (sqlite3_step(s) == SQLITE_ROW) v = sqlite3_column_int64(s, 0);
-  sqlite3_finalize(s);
-  sqlite3_close(h);
-  return v;
-}
 
 json query_json(const fs::path& db, const std::string& name, const fs::path& dir) {
   const Result r = run_llmbench("query " + db.string() + " " + name + " --format json", dir);

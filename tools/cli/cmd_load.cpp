@@ -20,6 +20,10 @@ void add_load_command(CLI::App& root, CommandContext& ctx) {
       "--input-len 32 --output-len 16 --ignore-eos\n"
       "  llmbench load --url http://127.0.0.1:8000 --request-rate 1,4,inf --burstiness 0.5 "
       "--goodput ttft:500,tpot:50\n"
+      "  llmbench load --url http://127.0.0.1:8000 --endpoint chat --dataset-name sharegpt "
+      "--dataset-path tests/fixtures/load/sharegpt_small.json --multi-turn --concurrency 2\n"
+      "  llmbench load --url http://127.0.0.1:8000 --dataset-name mooncake --dataset-path "
+      "tests/fixtures/load/mooncake_small.jsonl --time-scale 0.5\n"
       "  llmbench query llmbench.db serving_table");
 
   const std::string target = "Server";
@@ -59,9 +63,27 @@ void add_load_command(CLI::App& root, CommandContext& ctx) {
   cmd->add_flag("--ignore-eos", o->ignore_eos, "Ask the server to ignore end-of-sequence "
                 "(vLLM's extension), so every request generates max_tokens")->group(levels);
 
+  const std::string workload = "Workload from a file (docs/serving.md, \"Datasets\")";
+  cmd->add_option("--dataset-name", o->dataset_name, "random|sharegpt|jsonl|mooncake")
+      ->type_name("WORD")->capture_default_str()->group(workload);
+  cmd->add_option("--dataset-path", o->dataset_path, "The dataset file (ShareGPT JSON, jsonl, "
+                  "or a Mooncake trace)")->type_name("FILE")->group(workload);
+  cmd->add_option("--tokenizer", o->tokenizer, "Directory (or file) with tokenizer.json or "
+                  "tokenizer.model: counts prompt and output lengths")->type_name("DIR")->group(workload);
+  cmd->add_flag("--multi-turn", o->multi_turn, "sharegpt: each conversation is a session whose "
+                "turns carry the history so far")->group(workload);
+  cmd->add_flag("--use-server-responses", o->use_server_responses, "Sessions: send the "
+                "server's own replies as history (default: the dataset's)")->group(workload);
+  cmd->add_option("--think-time-ms", o->think_time_ms, "Sessions: wait before each later turn "
+                  "(a jsonl line's delay_ms wins)")->type_name("MS")->capture_default_str()->group(workload);
+  cmd->add_option("--time-scale", o->time_scale, "mooncake: send each request at timestamp x "
+                  "this (0.5: twice as fast)")->type_name("X")->capture_default_str()->group(workload);
+  cmd->add_option("--hash-block-size", o->hash_block_size, "mooncake: tokens per hash_ids block")
+      ->type_name("INT")->capture_default_str()->group(workload);
+
   const std::string measure = "Measurement";
   cmd->add_option("--num-requests", o->num_requests, "Measured requests per level (default "
-                  "100; with --duration, a cap)")->type_name("INT")->group(measure);
+                  "100; with --duration, a cap); with a dataset, sessions (default: all)")->type_name("INT")->group(measure);
   cmd->add_option("--duration", o->duration_s, "Seconds per level after which no request "
                   "starts (in-flight ones finish)")->type_name("S")->group(measure);
   cmd->add_option("--warmup-requests", o->warmup_requests, "Unmeasured requests per level, at "

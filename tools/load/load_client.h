@@ -23,9 +23,12 @@ namespace llmbench {
 // the level's start); -1 when the point was never reached.
 struct RequestRecord {
   int index = 0;                  // 0-based in the level, in start order
+  int session_index = 0;          // 0-based session (a single-turn request is its own session)
+  int turn_index = 0;             // 0-based turn in its session
   int input_len = 0;              // prompt tokens sent (token ids) or aimed at (text)
   int max_tokens = 0;
-  std::int64_t scheduled_ns = -1; // rate levels: the drawn arrival offset
+  std::int64_t scheduled_ns = -1; // when it was due: a rate level's arrival offset, a trace's
+                                  // timestamp, or a later turn's previous end + think time
   std::int64_t send_ns = -1;      // just before the request was handed to libcurl
   std::int64_t first_byte_ns = -1;   // first response byte (headers included)
   std::int64_t first_token_ns = -1;  // first chunk with output
@@ -38,6 +41,7 @@ struct RequestRecord {
   int output_tokens = 0;          // usage.completion_tokens, else the chunks' token counts
   std::vector<ChunkRecord> chunks;
   std::vector<SseEvent> events;   // kept only with ClientOptions::keep_events
+  std::string reply_text;         // the output text, kept only for multi-turn sessions
 
   std::optional<std::int64_t> ttft_ns() const;
   std::optional<std::int64_t> e2el_ns() const;
@@ -53,15 +57,26 @@ struct ClientOptions {
   bool keep_events = false;  // keep every SSE event in RequestRecord::events (tests, benches)
 };
 
-// What one level asks of the loop.
+// What one level asks of the loop. The loop starts sessions; a session is one request unless
+// `turns` says otherwise, and then its turns go one after another (multi-turn), each after the
+// previous one ended and its think time passed. Concurrency, arrivals, max_requests and
+// max_in_flight count sessions: a session holds its slot through its think times.
 struct LevelDrive {
-  int max_requests = 0;                 // requests to start (a cap when duration_s is set)
+  int max_requests = 0;                 // sessions to start (a cap when duration_s is set)
   double duration_s = 0;                // > 0: start no request after this many seconds
-  int concurrency = 0;                  // > 0: keep this many in flight (concurrency mode)
-  std::vector<double> arrival_s;        // else: start request i at arrival_s[i] (rate mode)
+  int concurrency = 0;                  // > 0: keep this many sessions open (concurrency mode)
+  std::vector<double> arrival_s;        // else: start session i at arrival_s[i] (rate mode)
   int max_in_flight = 0;                // rate mode: cap (0: none); a capped start is late
-  // The body of request `index`; fills rec.input_len and rec.max_tokens.
+  // The body of a request; rec.index, session_index and turn_index are set, the callee fills
+  // rec.input_len and rec.max_tokens. Called in the loop when the request is due: keep it cheap.
   std::function<std::string(int index, RequestRecord& rec)> make_body;
+  // Multi-turn (null: one request per session): the number of turns of session s, and the think
+  // time in ns before turn t (> 0) of session s. A failed turn ends its session.
+  std::function<int(int session)> turns;
+  std::function<std::int64_t(int session, int turn)> think_ns;
+  // Multi-turn: called in the loop when a turn has ended, with its record parsed (reply_text
+  // set), before the session's next turn is made.
+  std::function<void(const RequestRecord&)> on_turn_done;
   std::function<bool()> should_stop;    // polled in the loop (Ctrl-C)
   // Called about once a second with (started, finished, failed) for progress.
   std::function<void(int, int, int)> progress;

@@ -16,6 +16,7 @@
 #include "tools/load/load_output.h"
 #include "tools/load/load_store.h"
 #include "tools/load/server_process.h"
+#include "tools/load/workload_level.h"
 #include "tools/run/signals.h"
 
 namespace llmbench {
@@ -107,6 +108,9 @@ int run_load(const LoadOptions& options, const std::string& command_line) {
     if (!o.quiet) fmt::print(stderr, "load: {}\n", line);
   };
 
+  // A file workload is read before any server starts, so a bad file costs nothing.
+  std::unique_ptr<FileWorkload> file = open_file_workload(plan, note);
+
   // Ctrl-C from here on interrupts cooperatively (the first level then stops at once), so a
   // server we started is always stopped; it runs in its own process group and does not get
   // the terminal's SIGINT itself.
@@ -144,10 +148,14 @@ int run_load(const LoadOptions& options, const std::string& command_line) {
   const Probe probe = probe_server(target, model, chat, o.ignore_eos,
                                    o.connect_timeout_s + o.first_byte_timeout_s, api_key);
   if (!probe.note.empty()) note(probe.note);
+  if (file)
+    file->bodies = std::make_unique<SessionBodies>(
+        file->workload, BodyOptions{model, chat, probe.token_ids, o.ignore_eos,
+                                    o.use_server_responses, std::int64_t(o.think_time_ms)});
 
   LoadStore store(o.db);
   LoadRunInfo info{command_line, o.label.empty() ? model : o.label, target, o.endpoint, model,
-                   server_cmd, probe.token_ids ? "token_ids" : "text"};
+                   server_cmd, probe.token_ids ? "token_ids" : "text", file ? file->lengths : ""};
   const std::int64_t run_id = store.begin_run(plan, info);
 
   ClientOptions copt;
@@ -176,6 +184,7 @@ int run_load(const LoadOptions& options, const std::string& command_line) {
       return request_body(model, chat, probe.token_ids, shape.prompt_ids, shape.output_len,
                           o.ignore_eos, true);
     };
+    if (file) drive_file_level(*file, level, o, drive);
     const std::string label = fmt::format("[{}/{}] {}", level.index + 1, plan.levels.size(), level.label());
     if (tty && !o.quiet)
       drive.progress = [&](int started, int finished, int failed) {
@@ -195,21 +204,28 @@ int run_load(const LoadOptions& options, const std::string& command_line) {
       if (level.mode == LoadMode::kRate)
         warm.arrival_s = arrival_offsets_s(o.warmup_requests, level.request_rate, level.burstiness,
                                            o.seed + 7919 * std::uint64_t(level.index + 1));
+      if (file) drive_file_level(*file, level, o, warm, o.warmup_requests);
       const LevelOutcome w = client.run(warm);
       if (w.interrupted) {
         interrupted = true;
         break;
       }
     }
-    drive.max_requests = plan.num_requests;
-    if (level.mode == LoadMode::kRate)
-      drive.arrival_s = arrival_offsets_s(plan.num_requests, level.request_rate, level.burstiness,
-                                          o.seed + std::uint64_t(level.index));
+    if (!file) {
+      drive.max_requests = plan.num_requests;
+      if (level.mode == LoadMode::kRate)
+        drive.arrival_s = arrival_offsets_s(plan.num_requests, level.request_rate,
+                                            level.burstiness, o.seed + std::uint64_t(level.index));
+    }
     const LevelOutcome outcome = client.run(drive);
     if (tty && !o.quiet) fmt::print(stderr, "\r\033[K");
     if (outcome.interrupted) {
       interrupted = true;
       break;
+    }
+    if (auto lag = schedule_lag(outcome.requests)) {
+      const std::string warning = schedule_lag_warning(*lag);
+      if (!warning.empty()) fmt::print(stderr, "load: {}\n", warning);
     }
     LevelResult r;
     r.spec = level;
@@ -238,7 +254,9 @@ int run_load(const LoadOptions& options, const std::string& command_line) {
   run_j["endpoint"] = info.endpoint;
   run_j["model"] = info.model;
   run_j["prompt_kind"] = info.prompt_kind;
-  run_j["mode"] = plan.mode == LoadMode::kConcurrency ? "concurrency" : "rate";
+  run_j["mode"] = mode_name(plan.mode);
+  run_j["dataset"] = o.dataset_name;
+  if (file) run_j["lengths"] = file->lengths;
   run_j["seed"] = o.seed;
   run_j["goodput"] = goodput_text(plan.goodput);
   run_j["command_line"] = command_line;

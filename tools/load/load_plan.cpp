@@ -83,17 +83,57 @@ std::string goodput_text(const GoodputSlo& g) {
   return s;
 }
 
+const char* mode_name(LoadMode m) {
+  return m == LoadMode::kConcurrency ? "concurrency" : m == LoadMode::kRate ? "rate" : "trace";
+}
+
 std::string LevelSpec::label() const {
+  if (mode == LoadMode::kTrace) return "trace x" + number_text(time_scale) + " " + dataset;
+  const std::string lengths = dataset.empty() ? " in" + std::to_string(input_len) + " out" +
+                                                    std::to_string(output_len)
+                                              : " " + dataset;
   std::string s = mode == LoadMode::kConcurrency
                       ? "c" + std::to_string(concurrency)
                       : "r" + number_text(request_rate) +
                             (std::isinf(request_rate) ? "" : " b" + number_text(burstiness));
-  return s + " in" + std::to_string(input_len) + " out" + std::to_string(output_len);
+  return s + lengths;
 }
+
+namespace {
+
+// The file-workload flags (dataset.h): which apply to which --dataset-name.
+void check_workload_flags(const LoadOptions& o) {
+  const std::string& d = o.dataset_name;
+  if (d != "random" && d != "sharegpt" && d != "jsonl" && d != "mooncake")
+    throw BadInput("--dataset-name: expected random, sharegpt, jsonl or mooncake, got '" + d + "'");
+  if (d == "random" && !o.dataset_path.empty())
+    throw BadInput("--dataset-path: needs --dataset-name sharegpt, jsonl or mooncake");
+  if (d != "random" && o.dataset_path.empty())
+    throw BadInput("--dataset-path: required with --dataset-name " + d);
+  if (o.multi_turn && d != "sharegpt")
+    throw BadInput("--multi-turn: applies to --dataset-name sharegpt (jsonl sessions come from "
+                   "session_id)");
+  if (d == "mooncake" && (!o.concurrency.empty() || !o.request_rate.empty()))
+    throw BadInput("--concurrency/--request-rate: a mooncake trace sends each request at its "
+                   "timestamp (use --time-scale, and --max-concurrency to cap)");
+  if (!std::isfinite(o.time_scale) || !(o.time_scale > 0) || o.time_scale > 1e6)
+    throw BadInput("--time-scale: expected a number in (0, 1e6], got " + number_text(o.time_scale));
+  if (o.time_scale != 1 && d != "mooncake")
+    throw BadInput("--time-scale: applies to --dataset-name mooncake only");
+  if (o.hash_block_size < 1 || o.hash_block_size > (1 << 20))
+    throw BadInput("--hash-block-size: expected an integer in [1, 1048576]");
+  if (!std::isfinite(o.think_time_ms) || o.think_time_ms < 0 || o.think_time_ms > 3.6e6)
+    throw BadInput("--think-time-ms: expected ms in [0, 3600000]");
+  if (d != "random" && o.input_len != "128")
+    throw BadInput("--input-len: the prompts come from --dataset-path (random workloads only)");
+}
+
+}  // namespace
 
 LoadPlan make_load_plan(const LoadOptions& o) {
   LoadPlan plan;
   plan.opt = o;
+  check_workload_flags(o);
   if (o.url.empty() && o.server_cmd.find("{port}") == std::string::npos)
     throw BadInput("--url: expected http://HOST:PORT (or a --server-cmd with a {port} "
                    "placeholder, which sets it)");
@@ -104,19 +144,26 @@ LoadPlan make_load_plan(const LoadOptions& o) {
   if (!o.concurrency.empty() && !o.request_rate.empty())
     throw BadInput("--concurrency/--request-rate: give one of them (a level is either a fixed "
                    "number of requests in flight or an arrival rate)");
-  plan.mode = o.request_rate.empty() ? LoadMode::kConcurrency : LoadMode::kRate;
+  plan.mode = o.dataset_name == "mooncake" ? LoadMode::kTrace
+              : o.request_rate.empty()     ? LoadMode::kConcurrency
+                                           : LoadMode::kRate;
   std::vector<int> conc;
   std::vector<double> rates, bursts = {1.0};
+  if (plan.mode != LoadMode::kRate && o.burstiness != "1")
+    throw BadInput("--burstiness: applies to --request-rate only");
   if (plan.mode == LoadMode::kConcurrency) {
     conc = parse_int_list("--concurrency", o.concurrency.empty() ? "1" : o.concurrency, 1, 4096);
-    if (o.burstiness != "1")
-      throw BadInput("--burstiness: applies to --request-rate only");
-  } else {
+  } else if (plan.mode == LoadMode::kRate) {
     rates = parse_positive_list("--request-rate", o.request_rate, true);
     bursts = parse_positive_list("--burstiness", o.burstiness, false);
   }
-  const std::vector<int> ins = parse_int_list("--input-len", o.input_len, 1, 1 << 20);
+  const bool from_file = o.dataset_name != "random";
+  const std::vector<int> ins =
+      from_file ? std::vector<int>{0} : parse_int_list("--input-len", o.input_len, 1, 1 << 20);
   const std::vector<int> outs = parse_int_list("--output-len", o.output_len, 1, 1 << 20);
+  if (from_file && outs.size() > 1)
+    throw BadInput("--output-len: one value with --dataset-path (the max_tokens of requests "
+                   "whose length the file does not give)");
   if (!std::isfinite(o.input_len_stddev) || o.input_len_stddev < 0)
     throw BadInput("--input-len-stddev: expected a number >= 0");
   if (!std::isfinite(o.output_len_stddev) || o.output_len_stddev < 0)
@@ -145,21 +192,30 @@ LoadPlan make_load_plan(const LoadOptions& o) {
   int index = 0;
   for (int in : ins)
     for (int out : outs) {
-      auto add = [&](LevelSpec l) {
+      // The level's load: a concurrency, or a rate and burstiness (a trace needs neither).
+      auto add = [&](int concurrency, double rate, double burstiness) {
+        LevelSpec l;
+        l.concurrency = concurrency;
+        l.request_rate = rate;
+        l.burstiness = burstiness;
+        l.time_scale = o.time_scale;
         l.index = index++;
         l.mode = plan.mode;
         l.input_len = in;
         l.output_len = out;
+        if (from_file) l.dataset = o.dataset_name;
         plan.levels.push_back(l);
       };
-      if (plan.mode == LoadMode::kConcurrency) {
-        for (int c : conc) add(LevelSpec{.concurrency = c});
+      if (plan.mode == LoadMode::kTrace) {
+        add(0, 0, 1);
+      } else if (plan.mode == LoadMode::kConcurrency) {
+        for (int c : conc) add(c, 0, 1);
       } else {
         for (double r : rates)
           for (double b : bursts) {
             // At an infinite rate every request arrives at 0: burstiness changes nothing.
             if (std::isinf(r) && b != bursts.front()) continue;
-            add(LevelSpec{.request_rate = r, .burstiness = b});
+            add(0, r, b);
           }
       }
     }

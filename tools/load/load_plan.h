@@ -49,9 +49,21 @@ struct LoadOptions {
   double first_byte_timeout_s = 600;
   double idle_timeout_s = 60;
   bool quiet = false;
+  // Workloads from files (dataset.h; docs/serving.md "Datasets").
+  std::string dataset_name = "random";  // random | sharegpt | jsonl | mooncake
+  std::string dataset_path;
+  std::string tokenizer;            // DIR (or file) with tokenizer.json or tokenizer.model
+  bool multi_turn = false;          // sharegpt: a conversation is one session
+  bool use_server_responses = false;  // sessions: the server's replies as history
+  double think_time_ms = 0;         // sessions: wait before each later turn (a file's delay_ms wins)
+  double time_scale = 1;            // mooncake: due time = timestamp x time_scale
+  int hash_block_size = 512;        // mooncake: tokens per hash_ids block
 };
 
-enum class LoadMode { kConcurrency, kRate };
+// kTrace: one level that sends each request of a trace at its timestamp (x --time-scale).
+enum class LoadMode { kConcurrency, kRate, kTrace };
+// "concurrency" | "rate" | "trace"
+const char* mode_name(LoadMode m);
 
 struct LevelSpec {
   int index = 0;                 // 0-based in the plan
@@ -59,8 +71,11 @@ struct LevelSpec {
   int concurrency = 0;           // kConcurrency: requests in flight
   double request_rate = 0;       // kRate: requests/s (infinity: all at once)
   double burstiness = 1;         // kRate: gamma shape
-  int input_len = 0, output_len = 0;
-  // "c4 in128 out128", "r8 b1 in128 out128", "rinf in128 out128"
+  int input_len = 0, output_len = 0;  // random workload; 0 and the default max_tokens for files
+  std::string dataset;           // "" (random), or the --dataset-name of a file workload
+  double time_scale = 1;         // kTrace
+  // "c4 in128 out128", "r8 b1 in128 out128", "rinf in128 out128"; for a file workload the
+  // dataset name instead of the lengths ("c4 sharegpt"); "trace x1 mooncake".
   std::string label() const;
 };
 
@@ -73,7 +88,8 @@ struct LoadPlan {
 };
 
 // Checks every value (BadInput "--flag: expected ..., got ...") and expands the levels:
-// input_len outermost, then output_len, then concurrency or rate, then burstiness.
+// input_len outermost, then output_len, then concurrency or rate, then burstiness. A file
+// workload has no length levels (one --output-len: the default max_tokens); a trace one level.
 LoadPlan make_load_plan(const LoadOptions& o);
 
 // Arrival offsets in seconds of `n` requests at `rate` requests/s: the first at 0, then

@@ -23,14 +23,29 @@ std::int64_t LoadStore::begin_run(const LoadPlan& plan, const LoadRunInfo& info)
       .bind(4, env.git_commit).bind(5, env.build_type).bind(6, env.host).bind(7, env.cpu)
       .bind(8, info.label).bind(9, info.url).bind(10, info.endpoint).bind(11, info.model)
       .bind(12, info.server_cmd).bind(13, info.prompt_kind)
-      .bind(14, std::string(plan.mode == LoadMode::kConcurrency ? "concurrency" : "rate"))
+      .bind(14, std::string(mode_name(plan.mode)))
       .bind(15, std::int64_t(o.seed)).bind(16, plan.num_requests);
   if (o.duration_s > 0) q.bind(17, o.duration_s); else q.bind_null(17);
   q.bind(18, o.input_len_stddev).bind(19, o.output_len_stddev).bind(20, o.ignore_eos ? 1 : 0)
       .bind(21, o.warmup_requests).bind(22, goodput_text(plan.goodput))
       .bind(23, o.connect_timeout_s).bind(24, o.first_byte_timeout_s).bind(25, o.idle_timeout_s);
   q.run();
-  return db.last_insert_id();
+  const std::int64_t id = db.last_insert_id();
+  auto w = db.prepare(
+      "UPDATE load_run SET dataset_name = ?, dataset_path = ?, tokenizer = ?, lengths = ?,"
+      " use_server_responses = ?, think_time_ms = ?, time_scale = ?, hash_block_size = ?"
+      " WHERE id = ?");
+  w.bind(1, o.dataset_name);
+  auto text_or_null = [&](int i, const std::string& v) {
+    if (v.empty()) w.bind_null(i); else w.bind(i, v);
+  };
+  text_or_null(2, o.dataset_path);
+  text_or_null(3, o.tokenizer);
+  text_or_null(4, info.lengths);
+  w.bind(5, o.use_server_responses ? 1 : 0).bind(6, o.think_time_ms).bind(7, o.time_scale);
+  if (o.dataset_name == "mooncake") w.bind(8, o.hash_block_size); else w.bind_null(8);
+  w.bind(9, id).run();
+  return id;
 }
 
 std::int64_t LoadStore::add_level(std::int64_t run_id, const LevelSpec& level, int max_in_flight,
@@ -48,6 +63,9 @@ std::int64_t LoadStore::add_level(std::int64_t run_id, const LevelSpec& level, i
     lv.bind(1, run_id).bind(2, level.index).bind(3, level.label());
     if (level.mode == LoadMode::kConcurrency) {
       lv.bind(4, level.concurrency).bind_null(5).bind_null(6).bind_null(7);
+    } else if (level.mode == LoadMode::kTrace) {
+      lv.bind_null(4).bind_null(5).bind_null(6);
+      if (max_in_flight > 0) lv.bind(7, max_in_flight); else lv.bind_null(7);
     } else {
       lv.bind_null(4).bind(5, level.request_rate);
       if (std::isinf(level.request_rate)) lv.bind_null(6); else lv.bind(6, level.burstiness);
@@ -63,7 +81,8 @@ std::int64_t LoadStore::add_level(std::int64_t run_id, const LevelSpec& level, i
         "INSERT INTO load_request (level_id, request_index, status, error, http_status,"
         " input_len, max_tokens, prompt_tokens, completion_tokens, output_tokens, chunks,"
         " finish_reason, scheduled_ns, send_ns, first_byte_ns, first_token_ns, end_ns, ttft_ns,"
-        " tpot_ns, e2el_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+        " tpot_ns, e2el_ns, session_index, turn_index)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     auto ch = db.prepare(
         "INSERT INTO load_chunk (request_id, idx, arrival_ns, itl_ns, tokens) VALUES (?,?,?,?,?)");
     auto time_or_null = [](Stmt& s, int i, std::int64_t ns) {
@@ -86,6 +105,7 @@ std::int64_t LoadStore::add_level(std::int64_t run_id, const LevelSpec& level, i
       if (auto t = r.ttft_ns()) rq.bind(18, *t); else rq.bind_null(18);
       if (auto t = r.tpot_ns()) rq.bind(19, *t); else rq.bind_null(19);
       if (auto t = r.e2el_ns()) rq.bind(20, *t); else rq.bind_null(20);
+      rq.bind(21, r.session_index).bind(22, r.turn_index);
       rq.run();
       const std::int64_t request_id = db.last_insert_id();
       for (std::size_t k = 0; k < r.chunks.size(); ++k) {

@@ -15,6 +15,7 @@ namespace llmbench {
 
 struct LoadRunInfo {
   std::string command_line, label, url, endpoint, model, server_cmd, prompt_kind;
+  std::string lengths;  // file workloads: where the lengths came from ("" for random)
 };
 
 class LoadStore {

@@ -45,7 +45,7 @@ std::string excerpt(const std::string& s) {
 
 }  // namespace
 
-ParsedStream parse_stream(const std::vector<SseEvent>& events, bool chat) {
+ParsedStream parse_stream(const std::vector<SseEvent>& events, bool chat, bool collect_text) {
   using nlohmann::json;
   ParsedStream s;
   auto fail = [&](std::string why) {
@@ -88,12 +88,16 @@ ParsedStream parse_stream(const std::vector<SseEvent>& events, bool chat) {
     }
     int tokens = 0;
     if (auto ids = c.find("token_ids"); ids != c.end() && ids->is_array()) tokens = int(ids->size());
+    const json* holder = &c;
+    if (chat) {
+      auto d = c.find("delta");
+      holder = d != c.end() && d->is_object() ? &*d : nullptr;
+    }
+    if (collect_text && holder) {
+      auto t = holder->find(chat ? "content" : "text");
+      if (t != holder->end() && t->is_string()) s.text += t->get_ref<const std::string&>();
+    }
     if (tokens == 0) {
-      const json* holder = &c;
-      if (chat) {
-        auto d = c.find("delta");
-        holder = d != c.end() && d->is_object() ? &*d : nullptr;
-      }
       if (holder) {
         static const char* const kChatKeys[] = {"content", "reasoning_content", nullptr};
         static const char* const kTextKeys[] = {"text", nullptr};

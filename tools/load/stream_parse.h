@@ -44,10 +44,14 @@ struct ParsedStream {
   std::string finish_reason;                            // "" when none was sent
   bool done = false;                                    // [DONE] seen
   std::string error;                                    // "" when the stream is valid
+  std::string text;  // the output text joined (only when parse_stream was asked to collect it)
 };
 
 // Parses every event; `chat` selects the chat-completions chunk shape. The first problem
-// (malformed JSON, an error object, a stream with no output) is the error.
-ParsedStream parse_stream(const std::vector<SseEvent>& events, bool chat);
+// (malformed JSON, an error object, a stream with no output) is the error. `collect_text`:
+// also join the output text (choices[0].text, or delta.content for chat) into `text`, for
+// multi-turn sessions that send the server's answers back as history.
+ParsedStream parse_stream(const std::vector<SseEvent>& events, bool chat,
+                          bool collect_text = false);
 
 }  // namespace llmbench

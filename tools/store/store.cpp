@@ -376,6 +376,22 @@ CREATE INDEX IF NOT EXISTS load_level_run ON load_level(load_run_id);
 CREATE INDEX IF NOT EXISTS load_request_level ON load_request(level_id);
 )sql";
 
+// Version 7: file workloads of `llmbench load` (docs/serving.md "Datasets"): what a run read and
+// how its lengths are known, and each request's session and turn (a single-turn request is its
+// own session, turn 0), so TTFT can be read against the turn (query load_ttft_by_turn).
+constexpr const char* kSchemaV7 = R"sql(
+ALTER TABLE load_run ADD COLUMN dataset_name TEXT NOT NULL DEFAULT 'random';  -- random | sharegpt | jsonl | mooncake
+ALTER TABLE load_run ADD COLUMN dataset_path TEXT;          -- NULL for random
+ALTER TABLE load_run ADD COLUMN tokenizer TEXT;             -- --tokenizer, NULL when none
+ALTER TABLE load_run ADD COLUMN lengths TEXT;               -- where prompt/output lengths came from
+ALTER TABLE load_run ADD COLUMN use_server_responses INTEGER NOT NULL DEFAULT 0;  -- 1: history = server replies
+ALTER TABLE load_run ADD COLUMN think_time_ms REAL NOT NULL DEFAULT 0;
+ALTER TABLE load_run ADD COLUMN time_scale REAL NOT NULL DEFAULT 1;     -- trace levels
+ALTER TABLE load_run ADD COLUMN hash_block_size INTEGER;    -- trace levels, NULL otherwise
+ALTER TABLE load_request ADD COLUMN session_index INTEGER;  -- 0-based session in the level
+ALTER TABLE load_request ADD COLUMN turn_index INTEGER;     -- 0-based turn in its session
+)sql";
+
 void add_missing_result_columns(Db& db) {
   std::set<std::string> have;
   auto cols = db.prepare("SELECT name FROM pragma_table_info('bench_case')");
@@ -401,6 +417,7 @@ void create_schema_version(Db& db, int version) {
       add_missing_result_columns(db);
     }
     if (version >= 6) db.exec(kSchemaV6);
+    if (version >= 7) db.exec(kSchemaV7);
     db.exec("PRAGMA user_version = " + std::to_string(version));
   });
 }
@@ -440,6 +457,7 @@ ResultStore::ResultStore(const std::string& path) : setup_lock_(path), db_(path,
         add_missing_result_columns(db_);
       }
       if (version < 6) db_.exec(kSchemaV6);
+      if (version < 7) db_.exec(kSchemaV7);
       db_.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
     });
   }

@@ -1,0 +1,59 @@
+// Inside the load client (load_client.h): one request in flight as libcurl's easy handle sees
+// it, the callbacks that stamp its bytes, and the step that turns a finished transfer into its
+// RequestRecord. Shared by the level loop (client_level.cpp) and load_client.cpp; not a public
+// interface of the library.
+#pragma once
+#include <curl/curl.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tools/load/load_client.h"
+
+namespace llmbench::client_detail {
+
+using Clock = std::chrono::steady_clock;
+
+inline std::int64_t since(Clock::time_point origin, Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t - origin).count();
+}
+
+constexpr std::size_t kErrorBodyBytes = 2048;  // kept of a non-200 body, for the message
+
+// One request in flight.
+struct Transfer {
+  CURL* easy = nullptr;
+  std::string body;
+  RequestRecord rec;
+  SseSplitter sse;
+  std::vector<SseEvent> events;
+  std::string head;  // the first bytes of the body (error messages of non-200 answers)
+  std::int64_t last_data_ns = -1;  // the last body byte (-1: no body yet)
+  Clock::time_point origin;
+  char errbuf[CURL_ERROR_SIZE] = {};
+  CURLcode result = CURLE_OK;
+  std::string timeout;  // set when the loop gave up on it
+  bool parsed = false;  // finish_record has run (multi-turn parses in the loop)
+
+  Transfer() = default;
+  Transfer(const Transfer&) = delete;
+  Transfer& operator=(const Transfer&) = delete;
+  ~Transfer() {
+    if (easy) curl_easy_cleanup(easy);
+  }
+};
+
+// libcurl's write callback: every byte of the response body passes here as it arrives.
+std::size_t on_write(char* p, std::size_t size, std::size_t n, void* user);
+// Headers count as the response's first byte (a 500 may come with no body at all).
+std::size_t on_header(char* p, std::size_t size, std::size_t n, void* user);
+
+// Turns a finished transfer into its record: transport result, status, then the stream.
+// `collect_text`: keep the output text in rec.reply_text.
+void finish_record(Transfer& t, bool chat, bool keep_events, bool collect_text);
+
+void global_init();
+
+}  // namespace llmbench::client_detail
