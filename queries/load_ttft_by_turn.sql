@@ -1,6 +1,6 @@
 -- purpose: TTFT, TPOT and E2EL against the turn of multi-turn sessions, per level of a load run: what a prefix cache buys as the history grows (a single-turn request is turn 0 of its own session)
 -- params: load_run_id = NULL (load_run.id; NULL: the latest load run)
--- columns: level_id (load_level.id), level (c2 sharegpt, ...), turn_index (0-based), requests (ok requests at this turn), failed (failed requests at this turn), input_tokens_mean (the server's usage.prompt_tokens, else input_len), ttft_ms_p50, ttft_ms_p90, ttft_ms_mean, tpot_ms_p50, e2el_ms_p50 (ms)
+-- columns: level_id (load_level.id), level (c2 sharegpt, ...), turn_index (0-based), requests (ok requests at this turn), failed (failed requests at this turn), input_tokens_mean (the server's usage.prompt_tokens, else input_len), ttft_ms_p50 (ms), ttft_ms_p90 (ms), ttft_ms_mean (ms), tpot_ms_p50 (ms), e2el_ms_p50 (ms)
 
 -- One row per level and turn. Later turns carry the whole history, so their prompts grow: with
 -- prefix caching the server reuses the earlier turns' blocks and TTFT grows far less than the

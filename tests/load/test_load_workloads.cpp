@@ -287,7 +287,7 @@ TEST(TracePrompt, SharedHashPrefixesShareExactlyThoseBlocks) {
   const int block = 16;
   const Ids a = trace_prompt_ids({5, 6, 7}, 3 * block, block, 0, 1);
   const Ids b = trace_prompt_ids({5, 6, 9}, 3 * block, block, 1, 1);
-  const Ids c = trace_prompt_ids({5, 6}, 2 * block + 5, block, 2, 1);  // a partial last block
+  const Ids c = trace_prompt_ids({5, 6, 7}, 2 * block + 5, block, 2, 1);  // a partial last block
   const Ids d = trace_prompt_ids({5}, 3 * block, block, 3, 1);         // longer than its blocks
   ASSERT_EQ(a.size(), std::size_t(3 * block));
   ASSERT_EQ(c.size(), std::size_t(2 * block + 5));
