@@ -6,6 +6,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <nlohmann/json.hpp>
@@ -305,6 +306,51 @@ TEST(CompareCliRun, InterleavedRoundsRecordEverythingAndDecideOnRounds) {
     EXPECT_EQ(doc2["rounds"][i]["side"], doc["rounds"][i]["side"]) << i;
 }
 
+// A gate with too few rounds to reach p < alpha cannot pass: exit 3 and a warning line (the
+// issue: `--rounds 5` said "too few samples" everywhere and exited 0). Without --db its files
+// go to a new directory under $TMPDIR, never the current directory.
+TEST(CompareCliRun, TooFewRoundsIsInconclusiveAndLeavesNothingInTheCurrentDirectory) {
+  const fs::path d = scratch_dir() / "inconclusive";
+  fs::remove_all(d);
+  const fs::path cwd = d / "cwd", tmp = d / "tmp";
+  fs::create_directories(cwd);
+  fs::create_directories(tmp);
+  const std::string profile = tiny_profile(d).string();
+  const fs::path was = fs::current_path();
+  ::setenv("TMPDIR", tmp.c_str(), 1);
+  fs::current_path(cwd);
+  const Result r = run_llmbench(std::string("compare --run " LLMBENCH_BIN " " LLMBENCH_BIN
+                                            " --config ") + profile +
+                                " --rounds 3 --seed 5 --threshold 1000 --format md" + kPeaks,
+                                d / "io");
+  const Result allowed = run_llmbench(std::string("compare --run " LLMBENCH_BIN " " LLMBENCH_BIN
+                                                  " --config ") + profile +
+                                      " --rounds 3 --seed 5 --allow-inconclusive --format json" +
+                                      kPeaks, d / "io2");
+  fs::current_path(was);
+  ::unsetenv("TMPDIR");
+
+  EXPECT_EQ(r.exit_code, 3) << r.err << r.out;
+  EXPECT_NE(r.err.find("warning: inconclusive: 3 of 3 metric results had too few rounds"),
+            std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("**warning:** inconclusive"), std::string::npos) << r.out;
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
+  EXPECT_NE(allowed.err.find("warning: inconclusive"), std::string::npos) << allowed.err;
+  EXPECT_EQ(nlohmann::json::parse(allowed.out)["summary"]["inconclusive"], true);
+
+  EXPECT_TRUE(fs::is_empty(cwd)) << fs::directory_iterator(cwd)->path();
+  int dirs = 0;
+  for (const auto& e : fs::directory_iterator(tmp)) {
+    ++dirs;
+    EXPECT_EQ(e.path().filename().string().rfind("llmbench-gate.", 0), 0u) << e.path();
+    for (const char* f : {"gate.db", "gate.base.db", "gate.cand.db", "gate.db.log"})
+      EXPECT_TRUE(fs::exists(e.path() / f)) << e.path() / f;
+  }
+  EXPECT_EQ(dirs, 2);
+  EXPECT_NE(r.err.find("info: the gate's databases and log go to " + tmp.string()),
+            std::string::npos) << r.err;
+}
+
 TEST(CompareCliRun, FailingCandidateAndBadArguments) {
   const fs::path d = scratch_dir();
   const fs::path broken = d / "broken.sh";
@@ -362,10 +408,20 @@ TEST(CompareCli, SeveralRunsPerSideMakeTheRunTheUnit) {
   EXPECT_EQ(ttft["n_candidate"], 4);
   EXPECT_NEAR(ttft["p_value"].get<double>(), 2.0 / 70.0, 1e-12);
   EXPECT_EQ(ttft["verdict"], "slower");
-  // Three runs against three cannot reach p < 0.05: too few samples, exit 0.
+  // Three runs against three cannot reach p < 0.05: too few samples, so the comparison is
+  // inconclusive (exit 3 with a warning), unless --allow-inconclusive.
   const Result three = run_llmbench("compare " + b.string() + ":1,2,3 " + c.string() + ":1,2,3");
-  EXPECT_EQ(three.exit_code, 0) << three.err;
+  EXPECT_EQ(three.exit_code, 3) << three.err;
   EXPECT_NE(three.out.find("too few samples"), std::string::npos) << three.out;
+  EXPECT_NE(three.err.find("warning: inconclusive: 3 of 3 metric results had too few samples"),
+            std::string::npos) << three.err;
+  const Result allowed = run_llmbench("compare " + b.string() + ":1,2,3 " + c.string() +
+                                      ":1,2,3 --allow-inconclusive --format json");
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
+  EXPECT_NE(allowed.err.find("warning: inconclusive"), std::string::npos) << allowed.err;
+  const auto allowed_doc = nlohmann::json::parse(allowed.out);
+  EXPECT_EQ(allowed_doc["summary"]["inconclusive"], true);
+  EXPECT_EQ(allowed_doc["warnings"][0].get<std::string>().rfind("inconclusive: ", 0), 0u);
   EXPECT_EQ(run_llmbench("compare " + b.string() + ":1,x " + c.string()).exit_code, 2);
   EXPECT_EQ(run_llmbench("compare " + b.string() + ":1,9 " + c.string()).exit_code, 2);
 }

@@ -255,7 +255,34 @@ TEST(GateReport, WarnsAboutEnvironmentDifferencesBetweenTheBuilds) {
   cand.run.git_commit = "other";  // expected between base and head: no warning
   const std::vector<GateRound> rounds = {{1, true, &base, &cand}, {2, false, &base, &cand}};
   const GateReport g = build_gate_report(rounds, CompareSettings{});
-  ASSERT_EQ(g.warnings.size(), 1u);
-  EXPECT_EQ(g.warnings[0], "build_type differs: base 'Release', candidate 'Debug'");
+  ASSERT_EQ(g.warnings.size(), 2u);
+  EXPECT_EQ(g.warnings[1], "build_type differs: base 'Release', candidate 'Debug'");
   EXPECT_EQ(g.cases[0].metrics[0].verdict, Verdict::kTooFew);  // 2 rounds
+  // ... so the gate could not decide, and says so first.
+  EXPECT_TRUE(g.inconclusive());
+  EXPECT_EQ(g.warnings[0],
+            "inconclusive: 3 of 3 metric results had too few rounds to decide, so this comparison "
+            "is no evidence that nothing got slower (exit code 3; --allow-inconclusive accepts "
+            "it)");
+}
+
+// Inconclusive: no regression, and some result too few or nothing decided at all.
+TEST(GateReport, InconclusiveUnlessDecidedOrRegressed) {
+  CompareSummary s;
+  EXPECT_TRUE(summary_inconclusive(s));  // nothing compared
+  s.not_applicable = 2;
+  EXPECT_TRUE(summary_inconclusive(s));  // every metric n/a
+  EXPECT_EQ(inconclusive_warning(s, "samples"),
+            "inconclusive: no metric result was decided (0 cases compared, 2 n/a), so this "
+            "comparison is no evidence that nothing got slower (exit code 3; "
+            "--allow-inconclusive accepts it)");
+  s.same = 1;
+  EXPECT_FALSE(summary_inconclusive(s));  // decided: same
+  s.too_few = 1;
+  EXPECT_TRUE(summary_inconclusive(s));   // one metric could not be decided
+  s.slower = 1;
+  EXPECT_FALSE(summary_inconclusive(s));  // a regression wins: exit 1
+  s = CompareSummary{};
+  s.faster = 1;
+  EXPECT_FALSE(summary_inconclusive(s));
 }

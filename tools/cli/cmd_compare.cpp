@@ -4,11 +4,17 @@
 // each metric's per-repetition samples compared with a Mann-Whitney U test and a Hodges-Lehmann
 // ratio, and a case regresses only when the change is significant at --alpha and worse than
 // --threshold percent (compare_verdict.h). Exit code 1 when any metric of any case regresses,
-// 0 otherwise, 2 for bad input. Environment differences go to stderr, one line each.
+// 3 when nothing regressed but the comparison could not decide (too few samples or rounds;
+// --allow-inconclusive makes that 0), 0 otherwise, 2 for bad input. Warnings and environment
+// differences go to stderr, one line each.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <random>
@@ -17,6 +23,7 @@
 #include "tools/cli/commands.h"
 #include "tools/cli/metric_flags.h"
 #include "tools/report/compare_output.h"
+#include "tools/compare/compare_databases.h"
 #include "tools/compare/compare_load.h"
 #include "tools/compare/compare_report.h"
 #include "tools/compare/compare_rounds.h"
@@ -38,13 +45,35 @@ struct CompareOptions {
   std::string config;
   int rounds = 20;
   std::optional<int> repeat, warmup;
-  std::string db = "llmbench-gate.db";
+  std::string db;  // "": a new temporary directory (gate_db_path)
   std::optional<std::uint64_t> seed;
   std::vector<std::string> sweep_args;
   bool quiet = false;
   bool repetitions_independent = false;
   bool serving = false;  // compare `llmbench load` runs (load_run), level by level
+  bool allow_inconclusive = false;
 };
+
+// The exit code of a comparison: 1 on a regression; 3 when it could not decide (too few
+// samples or rounds, or nothing decided: compare_report.h) unless --allow-inconclusive; else 0.
+// The inconclusive warning itself is among the report's warnings, printed already.
+int compare_exit_code(bool regressed, bool inconclusive, const CompareOptions& o) {
+  if (regressed) return 1;
+  if (inconclusive && !o.allow_inconclusive) return 3;
+  return 0;
+}
+
+// Where the gate's databases and log go: beside --db when given, else in a new directory under
+// $TMPDIR (or /tmp), so a gate never litters the current directory. Printed on stderr.
+std::string gate_db_path(const CompareOptions& o) {
+  if (!o.db.empty()) return o.db;
+  const char* tmp = std::getenv("TMPDIR");
+  std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/llmbench-gate.XXXXXX";
+  if (!mkdtemp(dir.data()))
+    throw Error(fmt::format("cannot create a temporary directory for the gate ({}): {}", dir,
+                            std::strerror(errno)));
+  return dir + "/gate.db";
+}
 
 CompareSettings settings_from(const CompareOptions& o) {
   CompareSettings s;
@@ -73,12 +102,25 @@ int run_interleaved(const CompareOptions& o, const CompareSettings& settings) {
   ro.repeat = o.repeat;
   ro.warmup = o.warmup;
   ro.extra_args = o.sweep_args;
-  ro.db = o.db;
+  ro.db = gate_db_path(o);
+  if (o.db.empty())
+    fmt::print(stderr, "info: the gate's databases and log go to {} (--db to choose)\n",
+               ro.db.substr(0, ro.db.rfind('/')));
   ro.order_seed = o.seed ? *o.seed : std::uint64_t(std::random_device{}()) << 32 | std::random_device{}();
   // Progress on a terminal only (one line, rewritten); CI logs get the result alone.
   const bool tty = !o.quiet && isatty(STDERR_FILENO);
   if (tty) ro.progress = [](const std::string& line) { fmt::print(stderr, "\r{}   ", line); };
-  const RoundsResult rounds = run_rounds(ro);
+  const RoundsResult rounds = [&] {
+    try {
+      return run_rounds(ro);
+    } catch (const BadInput&) {  // refused before any round: leave no empty directory behind
+      if (o.db.empty()) {
+        std::error_code ec;
+        std::filesystem::remove(std::filesystem::path(ro.db).parent_path(), ec);
+      }
+      throw;
+    }
+  }();
   if (tty) fmt::print(stderr, "\r\033[K");
   GateReport report = build_gate_report(rounds.rounds, settings);
   report.order_seed = ro.order_seed;
@@ -94,7 +136,7 @@ int run_interleaved(const CompareOptions& o, const CompareSettings& settings) {
   std::cout.flush();
   if (report.rounds_complete == 0)
     throw BadInput("no round completed on both sides (the children's output is in " + rounds.log_path + ")");
-  return report.regressed() ? 1 : 0;
+  return compare_exit_code(report.regressed(), report.inconclusive(), o);
 }
 
 int run_compare(const CompareOptions& o) {
@@ -104,48 +146,19 @@ int run_compare(const CompareOptions& o) {
     throw BadInput(std::string("compare: ") + (o.base.empty() ? "base" : "cand") +
                    " is missing: expected BASE CAND databases, or --run BASE_BIN CAND_BIN "
                    "--config PROFILE");
-  // Several runs per side (DB:all, DB:1,2,3): one sample per run, a valid test over runs.
-  // One run on either side: no valid test, the threshold alone (unless told otherwise).
-  auto load_side = [](const std::string& arg, const std::string& what, std::size_t& n_runs) {
-    const std::vector<SideSpec> specs = parse_sides(arg, what);
-    n_runs = specs.size();
-    if (specs.size() == 1) return load_run(specs.front(), what);
-    std::vector<LoadedRun> runs;
-    for (const SideSpec& s : specs) runs.push_back(load_run(s, what));
-    return collapse_runs(runs);
-  };
-  // Serving runs (`llmbench load`): asked for, or the only runs both databases hold.
-  const bool serving = o.serving || (serving_only(parse_side(o.base).path) &&
-                                     serving_only(parse_side(o.cand).path));
-  auto load_serving = [](const std::string& arg, const std::string& what, std::size_t& n_runs) {
-    const std::vector<SideSpec> specs = parse_sides(arg, what);
-    if (specs.size() != 1)
-      throw BadInput(what + ": serving runs compare one load run per side (DB or DB:LOAD_RUN_ID)");
-    n_runs = 1;
-    return load_serving_run(specs.front(), what);
-  };
-  std::size_t n_base = 0, n_cand = 0;
-  const LoadedRun base = serving ? load_serving(o.base, "BASE", n_base) : load_side(o.base, "BASE", n_base);
-  const LoadedRun cand = serving ? load_serving(o.cand, "CAND", n_cand) : load_side(o.cand, "CAND", n_cand);
-  if (serving)
-    fmt::print(stderr, "info: serving runs (llmbench load): levels matched by load and lengths; one "
-                       "sample per ok request (throughput: its output tokens / E2EL)\n");
-  const bool runs_as_unit = n_base > 1 && n_cand > 1;
-  CompareSettings two_db = settings;
-  two_db.threshold_only = !runs_as_unit && !o.repetitions_independent;
-  two_db.runs_as_unit = runs_as_unit;
-  if (runs_as_unit)
-    fmt::print(stderr, "info: runs as the unit: {} base and {} candidate runs, one sample per run "
-                       "(its median per case and metric)\n", n_base, n_cand);
-  const CompareReport report = build_report(base, cand, two_db);
-  if (two_db.threshold_only) fmt::print(stderr, "warning: {}\n", one_run_warning(two_db));
-  for (const auto& n : report.env)
-    fmt::print(stderr, "{}: {}\n", n.warning ? "warning" : "info", n.text());
-  if (report.threads_ignored)
-    fmt::print(stderr, "info: each run used one thread count; cases are matched ignoring threads\n");
+  DatabaseCompareOptions dco;
+  dco.base = o.base;
+  dco.cand = o.cand;
+  dco.settings = settings;
+  dco.repetitions_independent = o.repetitions_independent;
+  dco.serving = o.serving;
+  const DatabaseComparison cmp = compare_databases(dco);
+  const CompareReport& report = cmp.report;
+  for (const auto& line : cmp.info) fmt::print(stderr, "info: {}\n", line);
+  for (const auto& w : report.warnings) fmt::print(stderr, "warning: {}\n", w);
   print_report(std::cout, o.format, report);
   std::cout.flush();
-  return report.regressed() ? 1 : 0;
+  return compare_exit_code(report.regressed(), report.inconclusive(), o);
 }
 
 }  // namespace
@@ -153,7 +166,8 @@ int run_compare(const CompareOptions& o) {
 void add_compare_command(CLI::App& root, CommandContext& ctx) {
   auto o = std::make_shared<CompareOptions>();
   CLI::App* cmd = root.add_subcommand(
-      "compare", "Compare two runs with statistics; exit 1 when a case regresses (CI gate)");
+      "compare", "Compare two runs with statistics; exit 1 when a case regresses, 3 when the "
+                 "comparison cannot decide (CI gate)");
   cmd->footer(
       "Examples:\n  llmbench compare --run base/llmbench head/llmbench --config "
       "profiles/ci-smoke.toml --rounds 20\n  llmbench compare base.db head.db\n  llmbench "
@@ -176,8 +190,12 @@ void add_compare_command(CLI::App& root, CommandContext& ctx) {
   cmd->add_option("--warmup", o->warmup, "With --run: warm-up repetitions per case and round "
                                          "(default: the profile's)");
   cmd->add_option("--db", o->db, "With --run: the gate database (rounds, samples, verdicts); "
-                                 "the sides' runs go to X.base.db and X.cand.db beside it")
-      ->capture_default_str();
+                                 "the sides' runs go to X.base.db and X.cand.db and the children's "
+                                 "output to X.db.log beside it (default: a new directory under "
+                                 "$TMPDIR or /tmp, printed)");
+  cmd->add_flag("--allow-inconclusive", o->allow_inconclusive,
+                "Exit 0 instead of 3 when the comparison could not decide (too few samples or "
+                "rounds for any verdict); the warning is still printed");
   cmd->add_option("--seed", o->seed, "With --run: seed of the randomised A/B order "
                                      "(default: random, printed)");
   cmd->add_option("--sweep-arg", o->sweep_args,

@@ -196,6 +196,8 @@ GateReport build_gate_report(const std::vector<GateRound>& rounds, const Compare
     g.warnings.push_back(std::to_string(g.rounds - g.rounds_complete) + " of " +
                          std::to_string(g.rounds) +
                          " rounds had a side whose process failed; they are left out");
+  if (summary_inconclusive(g.summary))
+    g.warnings.insert(g.warnings.begin(), inconclusive_warning(g.summary, "rounds"));
   if (g.noise_floor && *g.noise_floor > s.threshold)
     g.warnings.push_back(
         fmt::format("the A/A noise floor ({:.1f}%) is above the threshold ({:g}%): this machine "

@@ -20,7 +20,8 @@
 //             the scatter the paired ratio sees. The gate's noise floor is the largest noise
 //             over its cases and metrics: changes below it cannot be told from this machine's
 //             weather today.
-// Warnings: a round whose process failed, a case with status error in some rounds, a noise
+// Warnings: an inconclusive gate (compare_report.h: no regression, and some metric had too few
+// rounds or nothing was decided), a round whose process failed, a case with status error in some rounds, a noise
 // floor above the threshold, and the environment differences that change timings by
 // themselves (build type, CPU, GPU, driver, threads; compare_env.h) between the two builds.
 #pragma once
@@ -78,6 +79,7 @@ struct GateReport {
   std::vector<std::string> warnings;
 
   bool regressed() const { return summary.slower > 0; }
+  bool inconclusive() const { return summary_inconclusive(summary); }
 };
 
 // Paired differences of one case and metric over rounds: index i is round i's d, or nullopt.

@@ -95,6 +95,11 @@ CompareReport build_report(const LoadedRun& base, const LoadedRun& cand,
     r.cases.push_back(std::move(c));
   }
   for (const auto& c : r.cases) count(r.summary, c);
+  if (summary_inconclusive(r.summary))
+    r.warnings.push_back(inconclusive_warning(r.summary, "samples"));
+  if (settings.threshold_only) r.warnings.push_back(one_run_warning(settings));
+  for (const EnvNote& n : r.env)
+    if (n.warning) r.warnings.push_back(n.text());
   return r;
 }
 
@@ -105,6 +110,22 @@ std::string one_run_warning(const CompareSettings& s) {
       "verdicts use the threshold alone (ratio beyond {:g}%). Interleaved rounds give a valid "
       "test: llmbench compare --run BASE_BIN CAND_BIN --config PROFILE",
       s.threshold * 100);
+}
+
+bool summary_inconclusive(const CompareSummary& s) {
+  return s.slower == 0 && (s.too_few > 0 || s.same + s.faster == 0);
+}
+
+std::string inconclusive_warning(const CompareSummary& s, const std::string& unit) {
+  const int results = s.slower + s.faster + s.same + s.too_few + s.not_applicable;
+  const std::string why =
+      s.too_few > 0 ? fmt::format("{} of {} metric results had too few {} to decide", s.too_few,
+                                  results, unit)
+                    : fmt::format("no metric result was decided ({} compared, {} n/a)",
+                                  plural(s.compared_cases, "case", "cases"), s.not_applicable);
+  return "inconclusive: " + why +
+         ", so this comparison is no evidence that nothing got slower (exit code 3; "
+         "--allow-inconclusive accepts it)";
 }
 
 std::string summary_headline(const CompareSummary& s) {

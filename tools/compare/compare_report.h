@@ -30,6 +30,15 @@ struct CompareSummary {
   int compared_cases = 0, base_only = 0, cand_only = 0, failed_cases = 0;  // cases
 };
 
+// No regression, and either some metric result could not be decided (too few samples, or too
+// few rounds in the interleaved gate) or nothing was decided at all (no case compared, every
+// metric n/a): such a comparison is no evidence that nothing got slower, so `compare` exits 3
+// (inconclusive) unless --allow-inconclusive (docs/ci.md).
+bool summary_inconclusive(const CompareSummary& s);
+// The warning line of an inconclusive comparison: "inconclusive: 6 of 6 metric results had too
+// few samples to decide ...". `unit` names what was too few ("samples", "rounds").
+std::string inconclusive_warning(const CompareSummary& s, const std::string& unit);
+
 struct CompareReport {
   CompareSettings settings;
   const LoadedRun* base = nullptr;
@@ -39,8 +48,13 @@ struct CompareReport {
   // Matched cases in base order (with base-only ones where they occur), then candidate-only.
   std::vector<CaseComparison> cases;
   CompareSummary summary;
+  // What every output of the comparison repeats (the CLI's stderr, table, md, json, the HTML
+  // report): inconclusive, the one-run-per-side rule, environment differences that change
+  // timings by themselves.
+  std::vector<std::string> warnings;
 
   bool regressed() const { return summary.slower > 0; }
+  bool inconclusive() const { return summary_inconclusive(summary); }
 };
 
 // `base` and `cand` must outlive the report.

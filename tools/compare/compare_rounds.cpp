@@ -106,6 +106,7 @@ RoundsResult run_rounds(const RoundsOptions& o) {
   require_executable(o.base_bin, "BASE_BIN");
   require_executable(o.cand_bin, "CAND_BIN");
   if (o.rounds < 1) throw BadInput("--rounds: expected at least 1");
+  if (o.db.empty()) throw BadInput("--db: the gate database path is empty");
   RoundsResult res;
   res.gate_db = o.db;
   res.base_db = side_db_path(o.db, true);

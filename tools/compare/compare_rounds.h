@@ -23,7 +23,7 @@ struct RoundsOptions {
   std::optional<int> repeat;        // --repeat passed to both sides, overriding the profile
   std::optional<int> warmup;        // --warmup likewise
   std::vector<std::string> extra_args;  // more flags for both sides' `sweep`
-  std::string db = "llmbench-gate.db";  // the gate database; side databases beside it
+  std::string db;                   // the gate database (required); side databases and log beside it
   std::uint64_t order_seed = 0;     // seeds the A/B order of the rounds
   // Called before each side starts: "round 3/10: cand (1st)".
   std::function<void(const std::string&)> progress;

@@ -143,8 +143,7 @@ nlohmann::ordered_json compare_json(const CompareReport& r) {
                                          : r.settings.runs_as_unit
                                              ? "p < alpha and threshold (one sample per run)"
                                              : "p < alpha and threshold (repetitions treated as independent)"}}},
-          {"warnings", r.settings.threshold_only ? ordered_json::array({one_run_warning(r.settings)})
-                                                 : ordered_json::array()},
+          {"warnings", r.warnings},
           {"environment", env},
           {"threads_ignored_in_matching", r.threads_ignored},
           {"cases", cases},
@@ -153,7 +152,7 @@ nlohmann::ordered_json compare_json(const CompareReport& r) {
                        {"too_few_samples", s.too_few}, {"not_applicable", s.not_applicable},
                        {"compared_cases", s.compared_cases}, {"base_only", s.base_only},
                        {"candidate_only", s.cand_only}, {"failed_cases", s.failed_cases},
-                       {"regressed", r.regressed()}}}};
+                       {"regressed", r.regressed()}, {"inconclusive", r.inconclusive()}}}};
 }
 
 void print_report(std::ostream& out, const std::string& format, const CompareReport& r) {
@@ -170,18 +169,18 @@ void print_report(std::ostream& out, const std::string& format, const CompareRep
     out << "**" << headline << "**\n\n";
     out << summary_details(r.summary) << "; " << settings_text(r.settings) << ".\n";
     out << "Base: `" << run_text(*r.base) << "`; candidate: `" << run_text(*r.cand) << "`.\n\n";
-    if (r.settings.threshold_only) out << "- **warning:** " << one_run_warning(r.settings) << "\n";
+    for (const auto& w : r.warnings) out << "- **warning:** " << w << "\n";
     for (const auto& n : r.env)
-      out << "- " << (n.warning ? "**warning:** " : "info: ") << n.text() << "\n";
+      if (!n.warning) out << "- info: " << n.text() << "\n";
     if (r.threads_ignored) out << "- cases are matched ignoring threads\n";
-    if (!r.env.empty() || r.threads_ignored || r.settings.threshold_only) out << "\n";
+    if (!r.env.empty() || r.threads_ignored || !r.warnings.empty()) out << "\n";
     print_markdown(out, compare_header(), compare_rows(r, ""));
     return;
   }
   out << headline << " (" << summary_details(r.summary) << "; " << settings_text(r.settings)
       << ")\n";
   out << "base " << run_text(*r.base) << ", candidate " << run_text(*r.cand) << "\n";
-  if (r.settings.threshold_only) out << "warning: " << one_run_warning(r.settings) << "\n";
+  for (const auto& w : r.warnings) out << "warning: " << w << "\n";
   out << "\n";
   print_table(out, compare_header(), compare_rows(r, "-"));
 }

@@ -122,7 +122,7 @@ nlohmann::ordered_json gate_json(const GateReport& g, const RoundsResult& r) {
                        {"too_few_rounds", s.too_few}, {"not_applicable", s.not_applicable},
                        {"compared_cases", s.compared_cases}, {"base_only", s.base_only},
                        {"candidate_only", s.cand_only}, {"failed_cases", s.failed_cases},
-                       {"regressed", g.regressed()}}}};
+                       {"regressed", g.regressed()}, {"inconclusive", g.inconclusive()}}}};
 }
 
 void print_gate_report(std::ostream& out, const std::string& format, const GateReport& g,
