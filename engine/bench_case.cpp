@@ -73,6 +73,9 @@ void check_logits_finite(Session& session, const CaseSpec& spec,
   throw Error(found + "; a rerun checking every op's output found none (not reproducible)");
 }
 
+CaseResult run_static_case(const Model& model, const CaseSpec& spec, const Peaks& peaks,
+                           Clock::time_point origin);
+
 }  // namespace
 
 void set_trace_overheads(CaseResult& r) {
@@ -86,8 +89,22 @@ void set_trace_overheads(CaseResult& r) {
 }
 
 CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks,
-                    Clock::time_point origin) {
-  if (spec.variants.ragged()) return run_ragged_case(model, spec, peaks, origin);
+                    Clock::time_point origin, ReadProbe* probe) {
+  // MBU applies only with decode steps; so does the probe.
+  const bool probed = probe != nullptr && spec.max_new_tokens > 1;
+  std::optional<double> before, after;
+  if (probed) before = probe->measure().gbps_best;
+  CaseResult r = spec.variants.ragged() ? run_ragged_case(model, spec, peaks, origin)
+                                        : run_static_case(model, spec, peaks, origin);
+  if (probed) after = probe->measure().gbps_best;
+  r.roof = apply_case_roof(r.metrics, peaks, before, after);
+  return r;
+}
+
+namespace {
+
+CaseResult run_static_case(const Model& model, const CaseSpec& spec, const Peaks& peaks,
+                           Clock::time_point origin) {
   const ModelConfig& c = model.config();
   CaseResult r;
   r.spec = spec;
@@ -134,5 +151,7 @@ CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks
                         });
   return r;
 }
+
+}  // namespace
 
 }  // namespace llmbench

@@ -11,6 +11,7 @@
 #include "engine/memory.h"
 #include "engine/metrics.h"
 #include "engine/model.h"
+#include "engine/read_probe.h"
 #include "engine/trace.h"
 #include "engine/variants.h"
 #include "kernels/common/error.h"
@@ -55,6 +56,7 @@ struct CaseResult {
   std::vector<std::vector<std::int32_t>> generated;  // per sequence, max_new_tokens ids
   CaseCost cost;
   CaseMetrics metrics;
+  CaseRoof roof;  // the read roof probed beside the case, and MBU's and MFU's denominators
   MemoryEstimate memory;
 
   // The traced repetition (when spec.trace != off): its records, its own timings, and how
@@ -68,9 +70,12 @@ struct CaseResult {
 // Runs the case on `model` (which must have been built for spec.model / dtype / backend).
 // Every repetition must generate the same tokens; a difference throws llmbench::Error.
 // A ragged case (spec.variants.ragged()) runs through the scheduler (engine/ragged_case.h).
-// Trace timestamps are ns since `origin` (the run's start).
+// Trace timestamps are ns since `origin` (the run's start). `peaks` are those of the case's
+// dtype. With a `probe` and decode steps, the read roof is probed right before the case (before
+// its warm-up) and right after it (after its traced repetition), and MBU divides by the larger
+// of the two (apply_case_roof, engine/metrics.h); r.roof records both.
 CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks,
-                    std::chrono::steady_clock::time_point origin);
+                    std::chrono::steady_clock::time_point origin, ReadProbe* probe = nullptr);
 
 // Sets r.trace_overhead_ttft and _tpot from r.traced_sample against the untraced metrics.
 void set_trace_overheads(CaseResult& r);

@@ -14,6 +14,7 @@
 #include "kernels/cuda/convert.cuh"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_event.h"
+#include "kernels/cuda/read_sum.cuh"
 #include "kernels/cuda/gemm.cuh"
 
 namespace llmbench {
@@ -123,6 +124,16 @@ CudaRooflineResult measure_cuda_roofline(int device, std::int64_t copy_buffer_by
         });
     r.copy_gbps_best = *std::max_element(bps.begin(), bps.end()) / 1e9;
     r.copy_gbps_median = median(bps) / 1e9;
+    // ---- the device read test over the same buffer (kernels/cuda/read_sum.cuh): the MBU
+    // denominator, and the test each case's read probe repeats (engine/read_probe.h) ----
+    Buffer partial = device_alloc(sizeof(float) * cuda::kReadSumMaxBlocks);
+    const std::vector<double> rps = rates_on_stream(stream.get(), repetitions, double(bytes), [&] {
+      cuda::read_sum_partial(static_cast<float*>(partial.data()),
+                             static_cast<const float*>(src.data()), std::int64_t(bytes / 4),
+                             stream.get());
+    });
+    r.read_gbps_best = *std::max_element(rps.begin(), rps.end()) / 1e9;
+    r.read_gbps_median = median(rps) / 1e9;
   }
 
   // ---- cuBLAS GEMM per dtype: out[n, n] = x[n, n] . w[n, n]^T, as the engine calls it ----

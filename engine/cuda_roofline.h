@@ -2,7 +2,9 @@
 // backend, the counterpart of engine/roofline.h (the CPU's).
 // Bandwidth: device-to-device cudaMemcpyAsync over buffers far larger than L2 (1 GiB each side
 // by default). A copy reads and writes every byte, so it is counted as 2 x the buffer size: the
-// same traffic definition as llmbench's analytic bytes (read + write). The datasheet bandwidth
+// same traffic definition as llmbench's analytic bytes (read + write). Then the device read test
+// (kernels/cuda/read_sum.cuh) over the copy's source: decode reads its weights and KV cache, so
+// the read figure is MBU's denominator, and each case's probe repeats that test. The datasheet bandwidth
 // (2 x memory clock x bus width) is reported beside it, never used as the peak.
 // FLOPs: cuBLAS GEMM (kernels/cuda/gemm.cuh, the engine's own call) at a large square size, per
 // input dtype: fp32 (true fp32, no TF32), bf16 and fp16 (tensor cores, fp32 accumulation).
@@ -30,6 +32,10 @@ struct CudaRooflineResult {
   // Copy bandwidth: (2 x copy_buffer_bytes) / event time of one cudaMemcpyAsync, in 1e9 B/s.
   double copy_gbps_best = 0, copy_gbps_median = 0;
   std::int64_t copy_buffer_bytes = 0;    // size of each side (source and destination)
+  // Read bandwidth: copy_buffer_bytes / event time of one device read test over the copy's
+  // source (kernels/cuda/read_sum.cuh), in 1e9 B/s: MBU's reference denominator on CUDA, and
+  // the test each case's read probe repeats (engine/read_probe.h).
+  double read_gbps_best = 0, read_gbps_median = 0;
   CudaGemmPeak gemm_fp32, gemm_bf16, gemm_fp16;
   int gemm_n = 0;                        // square size actually used (may be reduced for memory)
   int repetitions = 0;

@@ -2,6 +2,8 @@
 #include "engine/metrics.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 #include "kernels/common/error.h"
 #include "engine/stats.h"
@@ -123,6 +125,41 @@ CaseMetrics compute_metrics(int batch, int prompt_len, int max_new_tokens,
     if (peaks.bandwidth_gbps > 0) m.mbu = *m.decode_gbps / peaks.bandwidth_gbps;
   }
   return m;
+}
+
+Peaks Peaks::for_dtype(DType dtype) const {
+  Peaks p = *this;
+  if (const auto it = gemm_tflops.find(dtype); it != gemm_tflops.end()) p.tflops = it->second;
+  return p;
+}
+
+CaseRoof apply_case_roof(CaseMetrics& m, const Peaks& peaks, std::optional<double> before,
+                         std::optional<double> after) {
+  CaseRoof r;
+  r.read_gbps_before = before;
+  r.read_gbps_after = after;
+  r.reference_gbps = peaks.bandwidth_gbps;
+  r.mfu_peak_tflops = peaks.tflops;
+  r.mbu_peak_gbps = peaks.bandwidth_gbps;
+  if (before && after && !peaks.bandwidth_given) r.mbu_peak_gbps = std::max(*before, *after);
+  if (m.decode_gbps && r.mbu_peak_gbps > 0) m.mbu = *m.decode_gbps / r.mbu_peak_gbps;
+  return r;
+}
+
+std::optional<std::string> roof_check(const CaseRoof& r) {
+  if (!r.read_gbps_before || !r.read_gbps_after) return std::nullopt;
+  std::string out;
+  auto add = [&](const char* what, double ratio) {
+    if (std::fabs(ratio - 1) <= kRoofTolerance + 1e-12) return;  // exactly 10% is not "more"
+    char buf[64];
+    std::snprintf(buf, sizeof buf, what, (ratio - 1) * 100);
+    out += (out.empty() ? "" : "; ") + std::string(buf);
+  };
+  if (r.reference_gbps > 0)
+    add("probe %+.0f%% vs roofline", std::max(*r.read_gbps_before, *r.read_gbps_after) /
+                                         r.reference_gbps);
+  if (*r.read_gbps_before > 0) add("probe moved %+.0f%%", *r.read_gbps_after / *r.read_gbps_before);
+  return out.empty() ? "ok" : out;
 }
 
 }  // namespace llmbench

@@ -4,6 +4,7 @@
 // values; timing itself happens in bench_case.cpp.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,10 +22,20 @@ struct RepSample {
 
 // The hardware limits MBU and MFU divide by, and where they came from.
 struct Peaks {
-  double bandwidth_gbps = 0;  // GB/s (1e9 bytes/s)
-  double tflops = 0;          // 1e12 FLOP/s
+  double bandwidth_gbps = 0;  // GB/s (1e9 bytes/s): the roofline's read (cpu) / copy (cuda) figure
+  double tflops = 0;          // 1e12 FLOP/s: the GEMM peak of the dtype these peaks are for
   std::string source;         // "measured (roofline cache ...)" or "--peak-bw-gbps/--peak-tflops"
+  bool bandwidth_given = false;  // --peak-bw-gbps: MBU divides by it, not by the case's probe
+  // Every dtype's GEMM peak the roofline measured (or --peak-tflops for all), 1e12 FLOP/s:
+  // what a stored MFU of any dtype divided by (cpu: fp32 bf16 fp16 int8 int4; cuda: fp32 bf16
+  // fp16).
+  std::map<DType, double> gemm_tflops;
+
+  // These peaks for a case of `dtype`: tflops = gemm_tflops[dtype] when measured.
+  Peaks for_dtype(DType dtype) const;
 };
+
+
 
 // Analytic work of a case. FLOPs count what the engine executes (a multiply-add is 2 FLOPs).
 struct CaseCost {
@@ -78,5 +89,29 @@ struct CaseMetrics {
 CaseMetrics compute_metrics(int batch, int prompt_len, int max_new_tokens,
                             const CaseCost& cost, const std::vector<RepSample>& samples,
                             const Peaks& peaks);
+
+// The read roof measured beside one case (engine/read_probe.h) and the denominators its MBU and
+// MFU used (docs/metrics.md, "The read roof beside each case").
+struct CaseRoof {
+  std::optional<double> read_gbps_before, read_gbps_after;  // the probe; nullopt: none ran
+  double reference_gbps = 0;   // the run's bandwidth peak (roofline cache or --peak-bw-gbps)
+  double mbu_peak_gbps = 0;    // MBU's denominator: max(before, after), or the reference when
+                               // no probe ran or --peak-bw-gbps was given
+  double mfu_peak_tflops = 0;  // MFU's denominator: the case dtype's GEMM peak
+};
+
+// A probe and the reference, or the probe before and after, differing by more than this
+// fraction are flagged (roof_check).
+inline constexpr double kRoofTolerance = 0.10;
+
+// Fills the roof of a case whose probes read `before` and `after` GB/s (nullopt: no probe) and
+// divides its MBU by roof.mbu_peak_gbps: mbu = decode_gbps / mbu_peak_gbps.
+CaseRoof apply_case_roof(CaseMetrics& m, const Peaks& peaks, std::optional<double> before,
+                         std::optional<double> after);
+
+// "ok", or what moved beyond kRoofTolerance, joined by "; ": "probe -27% vs roofline" (the
+// larger probe against the reference), "probe moved +15%" (after against before). nullopt
+// without a probe.
+std::optional<std::string> roof_check(const CaseRoof& r);
 
 }  // namespace llmbench

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -450,6 +451,84 @@ TEST(Outputs, QueryTakesInlineSqlReadOnly) {
   EXPECT_EQ(w.exit_code, 2);
   EXPECT_EQ(lines(w.err).size(), 1u) << w.err;
   EXPECT_EQ(slurp(dir / "r.db"), before);
+}
+
+// Every dtype's GEMM peak is stored (run row, json peaks) and each case divides by its own
+// dtype's; the read roof is probed beside each case with decode steps and MBU divides by it. A
+// cached read figure far above any probe (1000 GB/s) is flagged in every output.
+TEST(Outputs, RunStoresEveryDtypesPeakAndProbesTheReadRoofBesideEachCase) {
+  const fs::path dir = scratch_dir() / "probe";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // The cache key names the CPU model: take it from a run with both peaks given.
+  const Result first = run_llmbench("run" + kTiny + "--max-new-tokens 1 --threads 1 --format json "
+                                    "--trace off --db " + (dir / "a.db").string(), dir);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const std::string cpu = nlohmann::json::parse(first.out)["run"]["cpu"];
+  nlohmann::json cache;
+  cache["cpu|" + cpu + "|threads=1"] = {
+      {"measured_at", "test"},           {"read_gbps_best", 1000.0},
+      {"fp32_gemm_tflops_best", 0.11},   {"bf16_gemm_tflops_best", 0.22},
+      {"fp16_gemm_tflops_best", 0.33},   {"int8_gemm_tflops_best", 0.44},
+      {"int4_gemm_tflops_best", 0.55}};
+  fs::create_directories(dir / "cache");
+  std::ofstream(dir / "cache" / "roofline.json") << cache.dump();
+
+  const fs::path db = dir / "b.db";
+  const Result r = run_llmbench("run --model tiny --prompt-len 8 --repeat 2 --warmup 0 --quiet "
+                                "--dtype fp32,bf16 --max-new-tokens 3 --threads 1 --format json "
+                                "--db " + db.string(), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const std::map<std::string, double> want = {
+      {"fp32", 0.11}, {"bf16", 0.22}, {"fp16", 0.33}, {"int8", 0.44}, {"int4", 0.55}};
+  for (const auto& [dtype, tflops] : want)
+    EXPECT_DOUBLE_EQ(j["peaks"]["gemm_tflops"][dtype].get<double>(), tflops) << dtype;
+  ASSERT_EQ(j["cases"].size(), 2u);
+  for (const auto& c : j["cases"]) {
+    const std::string dtype = c["dtype"];
+    SCOPED_TRACE(dtype);
+    EXPECT_DOUBLE_EQ(c["mfu_peak_tflops"].get<double>(), want.at(dtype));
+    EXPECT_NEAR(c["mfu"].get<double>() * want.at(dtype), c["prefill_tflops"].get<double>(), 1e-9);
+    const double before = c["read_gbps_before"], after = c["read_gbps_after"];
+    EXPECT_GT(before, 0);
+    EXPECT_GT(after, 0);
+    EXPECT_DOUBLE_EQ(c["mbu_peak_gbps"].get<double>(), std::max(before, after));
+    EXPECT_NEAR(c["mbu"].get<double>() * std::max(before, after), c["decode_gbps"].get<double>(),
+                1e-9);
+    EXPECT_EQ(c["roof_check"].get<std::string>().rfind("probe -", 0), 0u) << c["roof_check"];
+  }
+  ASSERT_TRUE(j.contains("warnings"));
+  EXPECT_NE(j["warnings"].dump().find("read roof probe -"), std::string::npos) << j["warnings"];
+
+  Db d(db.string(), Db::Mode::kReadOnly);
+  auto q = d.prepare("SELECT peak_fp32_tflops, peak_bf16_tflops, peak_fp16_tflops,"
+                     " peak_int8_tflops, peak_int4_tflops, peak_bandwidth_gbps FROM run");
+  ASSERT_TRUE(q.step());
+  for (int i = 0; i < 5; ++i) EXPECT_DOUBLE_EQ(q.column_double(i), 0.11 * (i + 1)) << i;
+  EXPECT_DOUBLE_EQ(q.column_double(5), 1000.0);
+  auto c = d.prepare("SELECT count(*) FROM bench_case WHERE roof_check LIKE 'probe -%'"
+                     " AND mbu_peak_gbps = max(read_gbps_before, read_gbps_after)");
+  ASSERT_TRUE(c.step());
+  EXPECT_EQ(c.column_int(0), 2);
+
+  // The table and csv say so too; a case without decode steps has no probe.
+  const Result t = run_llmbench("run --model tiny --prompt-len 8 --repeat 1 --warmup 0 --quiet "
+                                "--max-new-tokens 2,1 --threads 1 --trace off --db " +
+                                db.string(), dir);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("roof_check"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("warning: tiny fp32 cpu b1 p8 n2: read roof probe -"), std::string::npos)
+      << t.out;
+  const Result csv = run_llmbench("run --model tiny --prompt-len 8 --repeat 1 --warmup 0 --quiet "
+                                  "--max-new-tokens 1 --threads 1 --trace off --format csv --db " +
+                                  db.string(), dir);
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  const auto rows = lines(csv.out);
+  ASSERT_EQ(rows.size(), 2u);
+  const auto header = split(rows[0], ','), row = split(rows[1], ',');
+  for (std::size_t i = 0; i < header.size(); ++i)
+    if (header[i] == "roof_check" || header[i] == "read_gbps_before") EXPECT_EQ(row[i], "") << header[i];
 }
 
 TEST(Outputs, FirstRunAtANewThreadCountSaysItMeasuresTheRoofline) {

@@ -28,6 +28,7 @@
 #include "kernels/cpu/embedding.h"
 #include "kernels/cpu/kv_cache.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/cpu/read_sum.h"
 #include "kernels/cpu/rmsnorm.h"
 #include "kernels/cpu/rope.h"
 #include "kernels/cpu/swiglu.h"
@@ -41,6 +42,7 @@
 #include "kernels/cuda/gemm.cuh"
 #include "kernels/cuda/gemv_half.cuh"
 #include "kernels/cuda/kv_cache.cuh"
+#include "kernels/cuda/read_sum.cuh"
 #include "kernels/cuda/rmsnorm.cuh"
 #include "kernels/cuda/rope.cuh"
 #include "kernels/cuda/swiglu.cuh"
@@ -175,6 +177,28 @@ TEST_F(CudaKernels, AddInplaceAddsEveryElement) {
     add_inplace(d_x.get(), d_y.get(), n, stream_);
     sync();
     EXPECT_TRUE(all_close(d_x.download(), ref, 0.0, 0.0));
+  }
+}
+
+// The device read test: its per-block partial sums add up to the reference sum (the value is
+// only a sink for the loads, so the tolerance is float rounding over n terms). Odd sizes leave a
+// tail after the float4 loads; the last size makes the capped grid loop.
+TEST_F(CudaKernels, ReadSumPartialsAddUpToTheReferenceSum) {
+  for (const std::int64_t n : {std::int64_t{1}, std::int64_t{3}, std::int64_t{7}, std::int64_t{19},
+                               std::int64_t{733}, (std::int64_t{1} << 24) + 5}) {
+    SCOPED_TRACE(::testing::Message() << "n " << n);
+    const std::vector<float> x = random_floats(std::size_t(n), 11, 0.0f, 1.0f);
+    const DeviceBuffer<float> d_x(x);
+    const int blocks = read_sum_blocks(n);
+    ASSERT_GE(blocks, 1);
+    ASSERT_LE(blocks, kReadSumMaxBlocks);
+    DeviceBuffer<float> d_partial(std::size_t(blocks));
+    read_sum_partial(d_partial.get(), d_x.get(), n, stream_);
+    sync();
+    double total = 0;
+    for (float p : d_partial.download()) total += p;
+    const double ref = cpu::read_sum_reference(x.data(), n);
+    EXPECT_NEAR(total, ref, 1e-6 * double(n) + 1e-6) << "blocks " << blocks;
   }
 }
 

@@ -4,6 +4,8 @@
 
 #include "engine/config.h"
 #include "engine/metrics.h"
+#include "engine/read_probe.h"
+#include "kernels/common/error.h"
 
 namespace llmbench {
 
@@ -131,6 +133,62 @@ TEST(Metrics, SingleTokenHasNoTpotOrMbu) {
   EXPECT_FALSE(m.decode_tok_s.has_value());
   EXPECT_DOUBLE_EQ(m.e2e_ms_p50, 5.0);
   EXPECT_DOUBLE_EQ(m.throughput_tok_s, 16 / 0.005);
+}
+
+// The read roof beside a case: MBU divides by the larger probe; the check flags a probe more
+// than 10% from the roofline, and a probe that moved more than 10% across the case.
+TEST(CaseRoof, MbuDividesByTheLargerProbeAndTheCheckFlagsBeyondTenPercent) {
+  CaseMetrics m;
+  m.decode_gbps = 20.0;
+  m.mbu = 20.0 / 50.0;  // against the cached roofline
+  Peaks peaks{50.0, 0.5, "cache"};
+  CaseRoof r = apply_case_roof(m, peaks, 38.0, 40.0);
+  EXPECT_DOUBLE_EQ(r.mbu_peak_gbps, 40.0);
+  EXPECT_DOUBLE_EQ(*m.mbu, 0.5);
+  EXPECT_DOUBLE_EQ(r.reference_gbps, 50.0);
+  EXPECT_DOUBLE_EQ(r.mfu_peak_tflops, 0.5);
+  EXPECT_EQ(*roof_check(r), "probe -20% vs roofline");  // 40 / 50; 40 / 38 moved 5%: fine
+  r = apply_case_roof(m, peaks, 46.0, 52.0);              // +4% vs roofline; moved +13%
+  EXPECT_EQ(*roof_check(r), "probe moved +13%");
+  r = apply_case_roof(m, peaks, 60.0, 45.0);  // 60 / 50 = +20%; 45 / 60 = -25%
+  EXPECT_EQ(*roof_check(r), "probe +20% vs roofline; probe moved -25%");
+  EXPECT_DOUBLE_EQ(*m.mbu, 20.0 / 60.0);
+  r = apply_case_roof(m, peaks, 50.0, 55.0);  // exactly 10% is not more than 10%
+  EXPECT_EQ(*roof_check(r), "ok");
+  // --peak-bw-gbps: the given figure stays the denominator; the probe is still checked.
+  peaks.bandwidth_given = true;
+  r = apply_case_roof(m, peaks, 30.0, 30.0);
+  EXPECT_DOUBLE_EQ(r.mbu_peak_gbps, 50.0);
+  EXPECT_DOUBLE_EQ(*m.mbu, 0.4);
+  EXPECT_EQ(*roof_check(r), "probe -40% vs roofline");
+  // No probe (a case without decode steps): the reference, and no check.
+  peaks.bandwidth_given = false;
+  CaseMetrics prefill_only;
+  r = apply_case_roof(prefill_only, peaks, std::nullopt, std::nullopt);
+  EXPECT_DOUBLE_EQ(r.mbu_peak_gbps, 50.0);
+  EXPECT_FALSE(prefill_only.mbu.has_value());
+  EXPECT_FALSE(roof_check(r).has_value());
+}
+
+TEST(Peaks, ForDtypePicksTheDtypesGemmPeak) {
+  Peaks p{40.0, 0.2, "cache"};
+  p.gemm_tflops = {{DType::kFp32, 0.2}, {DType::kBf16, 0.45}, {DType::kInt8, 0.9}};
+  EXPECT_DOUBLE_EQ(p.for_dtype(DType::kBf16).tflops, 0.45);
+  EXPECT_DOUBLE_EQ(p.for_dtype(DType::kInt8).tflops, 0.9);
+  EXPECT_DOUBLE_EQ(p.for_dtype(DType::kInt4).tflops, 0.2);  // not measured: unchanged
+  EXPECT_DOUBLE_EQ(p.for_dtype(DType::kBf16).bandwidth_gbps, 40.0);
+}
+
+TEST(ReadProbe, CpuProbeReadsItsBufferAndReportsBestAboveMedian) {
+  const auto probe = make_read_probe("cpu", std::int64_t(8) << 20);
+  EXPECT_EQ(probe->buffer_bytes(), std::int64_t(8) << 20);
+  for (int i = 0; i < 2; ++i) {  // the second call reuses the buffer
+    const ReadProbeResult r = probe->measure();
+    EXPECT_GT(r.gbps_median, 0.0);
+    EXPECT_GE(r.gbps_best, r.gbps_median);
+    EXPECT_GT(r.seconds, 0.0);
+  }
+  EXPECT_THROW(make_read_probe("tpu"), BadInput);
 }
 
 }  // namespace llmbench

@@ -343,7 +343,7 @@ TEST_F(Report, RendersInHeadlessChromium) {
   const std::string dom = run_browser(browser, html, work, png);
   std::smatch m;
   const std::regex status(
-      R"(id="report-status" data-done="1">charts=(\d+) series=(\d+) blank=(\d+) )"
+      R"(id="report-status" data-done="1">charts=(\d+) series=(\d+) blank=(\d+) cards=(\d+) )"
       R"(errors=(\d+) resources=(\d+)([^<]*))");
   ASSERT_TRUE(std::regex_search(dom, m, status))
       << "the page did not finish rendering; browser stderr:\n"
@@ -360,8 +360,9 @@ TEST_F(Report, RendersInHeadlessChromium) {
   EXPECT_EQ(std::stoi(m[1]), charts);
   EXPECT_EQ(std::stoi(m[2]), series);
   EXPECT_EQ(std::stoi(m[3]), 0) << "charts with an empty canvas";
-  EXPECT_EQ(std::stoi(m[4]), 0) << "console errors:" << m[6];
-  EXPECT_EQ(std::stoi(m[5]), 0) << "the page loaded resources";
+  EXPECT_EQ(std::stoi(m[4]), 0) << "summary cards (a sweep has charts instead)";
+  EXPECT_EQ(std::stoi(m[5]), 0) << "console errors:" << m[7];
+  EXPECT_EQ(std::stoi(m[6]), 0) << "the page loaded resources";
   const std::string err = llmbench_test::slurp(work / "browser.err");
   EXPECT_EQ(err.find(":CONSOLE("), std::string::npos) << err.substr(0, 4000);
   ASSERT_TRUE(fs::exists(png));

@@ -1,7 +1,8 @@
 // `llmbench roofline`: measure the backend's peak bandwidth and GEMM FLOP/s, print them, and
 // cache them as the MBU/MFU denominators of later runs (tools/run/peaks_cache.h). The backend is
 // chosen as `run` chooses it (engine/backend_factory.h): cpu (read bandwidth, OpenBLAS sgemm),
-// or cuda (device-to-device copy bandwidth, cuBLAS GEMM per dtype; engine/cuda_roofline.h).
+// or cuda (device-to-device copy and read bandwidth, cuBLAS GEMM per dtype;
+// engine/cuda_roofline.h); then the per-case read probe once (engine/read_probe.h).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <omp.h>
@@ -10,6 +11,7 @@
 
 #include "engine/backend_factory.h"
 #include "engine/cpu_backend.h"
+#include "engine/read_probe.h"
 #include "kernels/common/error.h"
 #include "tools/cli/commands.h"
 #include "tools/run/peaks_cache.h"
@@ -17,6 +19,16 @@
 namespace llmbench {
 
 namespace {
+
+// The per-case read probe (engine/read_probe.h) once, beside the roofline's own read test.
+void print_probe(const std::string& backend) {
+  const auto probe = make_read_probe(backend);
+  const ReadProbeResult p = probe->measure();
+  fmt::print("read probe (what each case measures before and after itself): best {:.2f} GB/s, "
+             "median {:.2f} GB/s ({} MiB, {} passes, {:.0f} ms with the first allocation)\n",
+             p.gbps_best, p.gbps_median, probe->buffer_bytes() >> 20, kReadProbePasses,
+             p.seconds * 1e3);
+}
 
 int run_cpu_roofline(int threads) {
   CpuBackend backend(threads);
@@ -36,7 +48,10 @@ int run_cpu_roofline(int threads) {
         std::tuple{"int8", r.int8_gemm_tflops_best, r.int8_gemm_tflops_median},
         std::tuple{"int4", r.int4_gemm_tflops_best, r.int4_gemm_tflops_median}})
     fmt::print("  {} GEMM:     best {:.3f} TFLOP/s, median {:.3f} TFLOP/s\n", name, best, med);
-  fmt::print("cached in {} (run uses the best values as MBU/MFU peaks)\n", roofline_cache_path());
+  print_probe("cpu");
+  fmt::print("cached in {} (run uses the best GEMM of each dtype as the MFU peak; the read figure "
+             "is MBU's reference, each case with decode steps divides by its own probe)\n",
+             roofline_cache_path());
   return 0;
 }
 
@@ -59,13 +74,17 @@ int run_cuda_roofline() {
              "{} reps)\n",
              r.copy_gbps_best, r.copy_gbps_median, 100 * ratio, r.copy_buffer_bytes >> 20,
              r.copy_buffer_bytes >> 20, r.repetitions);
+  fmt::print("read bandwidth: best {:.1f} GB/s, median {:.1f} GB/s (device read test of {} MiB; "
+             "{} reps)\n",
+             r.read_gbps_best, r.read_gbps_median, r.copy_buffer_bytes >> 20, r.repetitions);
+  print_probe("cuda");
   for (const DType t : {DType::kFp32, DType::kBf16, DType::kFp16}) {
     const CudaGemmPeak& g = r.gemm(t);
     fmt::print("cuBLAS GEMM {} {}^3: best {:.2f} TFLOP/s, median {:.2f} TFLOP/s\n",
                dtype_name(t), r.gemm_n, g.tflops_best, g.tflops_median);
   }
-  fmt::print("cached in {} (run uses the best copy bandwidth and the best GEMM of its dtype as "
-             "MBU/MFU peaks)\n",
+  fmt::print("cached in {} (run uses the best read bandwidth as MBU's reference, each case "
+             "divides by its own probe, and the best GEMM of its dtype as the MFU peak)\n",
              roofline_cache_path());
   return 0;
 }

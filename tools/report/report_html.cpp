@@ -1,6 +1,8 @@
 // See report_html.h. The drawing is Chart.js's; the script here only turns each chart's JSON
-// (a Chart.js config plus a few style hints: series, band, dash, verdict) into a Chart and a
-// table, and records what rendered in the status element the browser test reads.
+// (a Chart.js config plus a few style hints: series, band, dash, verdict, and on an axis
+// tickValues / tickLabels: exactly those ticks, e.g. batch 1, 4, 16 on a log2 axis) into a Chart
+// and a table, draws each summary card (a single case: its numbers, not lone dots), and records
+// what rendered in the status element the browser test reads.
 #include "tools/report/report_html.h"
 
 #include <cstdlib>
@@ -47,6 +49,10 @@ body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;
 h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:2em}
 h3{font-size:1.05em;margin:1.5em 0 .4em}
 .chart{position:relative;height:420px}
+.card{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:10px;margin:8px 0 18px}
+.card div{border:1px solid #ddd;border-radius:6px;padding:8px 10px;background:#fafafa}
+.card b{display:block;font-size:1.6em;font-weight:600;margin:2px 0}.card span{color:#666;font-size:12px}
+.card div.flag{border-color:#d62728;background:#fff4f4}
 table{border-collapse:collapse;font-size:12px;margin:6px 0}
 td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}th{background:#f3f3f3}
 td:first-child,th:first-child{text-align:left}
@@ -82,7 +88,16 @@ constexpr const char* kScript = R"js(
     rows.forEach(r => { const tr = add(t, 'tr'); r.forEach(v => add(tr, 'td', v === null ? '' : v)); });
     return t;
   }
-  let charts = 0, series = 0, blank = 0;
+  // Ticks exactly at tickValues (labelled by tickLabels, else the value): a batch axis on a
+  // log2 scale shows 1, 2, 4, 16, never 1.5 or 2.5.
+  function fixTicks(scale) {
+    if (!scale || !scale.tickValues) return;
+    const values = scale.tickValues, labels = scale.tickLabels;
+    scale.afterBuildTicks = ax => { ax.ticks = values.map(v => ({value: v})); };
+    scale.ticks = Object.assign({}, scale.ticks, {autoSkip: false,
+      callback: v => { const i = values.indexOf(v); return labels && i >= 0 ? labels[i] : String(v); }});
+  }
+  let charts = 0, series = 0, blank = 0, cards = 0;
   add(root, 'h1', data.title);
   for (const s of data.sections) {
     add(root, 'h2', s.title);
@@ -93,7 +108,18 @@ constexpr const char* kScript = R"js(
       }
     }
     if (s.cases) add(root, 'p', s.cases.cases + ' cases, ' + s.cases.ok + ' ok, ' + s.cases.traced + ' traced', 'note');
-    for (const c of s.charts) {
+    for (const card of (s.cards || [])) {
+      add(root, 'h3', card.title);
+      const grid = add(root, 'div', null, 'card');
+      for (const it of card.items) {
+        const cell = add(grid, 'div', null, it.flag ? 'flag' : null);
+        add(cell, 'span', it.label);
+        add(cell, 'b', it.value === null ? 'n/a' : it.value);
+        if (it.note) add(cell, 'span', it.note);
+      }
+      cards++;
+    }
+    for (const c of (s.charts || [])) {
       add(root, 'h3', c.title);
       const box = add(root, 'div', null, 'chart');
       const cfg = c.config;
@@ -116,6 +142,7 @@ constexpr const char* kScript = R"js(
           ds.backgroundColor = col + '33';
         }
       }
+      Object.values(cfg.options.scales || {}).forEach(fixTicks);
       cfg.options.animation = false;
       cfg.options.responsive = true;
       cfg.options.maintainAspectRatio = false;
@@ -148,8 +175,9 @@ constexpr const char* kScript = R"js(
   }
   const st = document.getElementById('report-status');
   const resources = performance.getEntriesByType('resource').length;
-  st.textContent = 'charts=' + charts + ' series=' + series + ' blank=' + blank + ' errors=' +
-                   errors.length + ' resources=' + resources + (errors.length ? ' ' + errors.join(' | ') : '');
+  st.textContent = 'charts=' + charts + ' series=' + series + ' blank=' + blank + ' cards=' +
+                   cards + ' errors=' + errors.length + ' resources=' + resources +
+                   (errors.length ? ' ' + errors.join(' | ') : '');
   st.setAttribute('data-done', '1');
 })();
 )js";

@@ -124,6 +124,17 @@ std::vector<std::string> result_warnings(const std::vector<CaseResult>& results,
          [](const CaseResult& r) { return r.metrics.repetitions; });
   if (std::any_of(results.begin(), results.end(), host_nosync))
     w.push_back(std::string(kHostNoSyncWarning));
+  // The read roof probed beside a case disagreed with the roofline, or moved during the case
+  // (roof_check, engine/metrics.h): its MBU divides by the probe, and says so.
+  for (const auto& r : results) {
+    const std::optional<std::string> check = roof_check(r.roof);
+    if (r.status == "ok" && check && *check != "ok")
+      w.push_back(fmt::format("{}: read roof {} (probe {:.1f} -> {:.1f} GB/s, roofline {:.1f}); "
+                              "MBU divides by {:.1f} GB/s (docs/metrics.md, the read roof)",
+                              r.spec.label(), *check, *r.roof.read_gbps_before,
+                              *r.roof.read_gbps_after, r.roof.reference_gbps,
+                              r.roof.mbu_peak_gbps));
+  }
   return w;
 }
 
@@ -138,8 +149,11 @@ void print_results(std::ostream& out, const std::string& format,
     for (const auto& r : results) cases.push_back(case_json(r));
     nlohmann::ordered_json doc = nlohmann::ordered_json::object();
     if (!run.is_null()) doc["run"] = run;
+    nlohmann::ordered_json gemm = nlohmann::ordered_json::object();
+    for (const auto& [dtype, tflops] : peaks.gemm_tflops) gemm[dtype_name(dtype)] = tflops;
     doc["peaks"] = {{"bandwidth_gbps", peaks.bandwidth_gbps},
                     {"tflops", peaks.tflops},
+                    {"gemm_tflops", gemm},
                     {"source", peaks.source}};
     doc["cases"] = cases;
     if (!warnings.empty()) doc["warnings"] = warnings;

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -78,8 +79,13 @@ json cached_entry(const std::string& key, std::initializer_list<const char*> fie
 // What the roofline (cached or measured now) gives a run, before the override flags.
 struct MeasuredPeaks {
   double bandwidth_gbps = 0, tflops = 0;
+  std::map<DType, double> gemm_tflops;  // every dtype's GEMM peak the roofline measured
   std::string origin;  // the run's peak_source
 };
+
+constexpr DType kCpuGemmDtypes[] = {DType::kFp32, DType::kBf16, DType::kFp16, DType::kInt8,
+                                    DType::kInt4};
+constexpr DType kCudaGemmDtypes[] = {DType::kFp32, DType::kBf16, DType::kFp16};
 
 // The roofline cache field of a CPU run's FLOP/s peak: the best rate the engine's own GEMM for
 // the dtype reached (engine/roofline.h): vdpbf16ps for bf16 runs at twice the fp32 FMA rate,
@@ -111,9 +117,13 @@ MeasuredPeaks cpu_peaks(int threads, bool quiet, DType dtype) {
   const std::string key = roofline_cache_key("cpu", threads);
   const char* gemm_field = cpu_gemm_field(dtype);
   MeasuredPeaks m;
-  if (const json e = cached_entry(key, {"read_gbps_best", gemm_field}); !e.is_null()) {
+  if (const json e = cached_entry(key, {"read_gbps_best", "fp32_gemm_tflops_best",
+                                        "bf16_gemm_tflops_best", "fp16_gemm_tflops_best",
+                                        "int8_gemm_tflops_best", "int4_gemm_tflops_best"});
+      !e.is_null()) {
     m.bandwidth_gbps = e["read_gbps_best"].get<double>();
     m.tflops = e[gemm_field].get<double>();
+    for (DType d : kCpuGemmDtypes) m.gemm_tflops[d] = e[cpu_gemm_field(d)].get<double>();
     m.origin = "measured by llmbench roofline on " + e.value("measured_at", "?") + " (cache " +
                roofline_cache_path() + ")";
     return m;
@@ -133,6 +143,7 @@ MeasuredPeaks cpu_peaks(int threads, bool quiet, DType dtype) {
                r.read_gbps_best, cpu_gemm_tflops(r, dtype), dtype_name(dtype));
   m.bandwidth_gbps = r.read_gbps_best;
   m.tflops = cpu_gemm_tflops(r, dtype);
+  for (DType d : kCpuGemmDtypes) m.gemm_tflops[d] = cpu_gemm_tflops(r, d);
   m.origin = "measured now by the roofline (cached in " + roofline_cache_path() + ")";
   return m;
 }
@@ -156,6 +167,9 @@ json cuda_entry(const CudaRooflineResult& r) {
           {"copy_gbps_best", r.copy_gbps_best},
           {"copy_gbps_median", r.copy_gbps_median},
           {"copy_buffer_bytes", r.copy_buffer_bytes},
+          // read_gbps_*: copy_buffer_bytes per device read test (MBU's reference denominator)
+          {"read_gbps_best", r.read_gbps_best},
+          {"read_gbps_median", r.read_gbps_median},
           {"gemm_n", r.gemm_n},
           {"gemm_fp32_tflops_best", r.gemm_fp32.tflops_best},
           {"gemm_fp32_tflops_median", r.gemm_fp32.tflops_median},
@@ -172,7 +186,9 @@ MeasuredPeaks cuda_peaks(DType dtype, bool quiet) {
   const CudaDeviceInfo info = query_cuda_device(0);
   const std::string key = cuda_roofline_cache_key(info.name);
   const std::string gemm_field = "gemm_" + std::string(dtype_name(dtype)) + "_tflops_best";
-  json e = cached_entry(key, {"copy_gbps_best", "gemm_n", "repetitions", gemm_field.c_str()});
+  json e = cached_entry(key, {"copy_gbps_best", "read_gbps_best", "gemm_n", "repetitions",
+                              "gemm_fp32_tflops_best",
+                              "gemm_bf16_tflops_best", "gemm_fp16_tflops_best"});
   std::string when;
   if (!e.is_null()) {
     when = "measured by llmbench roofline on " + e.value("measured_at", "?") + " (cache " +
@@ -185,14 +201,17 @@ MeasuredPeaks cuda_peaks(DType dtype, bool quiet) {
     when = "measured now by the roofline (cached in " + roofline_cache_path() + ")";
   }
   MeasuredPeaks m;
-  m.bandwidth_gbps = e["copy_gbps_best"].get<double>();
+  m.bandwidth_gbps = e["read_gbps_best"].get<double>();
   m.tflops = e[gemm_field].get<double>();
+  for (DType d : kCudaGemmDtypes)
+    m.gemm_tflops[d] = e["gemm_" + std::string(dtype_name(d)) + "_tflops_best"].get<double>();
   // The datasheet figure is context for the reader, never the denominator.
   const double datasheet = info.datasheet_bandwidth_gbps;
   m.origin = fmt::format(
-      "cuda roofline of {}: device-to-device copy {:.1f} GB/s (read + write, best of {}; "
-      "datasheet {:.1f} GB/s), cuBLAS {} GEMM {}^3 {:.2f} TFLOP/s; {}",
-      info.name, m.bandwidth_gbps, e["repetitions"].get<int>(), datasheet, dtype_name(dtype),
+      "cuda roofline of {}: device read {:.1f} GB/s (best of {}; device-to-device copy {:.1f} "
+      "GB/s read + write; datasheet {:.1f} GB/s), cuBLAS {} GEMM {}^3 {:.2f} TFLOP/s; {}",
+      info.name, m.bandwidth_gbps, e["repetitions"].get<int>(),
+      e["copy_gbps_best"].get<double>(), datasheet, dtype_name(dtype),
       e["gemm_n"].get<int>(), m.tflops, when);
   return m;
 }
@@ -236,9 +255,11 @@ Peaks resolve_peaks(const std::string& backend, int threads, std::optional<doubl
                     std::optional<double> tflops, bool quiet,
                     DType dtype) {
   Peaks p;
+  p.bandwidth_given = bw_gbps.has_value();
   if (bw_gbps && tflops) {
     p.bandwidth_gbps = *bw_gbps;
     p.tflops = *tflops;
+    for (DType d : kCpuGemmDtypes) p.gemm_tflops[d] = *tflops;
     p.source = "given by --peak-bw-gbps and --peak-tflops";
     return p;
   }
@@ -256,6 +277,9 @@ Peaks resolve_peaks(const std::string& backend, int threads, std::optional<doubl
   }
   p.bandwidth_gbps = bw_gbps.value_or(m.bandwidth_gbps);
   p.tflops = tflops.value_or(m.tflops);
+  p.gemm_tflops = m.gemm_tflops;
+  if (tflops)
+    for (auto& [d, t] : p.gemm_tflops) t = *tflops;
   p.source = m.origin;
   if (bw_gbps) p.source += "; bandwidth given by --peak-bw-gbps";
   if (tflops) p.source += "; FLOP/s given by --peak-tflops";

@@ -17,6 +17,7 @@
 #include "kernels/common/error.h"
 #include "engine/hf_checkpoint.h"
 #include "engine/interrupt.h"
+#include "engine/read_probe.h"
 #include "tools/store/case_key.h"
 #include "tools/run/peaks_cache.h"
 #include "tools/run/progress.h"
@@ -127,33 +128,37 @@ int run_benchmarks(const RunOptions& opts, const AppliedProfile* profile,
   const bool created_db = create_if_missing(opts.db);
   std::int64_t run_id = 0;
   std::set<std::string> stored;
-  // The run's peaks (stored with the run) are those of the first case's dtype; a case of another
-  // dtype divides by the peaks of its own (peaks_for): on CUDA the cuBLAS GEMM peak of the dtype;
-  // on the CPU the engine's bf16, int8 or int4 GEMM for those dtypes, sgemm for fp32 and fp16
-  // (docs/metrics.md, Peaks).
+  // The run's peaks (stored with the run: every dtype's GEMM peak, the bandwidth, and as
+  // peak_tflops the first case's dtype's) come from one roofline; a case divides by the GEMM
+  // peak of its own dtype (Peaks::for_dtype): on CUDA the cuBLAS GEMM of the dtype; on the CPU
+  // the engine's GEMM for the dtype (docs/metrics.md, Peaks). A dtype the run's peaks lack (a
+  // resumed run stored before every dtype's peak was) is resolved on its own.
   Peaks peaks;
   const DType run_dtype = plan.cases.front().dtype;
   std::map<DType, Peaks> other_peaks;
   auto peaks_for = [&](DType dt) -> const Peaks& {
-    if (dt == run_dtype) return peaks;
     auto it = other_peaks.find(dt);
-    if (it == other_peaks.end())
-      it = other_peaks
-               .emplace(dt, resolve_peaks(plan.backend, plan.threads, opts.peak_bw_gbps,
-                                          opts.peak_tflops, opts.quiet, dt))
-               .first;
-    return it->second;
+    if (it != other_peaks.end()) return it->second;
+    Peaks p = peaks.gemm_tflops.count(dt) || dt == run_dtype
+                  ? peaks.for_dtype(dt)
+                  : resolve_peaks(plan.backend, plan.threads, opts.peak_bw_gbps, opts.peak_tflops,
+                                  opts.quiet, dt);
+    return other_peaks.emplace(dt, std::move(p)).first->second;
   };
+  // The read roof probed beside each case with decode steps (engine/read_probe.h).
+  std::unique_ptr<ReadProbe> probe;
   std::optional<ResultStore> holder;
   std::unique_ptr<Backend> backend_ptr;
   try {
     holder.emplace(opts.db);
     std::optional<std::int64_t> previous = opts.resume ? holder->find_run(pkey) : std::nullopt;
     backend_ptr = make_backend(plan.backend, plan.threads, opts.sync_check);
+    probe = make_read_probe(plan.backend);
     if (previous) {
       run_id = *previous;
       stored = holder->stored_case_keys(run_id);
       peaks = holder->run_peaks(run_id);  // the resumed cases divide by the run's own peaks
+      peaks.bandwidth_given = peaks.source.find("--peak-bw-gbps") != std::string::npos;
       if (stored.size() >= keys.size()) {
         holder->finish_run(run_id, "complete");
         notice(opts, fmt::format("run {} in {} already has all {} cases: nothing to resume", run_id,
@@ -187,14 +192,16 @@ int run_benchmarks(const RunOptions& opts, const AppliedProfile* profile,
   }
   ResultStore& store = *holder;
   Backend& backend = *backend_ptr;
-  // cuda: copy bandwidth and the cuBLAS GEMM peak of the first case's dtype
-  notice(opts, fmt::format("peaks: {:.1f} GB/s {}, {:.3f} TFLOP/s {} {} ({})",
-                           peaks.bandwidth_gbps, plan.backend == "cuda" ? "copy" : "read",
+  // cuda: the device read test and the cuBLAS GEMM peak of the first case's dtype
+  notice(opts, fmt::format("peaks: {:.1f} GB/s {}, {:.3f} TFLOP/s {} {} ({}); each case with "
+                           "decode steps probes its own read roof (MBU's denominator){}",
+                           peaks.bandwidth_gbps, "read",
                            peaks.tflops,
                            plan.backend == "cuda"                                 ? "cuBLAS GEMM"
                            : run_dtype == DType::kFp32 || run_dtype == DType::kFp16 ? "sgemm"
                                                                                     : "GEMM",
-                           dtype_name(run_dtype), peaks.source));
+                           dtype_name(run_dtype), peaks.source,
+                           peaks.bandwidth_given ? ", but --peak-bw-gbps is MBU's denominator" : ""));
 
   const ScopedInterruptHandler interrupts;
   const int to_run = int(keys.size() - stored.size());
@@ -218,7 +225,7 @@ int run_benchmarks(const RunOptions& opts, const AppliedProfile* profile,
         model = build_model(spec, backend, progress);
         model_key = key;
       }
-      result = run_case(*model, spec, peaks_for(spec.dtype), origin);
+      result = run_case(*model, spec, peaks_for(spec.dtype), origin, probe.get());
     } catch (const Interrupted&) {  // abandoned: not stored; --resume runs it again
       interrupted = true;
       break;

@@ -140,6 +140,29 @@ const std::array kFields = {
                 [](const CaseResult& r, S) -> FieldValue { return r.metrics.mfu; }},
     ResultField{"mbu", T::kReal, R::kMetric, kAll, 3, "decode memory bandwidth utilisation",
                 [](const CaseResult& r, S) { return opt(r.metrics.mbu); }},
+    // The read roof probed beside the case and the denominators (docs/metrics.md, "The read
+    // roof beside each case").
+    ResultField{"read_gbps_before", T::kReal, R::kMetric, kCsv | kDb, 2,
+                "read roof probed right before the case, GB/s (best pass)",
+                [](const CaseResult& r, S) { return opt(r.roof.read_gbps_before); }},
+    ResultField{"read_gbps_after", T::kReal, R::kMetric, kCsv | kDb, 2,
+                "read roof probed right after the case, GB/s (best pass)",
+                [](const CaseResult& r, S) { return opt(r.roof.read_gbps_after); }},
+    ResultField{"mbu_peak_gbps", T::kReal, R::kMetric, kCsv | kDb, 2,
+                "MBU's denominator: the larger probe (or --peak-bw-gbps), GB/s",
+                [](const CaseResult& r, S) -> FieldValue {
+                  if (!r.metrics.mbu) return std::monostate{};
+                  return r.roof.mbu_peak_gbps;
+                }},
+    ResultField{"mfu_peak_tflops", T::kReal, R::kMetric, kCsv | kDb, 4,
+                "MFU's denominator: the case dtype's GEMM peak, 1e12 FLOP/s",
+                [](const CaseResult& r, S) -> FieldValue { return r.roof.mfu_peak_tflops; }},
+    ResultField{"roof_check", T::kText, R::kMetric, kAll, 0,
+                "ok, or how the probed read roof differed (> 10%) from the roofline or moved",
+                [](const CaseResult& r, S) -> FieldValue {
+                  const std::optional<std::string> c = roof_check(r.roof);
+                  return c ? FieldValue(*c) : FieldValue(std::monostate{});
+                }},
     ResultField{"prefill_flops", T::kInt, R::kMetric, kCsv | kDb, 0, "analytic prefill FLOPs",
                 [](const CaseResult& r, S) { return i64(r.cost.prefill_flops); }},
     ResultField{"weight_bytes", T::kInt, R::kMetric, kCsv | kDb, 0, "bytes of all weights",

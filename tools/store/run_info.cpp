@@ -36,13 +36,18 @@ RunInfo current_run_info() {
 std::optional<RunInfo> read_run_info(Db& db, std::int64_t run_id) {
   auto has = db.prepare("SELECT 1 FROM pragma_table_info('run') WHERE name = 'plan_key'");
   const bool sweep_columns = has.step();
+  auto has_peaks = db.prepare("SELECT 1 FROM pragma_table_info('run') WHERE name = 'peak_int4_tflops'");
+  const bool dtype_peaks = has_peaks.step();
   auto q = db.prepare(
       std::string("SELECT started_at, command_line, llmbench_version, git_commit, build_type,"
                   " host, cpu, gpu, driver, threads, peak_bandwidth_gbps, peak_tflops,"
                   " peak_source") +
       (sweep_columns ? ", COALESCE(plan_key, ''), COALESCE(n_cases, 0), COALESCE(profile, ''),"
                        " COALESCE(shard, '')"
-                     : "") +
+                     : ", '', 0, '', ''") +
+      (dtype_peaks ? ", peak_fp32_tflops, peak_bf16_tflops, peak_fp16_tflops, peak_int8_tflops,"
+                     " peak_int4_tflops"
+                   : "") +
       " FROM run WHERE id = ?");
   q.bind(1, run_id);
   if (!q.step()) return std::nullopt;
@@ -65,6 +70,11 @@ std::optional<RunInfo> read_run_info(Db& db, std::int64_t run_id) {
     r.n_cases = int(q.column_int(14));
     r.profile = q.column_text(15);
     r.shard = q.column_text(16);
+  }
+  if (dtype_peaks) {
+    const DType dtypes[] = {DType::kFp32, DType::kBf16, DType::kFp16, DType::kInt8, DType::kInt4};
+    for (int i = 0; i < 5; ++i)
+      if (!q.column_is_null(17 + i)) r.peaks.gemm_tflops[dtypes[i]] = q.column_double(17 + i);
   }
   return r;
 }

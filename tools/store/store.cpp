@@ -392,6 +392,18 @@ ALTER TABLE load_request ADD COLUMN session_index INTEGER;  -- 0-based session i
 ALTER TABLE load_request ADD COLUMN turn_index INTEGER;     -- 0-based turn in its session
 )sql";
 
+// Version 8: every dtype's GEMM peak on the run row (a stored MFU of any dtype can be
+// recomputed: MFU = prefill_tflops / the case dtype's peak), and the read roof probed beside
+// each case (bench_case's read_gbps_before/_after, mbu_peak_gbps, mfu_peak_tflops, roof_check,
+// added from the field list). NULL: not measured (older runs; int8/int4 on CUDA).
+constexpr const char* kSchemaV8 = R"sql(
+ALTER TABLE run ADD COLUMN peak_fp32_tflops REAL;  -- GEMM peaks per dtype, 1e12 FLOP/s
+ALTER TABLE run ADD COLUMN peak_bf16_tflops REAL;
+ALTER TABLE run ADD COLUMN peak_fp16_tflops REAL;
+ALTER TABLE run ADD COLUMN peak_int8_tflops REAL;
+ALTER TABLE run ADD COLUMN peak_int4_tflops REAL;
+)sql";
+
 void add_missing_result_columns(Db& db) {
   std::set<std::string> have;
   auto cols = db.prepare("SELECT name FROM pragma_table_info('bench_case')");
@@ -401,6 +413,11 @@ void add_missing_result_columns(Db& db) {
     db.exec("ALTER TABLE bench_case ADD COLUMN " + std::string(f.name) + " " +
             std::string(sql_type(f.type)));
   }
+}
+
+std::optional<double> gemm_peak(const Peaks& p, DType d) {
+  const auto it = p.gemm_tflops.find(d);
+  return it == p.gemm_tflops.end() ? std::nullopt : std::optional<double>(it->second);
 }
 
 }  // namespace
@@ -418,6 +435,10 @@ void create_schema_version(Db& db, int version) {
     }
     if (version >= 6) db.exec(kSchemaV6);
     if (version >= 7) db.exec(kSchemaV7);
+    if (version >= 8) {
+      db.exec(kSchemaV8);
+      add_missing_result_columns(db);
+    }
     db.exec("PRAGMA user_version = " + std::to_string(version));
   });
 }
@@ -458,6 +479,10 @@ ResultStore::ResultStore(const std::string& path) : setup_lock_(path), db_(path,
       }
       if (version < 6) db_.exec(kSchemaV6);
       if (version < 7) db_.exec(kSchemaV7);
+      if (version < 8) {
+        db_.exec(kSchemaV8);
+        add_missing_result_columns(db_);
+      }
       db_.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
     });
   }
@@ -475,14 +500,18 @@ std::int64_t ResultStore::begin_run(const RunInfo& r) {
     db_.prepare(
            "INSERT INTO run (started_at, command_line, llmbench_version, git_commit, build_type,"
            " host, cpu, gpu, driver, threads, peak_bandwidth_gbps, peak_tflops, peak_source,"
-           " status, plan_key, n_cases, profile, shard, sweep_key)"
-           " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,'running',?,?,?,?,?)")
+           " status, plan_key, n_cases, profile, shard, sweep_key, peak_fp32_tflops,"
+           " peak_bf16_tflops, peak_fp16_tflops, peak_int8_tflops, peak_int4_tflops)"
+           " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,'running',?,?,?,?,?,?,?,?,?,?)")
         .bind(1, r.started_at).bind(2, r.command_line).bind(3, r.version)
         .bind(4, r.git_commit).bind(5, r.build_type).bind(6, r.host).bind(7, r.cpu)
         .bind(8, r.gpu).bind(9, r.driver).bind(10, r.threads)
         .bind(11, r.peaks.bandwidth_gbps).bind(12, r.peaks.tflops).bind(13, r.peaks.source)
         .bind(14, r.plan_key).bind(15, r.n_cases).bind(16, r.profile).bind(17, r.shard)
         .bind(18, r.sweep_key)
+        .bind(19, gemm_peak(r.peaks, DType::kFp32)).bind(20, gemm_peak(r.peaks, DType::kBf16))
+        .bind(21, gemm_peak(r.peaks, DType::kFp16)).bind(22, gemm_peak(r.peaks, DType::kInt8))
+        .bind(23, gemm_peak(r.peaks, DType::kInt4))
         .run();
     id = db_.last_insert_id();
     // The trace's process and (host) thread: Perfetto's model, one process per run.
