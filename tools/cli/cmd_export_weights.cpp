@@ -7,9 +7,9 @@
 
 #include <climits>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "engine/atomic_file.h"
 #include "engine/config.h"
 #include "kernels/common/error.h"
 #include "engine/weights.h"
@@ -57,12 +57,8 @@ int export_weights(const std::string& model, const std::string& dtype_text,
   const fs::path dir = prepare_output_dir(out, created);
   const fs::path config_path = dir / "config.json", weights_path = dir / "model.safetensors";
   try {
-    {
-      std::ofstream f(config_path);
-      f << hf_config_for(*preset, *dtype).dump(2) << '\n';
-      f.close();
-      if (!f) throw Error("export-weights: cannot write '" + config_path.string() + "'");
-    }
+    write_file_atomically(config_path.string(), hf_config_for(*preset, *dtype).dump(2) + "\n",
+                          "export-weights");
     // Written under a temporary name and renamed, so it is either whole or absent.
     write_safetensors(weights_path.string(), hf_tensor_specs(*preset), RandomWeights(seed),
                       *dtype,

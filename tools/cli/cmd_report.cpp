@@ -4,11 +4,11 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 
+#include "engine/atomic_file.h"
 #include "kernels/common/error.h"
 #include "tools/cli/commands.h"
 #include "tools/report/report_data.h"
@@ -33,11 +33,8 @@ int run_report_command(const ReportCliOptions& o) {
   if (o.run > 0) ro.run = o.run;
   const auto data = build_report_data(ro);
   const std::string html = render_report_html(data, chartjs);
-  std::ofstream out(o.out, std::ios::binary | std::ios::trunc);
-  if (!out) throw BadInput("report: cannot write '" + o.out + "'");
-  out << html;
-  out.close();
-  if (!out) throw BadInput("report: writing '" + o.out + "' failed");
+  // Whole or not at all: a failed write leaves no half page (and keeps an older one intact).
+  write_file_atomically(o.out, html, "report: -o");
   if (!o.quiet) {
     int charts = 0;
     for (const auto& s : data["sections"]) charts += int(s["charts"].size());

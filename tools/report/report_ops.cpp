@@ -1,0 +1,245 @@
+// The op-level section of traced cases: the roofline of the largest traced case, the op time
+// per pass by category against batch, the per-layer view and the timeline of one step (at
+// most kTimelineMax events).
+#include "tools/report/report_section.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <vector>
+
+namespace llmbench::report {
+
+namespace {
+
+constexpr int kTimelineMax = 1500;
+
+// The traced case the op-level charts show: the largest batch among cases with op events.
+std::optional<std::int64_t> traced_case(Ctx& c, std::string* label) {
+  Stmt q = c.db->prepare(
+      "SELECT bc.id, bc.model, bc.dtype, bc.variants, bc.prompt_len, bc.max_new_tokens, bc.batch "
+      "FROM bench_case bc WHERE bc.run_id IN (" + c.cases_sql + ") AND EXISTS (SELECT 1 FROM "
+      "event e WHERE e.case_id = bc.id AND e.flops > 0) ORDER BY bc.batch DESC, bc.id DESC "
+      "LIMIT 1");
+  q.bind(1, c.group);
+  if (!q.step()) return std::nullopt;
+  *label = series_label(c, q.column_text(1), q.column_text(2), q.column_text(3),
+                        int(q.column_int(4)), int(q.column_int(5))) +
+           " b" + std::to_string(q.column_int(6));
+  return q.column_int(0);
+}
+
+void roofline_chart(Ctx& c, json& s, std::int64_t case_id, const std::string& label) {
+  Stmt pk = c.db->prepare("SELECT peak_bandwidth_gbps, peak_tflops FROM run WHERE id = ?");
+  pk.bind(1, c.group);
+  double bw = 0, tf = 0;
+  if (pk.step()) {
+    bw = pk.column_double(0);
+    tf = pk.column_double(1);
+  }
+  Stmt q = c.db->prepare(
+      "SELECT name, phase, COUNT(*), SUM(flops), SUM(bytes), SUM(dur) FROM event WHERE case_id = ? "
+      "AND flops > 0 AND bytes > 0 AND dur > 0 GROUP BY name, phase ORDER BY phase, SUM(dur) DESC");
+  q.bind(1, case_id);
+  std::map<std::string, json> by_phase;
+  json trows = json::array();
+  double lo = 1e300, hi = 0;
+  while (q.step()) {
+    const double flops = q.column_double(3), bytes = q.column_double(4), dur = q.column_double(5);
+    const double ai = flops / bytes, gflops = flops / dur;  // FLOP per ns = GFLOP/s
+    lo = std::min(lo, ai);
+    hi = std::max(hi, ai);
+    const std::string phase = q.column_is_null(1) ? "other" : q.column_text(1);
+    by_phase[phase].push_back({{"x", r4(ai)}, {"y", r4(gflops)}, {"name", q.column_text(0)}});
+    trows.push_back({q.column_text(0), phase, q.column_int(2), r4(ai), r4(gflops),
+                     r4(dur / 1e6)});
+  }
+  if (trows.empty()) return;
+  json ds = json::array();
+  for (auto& [phase, pts] : by_phase)
+    ds.push_back({{"label", "ops, " + phase}, {"data", pts}, {"showLine", false},
+                  {"pointRadius", 4}});
+  if (bw > 0 && tf > 0) {
+    json roof = json::array();
+    const double a0 = std::min(lo / 4, 0.01), a1 = std::max(hi * 4, tf * 1000 / bw * 4);
+    const double ridge = tf * 1000 / bw;
+    for (double a : {a0, ridge, a1})
+      roof.push_back({{"x", r4(a)}, {"y", r4(std::min(bw * a, tf * 1000))}});
+    ds.push_back({{"label", "roofline: " + std::to_string(int(bw)) + " GB/s, " +
+                                std::to_string(r4(tf)).substr(0, 6) + " TFLOP/s"},
+                  {"data", roof}, {"pointRadius", 0}, {"showLine", true}, {"dash", true},
+                  {"roof", true}});
+  } else {
+    c.omitted.push_back("Roofline ceilings: the run recorded no peaks.");
+  }
+  s["charts"].push_back(chart(
+      "roofline", "Roofline: achieved GFLOP/s against arithmetic intensity per op (" + label + ")",
+      "scatter", ds,
+      {{"x", axis("arithmetic intensity (FLOP/byte)", "logarithmic")},
+       {"y", axis("achieved (GFLOP/s)", "logarithmic")}},
+      {"op", "phase", "events", "FLOP/byte", "GFLOP/s", "total ms"}, trows));
+}
+
+void breakdown_chart(Ctx& c, json& s, const std::string& phase) {
+  // Leaf ops (category other than 'range'), time per pass (per prefill, per decode step).
+  Stmt q = c.db->prepare(
+      "WITH ev AS (SELECT e.case_id, e.category, e.dur, e.rep, e.step FROM event e WHERE "
+      "e.phase = ?2 AND e.case_id IN (SELECT id FROM bench_case WHERE run_id IN (" + c.cases_sql +
+      ")) AND e.category IS NOT NULL AND e.category <> 'range' AND e.category <> 'sample'), "
+      "passes AS (SELECT case_id, COUNT(DISTINCT rep * 1000000 + step) AS n FROM ev GROUP BY "
+      "case_id) SELECT bc.model || ' ' || bc.dtype || ' b' || bc.batch, bc.batch, ev.category, "
+      "SUM(ev.dur) / 1e3 / p.n FROM ev JOIN passes p ON p.case_id = ev.case_id JOIN bench_case "
+      "bc ON bc.id = ev.case_id GROUP BY ev.case_id, ev.category ORDER BY bc.model, bc.dtype, "
+      "bc.batch, bc.id, ev.category");
+  q.bind(1, c.group);
+  q.bind(2, phase);
+  std::vector<std::string> labels;
+  std::map<std::string, std::map<std::string, double>> by_cat;
+  json trows = json::array();
+  while (q.step()) {
+    const std::string l = q.column_text(0), cat = q.column_text(2);
+    if (std::find(labels.begin(), labels.end(), l) == labels.end()) labels.push_back(l);
+    by_cat[cat][l] = r4(q.column_double(3));
+    trows.push_back({l, cat, r4(q.column_double(3))});
+  }
+  if (trows.empty()) {
+    c.omitted.push_back("Op time breakdown, " + phase + ": no traced " + phase + " ops.");
+    return;
+  }
+  json ds = json::array();
+  for (auto& [cat, m] : by_cat) {
+    json data = json::array();
+    for (const auto& l : labels) data.push_back(m.count(l) ? json(m[l]) : json(0));
+    ds.push_back({{"label", cat}, {"data", data}});
+  }
+  json cfg = chart("breakdown_" + phase,
+                   "Op time per " + std::string(phase == "decode" ? "decode step" : "prefill") +
+                       " (µs) by category, stacked, against batch",
+                   "bar", ds,
+                   {{"x", axis("case (model dtype batch)", "category")},
+                    {"y", axis("time per pass (µs)")}},
+                   {"case", "category", "µs per pass"}, trows);
+  cfg["config"]["data"]["labels"] = labels;
+  cfg["config"]["options"]["scales"]["x"]["stacked"] = true;
+  cfg["config"]["options"]["scales"]["y"]["stacked"] = true;
+  s["charts"].push_back(std::move(cfg));
+}
+
+void layer_chart(Ctx& c, json& s, std::int64_t case_id, const std::string& label) {
+  Stmt q = c.db->prepare(
+      "WITH ev AS (SELECT layer, category, dur, rep, step FROM event WHERE case_id = ? AND phase "
+      "= 'decode' AND layer IS NOT NULL AND category IS NOT NULL AND category <> 'range') "
+      "SELECT layer, category, SUM(dur) / 1e3 / (SELECT COUNT(DISTINCT rep * 1000000 + step) "
+      "FROM ev) FROM ev GROUP BY layer, category ORDER BY layer, category");
+  q.bind(1, case_id);
+  std::vector<std::string> labels;
+  std::map<std::string, std::map<std::string, double>> by_cat;
+  json trows = json::array();
+  while (q.step()) {
+    const std::string l = "layer " + std::to_string(q.column_int(0)), cat = q.column_text(1);
+    if (std::find(labels.begin(), labels.end(), l) == labels.end()) labels.push_back(l);
+    by_cat[cat][l] = r4(q.column_double(2));
+    trows.push_back({q.column_int(0), cat, r4(q.column_double(2))});
+  }
+  if (trows.empty()) {
+    c.omitted.push_back("Per-layer view: the traced case has no decode ops with a layer.");
+    return;
+  }
+  json ds = json::array();
+  for (auto& [cat, m] : by_cat) {
+    json data = json::array();
+    for (const auto& l : labels) data.push_back(m.count(l) ? json(m[l]) : json(0));
+    ds.push_back({{"label", cat}, {"data", data}});
+  }
+  json cfg = chart("layers", "Decode time per step per layer (µs) by category (" + label + ")",
+                   "bar", ds,
+                   {{"x", axis("decoder layer", "category")}, {"y", axis("time per step (µs)")}},
+                   {"layer", "category", "µs per step"}, trows);
+  cfg["config"]["data"]["labels"] = labels;
+  cfg["config"]["options"]["scales"]["x"]["stacked"] = true;
+  cfg["config"]["options"]["scales"]["y"]["stacked"] = true;
+  s["charts"].push_back(std::move(cfg));
+}
+
+void timeline_chart(Ctx& c, json& s, std::int64_t case_id, const std::string& label) {
+  // The first decode step of the first traced repetition (or the prefill when there is none).
+  Stmt w = c.db->prepare(
+      "SELECT rep, step, phase FROM event WHERE case_id = ? AND step IS NOT NULL ORDER BY "
+      "(phase = 'decode') DESC, rep, step LIMIT 1");
+  w.bind(1, case_id);
+  if (!w.step()) {
+    c.omitted.push_back("Timeline: the traced case has no step events.");
+    return;
+  }
+  const std::int64_t rep = w.column_int(0), step = w.column_int(1);
+  const std::string phase = w.column_text(2);
+  Stmt q = c.db->prepare(
+      "SELECT e.ts, e.dur, COALESCE(e.category, 'other'), e.name, e.depth, COALESCE(t.name, "
+      "'track ' || e.track_id) FROM event e LEFT JOIN track t ON t.id = e.track_id WHERE "
+      "e.case_id = ? AND e.rep IS ? AND e.step = ? AND e.phase = ? ORDER BY e.ts LIMIT " +
+      std::to_string(kTimelineMax));
+  q.bind(1, case_id).bind(2, rep).bind(3, step).bind(4, phase);
+  std::map<std::string, json> by_cat;
+  json trows = json::array();
+  std::vector<std::string> lanes;
+  std::int64_t t0 = -1;
+  while (q.step()) {
+    if (t0 < 0) t0 = q.column_int(0);
+    const double a = (q.column_int(0) - t0) / 1e3, b = a + q.column_int(1) / 1e3;
+    const std::string lane = q.column_text(5) + " · depth " + std::to_string(q.column_int(4));
+    if (std::find(lanes.begin(), lanes.end(), lane) == lanes.end()) lanes.push_back(lane);
+    by_cat[q.column_text(2)].push_back({{"x", {r4(a), r4(b)}}, {"y", lane},
+                                        {"name", q.column_text(3)}});
+    trows.push_back({q.column_text(5), q.column_int(4), q.column_text(2), q.column_text(3),
+                     r4(a), r4(q.column_int(1) / 1e3)});
+  }
+  if (trows.empty()) return;
+  std::sort(lanes.begin(), lanes.end());
+  json ds = json::array();
+  for (auto& [cat, pts] : by_cat)
+    ds.push_back({{"label", cat}, {"data", pts}, {"grouped", false}, {"barPercentage", 0.9},
+                  {"categoryPercentage", 1.0}});
+  json cfg = chart("timeline",
+                   "Timeline of one traced " + phase + " step (step " + std::to_string(step) +
+                       ", " + label + "): ops on their tracks, µs from the step's start",
+                   "bar", ds,
+                   {{"x", axis("time since the step's first event (µs)")},
+                    {"y", axis("track · nesting depth", "category")}},
+                   {"track", "depth", "category", "op", "start µs", "duration µs"}, trows);
+  cfg["config"]["data"]["labels"] = lanes;
+  cfg["config"]["options"]["indexAxis"] = "y";
+  cfg["config"]["options"]["scales"]["x"]["min"] = 0;
+  s["charts"].push_back(std::move(cfg));
+}
+
+}  // namespace
+
+void trace_sections(Ctx& c, json& sections) {
+  if (!has_table(*c.db, "event")) {
+    c.omitted.push_back("Roofline, op breakdown, layers, timeline: the database has no trace "
+                        "tables.");
+    return;
+  }
+  std::string label;
+  const auto case_id = traced_case(c, &label);
+  if (!case_id) {
+    Stmt any = c.db->prepare("SELECT COUNT(*) FROM event WHERE case_id IS NULL");
+    any.step();
+    c.omitted.push_back(
+        any.column_int(0) > 0
+            ? "Roofline, op breakdown, layers, timeline: the trace events belong to no benchmark "
+              "case (an imported trace); use llmbench query on them."
+            : "Roofline, op breakdown, layers, timeline: no case of this run was traced with "
+              "--trace ops.");
+    return;
+  }
+  json s = section("ops", "Where the time goes (traced cases)");
+  roofline_chart(c, s, *case_id, label);
+  breakdown_chart(c, s, "prefill");
+  breakdown_chart(c, s, "decode");
+  layer_chart(c, s, *case_id, label);
+  timeline_chart(c, s, *case_id, label);
+  if (!s["charts"].empty()) sections.push_back(std::move(s));
+}
+
+}  // namespace llmbench::report

@@ -1,0 +1,57 @@
+// What every section of `llmbench report` shares: the context (the database, the run group,
+// the notes of what was left out), the JSON shapes of a section and a chart, and the one
+// section builder per file (report_summary.cpp, report_sweep.cpp, report_ops.cpp,
+// report_compare.cpp, report_serving.cpp). report_data.cpp picks the sections.
+// Not the page (report_html.h) and not the statistics (tools/compare).
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "tools/report/report_data.h"
+#include "tools/store/sqlite_db.h"
+
+namespace llmbench::report {
+
+using json = nlohmann::ordered_json;
+
+struct Ctx {
+  Db* db = nullptr;
+  std::int64_t group = 0;
+  std::string group_sql;  // "COALESCE(run_group, id)", or "id" before merged shards existed
+  std::string cases_sql;  // "SELECT id FROM run WHERE <group_sql> = ?1"
+  bool show_variants = false;
+  json omitted = json::array();
+};
+
+// 4 significant digits: the page shows no more, and the file stays small.
+double r4(double v);
+// Column i of the current row, rounded by r4; null for NULL.
+json num(const Stmt& s, int i);
+
+bool has_table(Db& db, const std::string& t);
+std::set<std::string> columns_of(Db& db, const std::string& t);
+
+// A Chart.js axis with a title.
+json axis(const std::string& title, const std::string& type = "linear");
+// A chart: its Chart.js config and the table of the same numbers.
+json chart(const std::string& id, const std::string& title, const std::string& type, json datasets,
+           json scales, json columns, json rows);
+// An empty section.
+json section(const std::string& id, const std::string& title);
+
+// "model dtype pP nN"; variants are named only when the run holds more than one set (they
+// are long JSON objects).
+std::string series_label(const Ctx& c, const std::string& model, const std::string& dtype,
+                         const std::string& variants, int p, int n);
+
+// The sections, each appending to `sections` (or to c.omitted with the reason it is absent).
+json summary_section(Ctx& c);
+void sweep_section(Ctx& c, json& sections);
+void trace_sections(Ctx& c, json& sections);
+void compare_section(const ReportOptions& o, Ctx& c, json& sections);
+// True when it added a section.
+bool serving_section(Ctx& c, json& sections);
+
+}  // namespace llmbench::report
