@@ -192,7 +192,7 @@ TEST_F(CudaKernels, ReadSumPartialsAddUpToTheReferenceSum) {
     const int blocks = read_sum_blocks(n);
     ASSERT_GE(blocks, 1);
     ASSERT_LE(blocks, kReadSumMaxBlocks);
-    DeviceBuffer<float> d_partial(std::size_t(blocks));
+    DeviceBuffer<float> d_partial{std::size_t(blocks)};
     read_sum_partial(d_partial.get(), d_x.get(), n, stream_);
     sync();
     double total = 0;

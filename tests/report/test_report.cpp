@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "../cli/llmbench_process.h"
+#include "engine/cpu_backend.h"
 #include "kernels/common/error.h"
 #include "tools/report/report_data.h"
 #include "tools/report/report_html.h"
@@ -188,14 +190,99 @@ TEST_F(Report, CompareViewWithTwoRuns) {
   const json* cp = find_chart(data, "compare");
   ASSERT_NE(cp, nullptr);
   const json& c = *cp;
-  // 3 cases x 4 metrics, each with a ratio and an interval around it.
-  EXPECT_EQ(c["table"]["rows"].size(), 12u);
-  EXPECT_EQ(c["config"]["data"]["labels"].size(), 12u);
+  // 3 cases x the CLI's default metrics (ttft, tpot, e2e), each with a ratio and an interval.
+  EXPECT_EQ(c["table"]["rows"].size(), 9u);
+  EXPECT_EQ(c["config"]["data"]["labels"].size(), 9u);
   for (const auto& row : c["table"]["rows"]) {
     ASSERT_FALSE(row[5].is_null());
     EXPECT_LE(row[6].get<double>(), row[5].get<double>());
     EXPECT_GE(row[7].get<double>(), row[5].get<double>());
   }
+  // The same verdicts, headline and warnings as `llmbench compare` on the same two databases.
+  const auto cli = llmbench_test::run_llmbench(
+      "compare " + (dir() / "base.db").string() + " " + (dir() / "cand.db").string() +
+          " --format json",
+      dir() / "cli");
+  ASSERT_TRUE(cli.exit_code == 0 || cli.exit_code == 1) << cli.err;
+  const auto doc = nlohmann::json::parse(cli.out);
+  std::map<std::string, std::string> cli_verdicts;
+  for (const auto& cc : doc["cases"])
+    for (const auto& [metric, m] : cc["metrics"].items())
+      cli_verdicts[cc["case"].get<std::string>() + " " + metric] = m["verdict"];
+  ASSERT_EQ(cli_verdicts.size(), 9u);
+  for (const auto& row : c["table"]["rows"])
+    EXPECT_EQ(row[2].get<std::string>(),
+              cli_verdicts.at(row[0].get<std::string>() + " " + row[1].get<std::string>()))
+        << row.dump();
+  const json* section = nullptr;
+  for (const auto& sec : data["sections"])
+    if (sec["id"] == "compare") section = &sec;
+  ASSERT_NE(section, nullptr);
+  const std::string note = (*section)["note"];
+  const auto table_out = llmbench_test::run_llmbench(
+      "compare " + (dir() / "base.db").string() + " " + (dir() / "cand.db").string(),
+      dir() / "cli");
+  EXPECT_EQ(table_out.out.substr(0, table_out.out.find('\n')), note);
+  EXPECT_EQ(note.rfind("llmbench compare: ", 0), 0u) << note;
+  EXPECT_EQ(note.back(), ')') << note;
+  EXPECT_EQ((*section)["warnings"], doc["warnings"]);
+  EXPECT_NE((*section)["warnings"].dump().find("one run per side"), std::string::npos);
+  // The ratio axis: ticks at +5% (1.05), 0% and -5% (1 / 1.05), and the threshold band.
+  const json& y = c["config"]["options"]["scales"]["y"];
+  EXPECT_EQ(y["type"], "logarithmic");
+  std::map<double, std::string> ticks;
+  for (std::size_t i = 0; i < y["tickValues"].size(); ++i)
+    ticks[y["tickValues"][i].get<double>()] = y["tickLabels"][i];
+  EXPECT_EQ(ticks.at(1.05), "+5%");
+  EXPECT_EQ(ticks.at(1.0), "0%");
+  EXPECT_EQ(ticks.at(0.9524), "-5%");
+  int band = 0;
+  for (const auto& d : c["config"]["data"]["datasets"])
+    if (d.contains("band")) {
+      ++band;
+      EXPECT_NEAR(d["data"][0]["y"].get<double>(), d["band"] == "hi" ? 1.05 : 0.9524, 1e-9);
+    }
+  EXPECT_EQ(band, 2);
+}
+
+// The batch axis is log2 with a tick at each batch of the run, never 1.5 or 2.5.
+TEST_F(Report, BatchAxesTickAtTheRunsBatches) {
+  for (const char* id : {"ttft", "tpot", "utilisation"}) {
+    const json& x = (*find_chart(sweep_data(), id))["config"]["options"]["scales"]["x"];
+    EXPECT_EQ(x["type"], "logarithmic") << id;
+    EXPECT_EQ(x["tickValues"], json({1, 2, 4})) << id;
+    EXPECT_EQ(x["tickLabels"], json({"1", "2", "4"})) << id;
+  }
+}
+
+// A traced bf16 case's roofline is drawn under the bf16 GEMM peak (the roofline cache gives
+// every dtype its own), not under fp32's.
+TEST_F(Report, Bf16RooflineUsesTheBf16Peak) {
+  const fs::path work = dir() / "bf16";
+  fs::create_directories(work / "cache");
+  nlohmann::json cache;
+  cache["cpu|" + llmbench::cpu_model_name() + "|threads=1"] = {
+      {"measured_at", "test"},         {"read_gbps_best", 30.0},
+      {"fp32_gemm_tflops_best", 0.1},  {"bf16_gemm_tflops_best", 0.3},
+      {"fp16_gemm_tflops_best", 0.12}, {"int8_gemm_tflops_best", 0.5},
+      {"int4_gemm_tflops_best", 0.6}};
+  std::ofstream(work / "cache" / "roofline.json") << cache.dump();
+  const fs::path db = work / "bf16.db";
+  auto r = llmbench_test::run_llmbench(
+      "run --model tiny --dtype bf16 --batch 2 --prompt-len 16 --max-new-tokens 3 --repeat 2 "
+      "--threads 1 --trace ops --quiet --db " + db.string(), work);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json data = llmbench::build_report_data({db.string(), {}, ""});
+  const json* roof = find_chart(data, "roofline");
+  ASSERT_NE(roof, nullptr);
+  EXPECT_EQ((*roof)["ceilings"]["dtype"], "bf16");
+  EXPECT_DOUBLE_EQ((*roof)["ceilings"]["tflops"].get<double>(), 0.3);
+  EXPECT_EQ((*roof)["ceilings"]["gbps_from"], "probed beside the case");
+  for (const auto& d : (*roof)["config"]["data"]["datasets"])
+    if (d.value("roof", false)) {
+      EXPECT_NEAR(d["data"].back()["y"].get<double>(), 300.0, 0.1);  // 0.3 TFLOP/s flat roof
+      EXPECT_NE(d["label"].get<std::string>().find("bf16"), std::string::npos);
+    }
 }
 
 TEST_F(Report, MissingPiecesAreNotedNotFatal) {
@@ -207,9 +294,20 @@ TEST_F(Report, MissingPiecesAreNotedNotFatal) {
   const json one = llmbench::build_report_data({(dir() / "one.db").string(), {}, ""});
   EXPECT_EQ(find_chart(one, "tpot"), nullptr);
   EXPECT_EQ(find_chart(one, "roofline"), nullptr);
-  EXPECT_NE(find_chart(one, "ttft"), nullptr);
+  // One case: a summary card, not charts of lone dots.
+  EXPECT_EQ(find_chart(one, "ttft"), nullptr);
+  const json* sweep = nullptr;
+  for (const auto& sec : one["sections"])
+    if (sec["id"] == "sweep") sweep = &sec;
+  ASSERT_NE(sweep, nullptr);
+  ASSERT_EQ((*sweep)["cards"].size(), 1u);
+  const json& card = (*sweep)["cards"][0];
+  EXPECT_EQ(card["title"], "tiny fp32 p8 n1 b1");
+  EXPECT_EQ(card["items"][0]["label"], "TTFT, median (ms)");
+  EXPECT_NE(card["items"][0]["value"], "n/a");
+  EXPECT_EQ(card["items"][1]["value"], "n/a");  // no decode step
+  EXPECT_EQ(card["items"][1]["note"], "no decode step (max_new_tokens 1)");
   const std::string notes = one["omitted"].dump();
-  EXPECT_NE(notes.find("TPOT"), std::string::npos) << notes;
   EXPECT_NE(notes.find("--trace ops"), std::string::npos) << notes;
 
   // An imported trace only: a page, no charts, a note.

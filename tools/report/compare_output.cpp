@@ -155,6 +155,11 @@ nlohmann::ordered_json compare_json(const CompareReport& r) {
                        {"regressed", r.regressed()}, {"inconclusive", r.inconclusive()}}}};
 }
 
+std::string compare_summary_line(const CompareReport& r) {
+  return "llmbench compare: " + summary_headline(r.summary) + " (" + summary_details(r.summary) +
+         "; " + settings_text(r.settings) + ")";
+}
+
 void print_report(std::ostream& out, const std::string& format, const CompareReport& r) {
   if (format == "json") {
     out << compare_json(r).dump(2) << "\n";
@@ -177,8 +182,7 @@ void print_report(std::ostream& out, const std::string& format, const CompareRep
     print_markdown(out, compare_header(), compare_rows(r, ""));
     return;
   }
-  out << headline << " (" << summary_details(r.summary) << "; " << settings_text(r.settings)
-      << ")\n";
+  out << compare_summary_line(r) << "\n";
   out << "base " << run_text(*r.base) << ", candidate " << run_text(*r.cand) << "\n";
   for (const auto& w : r.warnings) out << "warning: " << w << "\n";
   out << "\n";

@@ -20,6 +20,11 @@ std::vector<Row> compare_rows(const CompareReport& r, const std::string& na);
 
 nlohmann::ordered_json compare_json(const CompareReport& r);
 
+// The summary line table output and the HTML report's compare view open with: "llmbench compare:
+// 1 regression, 0 improvements, 5 same (0 too few samples, 0 n/a; 2 cases compared, ...;
+// metrics ttft,tpot,e2e; alpha 0.05; threshold 5%)".
+std::string compare_summary_line(const CompareReport& r);
+
 void print_report(std::ostream& out, const std::string& format, const CompareReport& r);
 
 }  // namespace llmbench

@@ -1,29 +1,83 @@
-// The compare section: base against candidate, case by case, with the verdicts and intervals
-// of tools/compare (the same matching and statistics as `llmbench compare`).
+// The compare section: base against candidate, case by case. The comparison is
+// `llmbench compare DB DB2` itself (tools/compare/compare_databases.h: the same loading,
+// matching, settings, verdict rule and warnings), so the page and the CLI agree on the same two
+// databases; its headline is the CLI's summary line and its warnings are the CLI's.
+// The chart: the candidate / base ratio per case and metric on a log axis whose ticks are
+// symmetric factors (+5% at 1.05, -5% at 1/1.05: the verdict rule's threshold both ways),
+// the threshold band shaded, each interval coloured by its verdict.
 #include "tools/report/report_section.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
-#include "tools/compare/compare_load.h"
-#include "tools/compare/compare_report.h"
+#include <fmt/core.h>
+
+#include "tools/compare/compare_databases.h"
+#include "tools/report/compare_output.h"
 
 namespace llmbench::report {
 
+namespace {
+
+// "+5%" for 1.05, "-5%" for 1 / 1.05, "0%" for 1: the factor, symmetric on a log scale.
+std::string factor_label(double v) {
+  if (std::fabs(v - 1) < 1e-9) return "0%";
+  return v > 1 ? fmt::format("+{:g}%", r4((v - 1) * 100))
+               : fmt::format("-{:g}%", r4((1 / v - 1) * 100));
+}
+
+// The ratio axis: log, from the smallest to the largest value drawn (and the threshold band),
+// ticks at the threshold's factor both ways, 1, and round factors that fall inside.
+json ratio_axis(double lo, double hi, double threshold) {
+  const double band = 1 + threshold;
+  lo = std::min(lo, 1 / band) / 1.01;
+  hi = std::max(hi, band) * 1.01;
+  std::vector<double> ticks = {1.0, band, 1 / band};
+  for (double f : {1.1, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0, 100.0})
+    for (double v : {f, 1 / f})
+      if (v > lo && v < hi && std::fabs(std::log(v / band)) > 0.02 &&
+          std::fabs(std::log(v * band)) > 0.02)
+        ticks.push_back(v);
+  std::sort(ticks.begin(), ticks.end());
+  json values = json::array(), labels = json::array();
+  for (double v : ticks) {
+    values.push_back(r4(v));
+    labels.push_back(factor_label(v));
+  }
+  json a = axis("ratio candidate / base, as a factor (0% = unchanged)", "logarithmic");
+  a["min"] = r4(lo);
+  a["max"] = r4(hi);
+  a["tickValues"] = values;
+  a["tickLabels"] = labels;
+  return a;
+}
+
+}  // namespace
+
 void compare_section(const ReportOptions& o, Ctx& c, json& sections) {
-  SideSpec a = parse_side(o.db), b = parse_side(o.db2);
-  if (o.run && !a.run_id) a.run_id = o.run;
-  const LoadedRun base = load_run(a, "DB"), cand = load_run(b, "DB2");
-  CompareSettings settings;
-  settings.metrics = {Metric::kTtft, Metric::kTpot, Metric::kE2e, Metric::kThroughput};
-  const CompareReport rep = build_report(base, cand, settings);
-  json s = section("compare", "Compare: run " + std::to_string(base.run.id) + " of " + base.path +
-                                  " (base) against run " + std::to_string(cand.run.id) + " of " +
-                                  cand.path + " (candidate)");
-  s["note"] = summary_headline(rep.summary) + " " + summary_details(rep.summary);
+  DatabaseCompareOptions dco;
+  dco.base = o.db;
+  if (o.run && !parse_side(o.db).run_id)
+    dco.base = parse_side(o.db).path + ":" + std::to_string(*o.run);
+  dco.cand = o.db2;
+  const DatabaseComparison cmp = compare_databases(dco);
+  const CompareReport& rep = cmp.report;
+  json s = section("compare", "Compare: run " + std::to_string(cmp.base->run.id) + " of " +
+                                  cmp.base->path + " (base) against run " +
+                                  std::to_string(cmp.cand->run.id) + " of " + cmp.cand->path +
+                                  " (candidate)");
+  s["note"] = compare_summary_line(rep);
+  s["warnings"] = rep.warnings;
+  s["info"] = cmp.info;
   std::map<std::string, json> by_verdict;
   json ratios = json::array(), rough = json::array(), trows = json::array(),
        labels = json::array();
+  double lo = 1, hi = 1;
+  auto extend = [&](double v) {
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  };
   for (const auto& cc : rep.cases) {
     if (cc.status != CaseStatus::kCompared) {
       trows.push_back({cc.label, "-", case_status_name(cc.status), nullptr, nullptr, nullptr,
@@ -41,18 +95,38 @@ void compare_section(const ReportOptions& o, Ctx& c, json& sections) {
                        m.ratio ? json(r4(m.ratio->ci_high)) : json(nullptr)});
       if (!m.ratio) {
         // Too few repetitions for an interval: the ratio of the medians, drawn as a bare point.
-        if (m.median_base && m.median_cand && *m.median_base > 0) {
+        if (m.median_base && m.median_cand && *m.median_base > 0 && *m.median_cand > 0) {
           labels.push_back(l);
           rough.push_back({{"x", l}, {"y", r4(*m.median_cand / *m.median_base)}});
+          extend(*m.median_cand / *m.median_base);
         }
         continue;
       }
       labels.push_back(l);
       by_verdict[v].push_back({{"x", l}, {"y", {r4(m.ratio->ci_low), r4(m.ratio->ci_high)}}});
       ratios.push_back({{"x", l}, {"y", r4(m.ratio->ratio)}});
+      extend(m.ratio->ci_low);
+      extend(m.ratio->ci_high);
     }
   }
+  if (labels.empty()) {
+    c.omitted.push_back("Compare chart: no case matched between the two runs.");
+    sections.push_back(std::move(s));
+    return;
+  }
+  // The threshold band first (behind everything): "same" unless a change passes it.
+  const double t = rep.settings.threshold;
+  json band_lo = json::array(), band_hi = json::array();
+  for (const auto& l : labels) {
+    band_lo.push_back({{"x", l}, {"y", r4(1 / (1 + t))}});
+    band_hi.push_back({{"x", l}, {"y", r4(1 + t)}});
+  }
   json ds = json::array();
+  const std::string band = "threshold " + factor_label(1 + t) + " / " + factor_label(1 / (1 + t));
+  ds.push_back({{"type", "line"}, {"label", band}, {"data", band_lo}, {"band", "lo"},
+                {"color", "#999999"}});
+  ds.push_back({{"type", "line"}, {"label", band + " "}, {"data", band_hi}, {"band", "hi"},
+                {"color", "#999999"}});
   for (auto& [v, pts] : by_verdict)
     ds.push_back({{"label", std::string("interval, ") + v}, {"data", pts}, {"grouped", false},
                   {"verdict", v}});
@@ -63,22 +137,18 @@ void compare_section(const ReportOptions& o, Ctx& c, json& sections) {
     ds.push_back({{"type", "line"}, {"label", "median ratio (too few samples for an interval)"},
                   {"data", rough}, {"showLine", false}, {"pointRadius", 4},
                   {"pointStyle", "crossRot"}, {"verdict", "too few samples"}});
-  if (labels.empty()) {
-    c.omitted.push_back("Compare chart: no case matched between the two runs.");
-  } else {
-    json cfg = chart("compare",
-                     "Candidate / base ratio per case and metric with its " +
-                         std::to_string(int(std::round((1 - settings.alpha) * 100))) +
-                         "% interval, coloured by verdict (throughput: higher is better)",
-                     "bar", ds,
-                     {{"x", axis("case · metric", "category")},
-                      {"y", axis("ratio candidate / base (1 = unchanged)", "logarithmic")}},
-                     {"case", "metric", "verdict", "base median", "cand median", "ratio",
-                      "ci low", "ci high"},
-                     trows);
-    cfg["config"]["data"]["labels"] = labels;
-    s["charts"].push_back(std::move(cfg));
-  }
+  json cfg = chart("compare",
+                   "Candidate / base ratio per case and metric with its " +
+                       std::to_string(int(std::round((1 - rep.settings.alpha) * 100))) +
+                       "% interval, coloured by verdict; the shaded band is the threshold "
+                       "(throughput: higher is better)",
+                   "bar", ds,
+                   {{"x", axis("case · metric", "category")}, {"y", ratio_axis(lo, hi, t)}},
+                   {"case", "metric", "verdict", "base median", "cand median", "ratio",
+                    "ci low", "ci high"},
+                   trows);
+  cfg["config"]["data"]["labels"] = labels;
+  s["charts"].push_back(std::move(cfg));
   sections.push_back(std::move(s));
 }
 

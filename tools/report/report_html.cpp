@@ -56,7 +56,7 @@ h3{font-size:1.05em;margin:1.5em 0 .4em}
 table{border-collapse:collapse;font-size:12px;margin:6px 0}
 td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}th{background:#f3f3f3}
 td:first-child,th:first-child{text-align:left}
-.facts td{text-align:left}.note{color:#555}
+.facts td{text-align:left}.note{color:#555}.warn{color:#a00;font-weight:600}
 details{margin:4px 0 16px}summary{cursor:pointer;color:#246}
 #report-status{color:#888;font-size:11px}
 )css";
@@ -102,6 +102,8 @@ constexpr const char* kScript = R"js(
   for (const s of data.sections) {
     add(root, 'h2', s.title);
     if (s.note) add(root, 'p', s.note, 'note');
+    (s.warnings || []).forEach(w => add(root, 'p', 'warning: ' + w, 'warn'));
+    (s.info || []).forEach(w => add(root, 'p', 'info: ' + w, 'note'));
     if (s.facts) {
       for (const run of s.facts) {
         table(root, ['run ' + run.id, ''], Object.entries(run).filter(kv => kv[0] !== 'id'), 'facts');

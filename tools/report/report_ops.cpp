@@ -3,6 +3,8 @@
 // most kTimelineMax events).
 #include "tools/report/report_section.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -29,14 +31,51 @@ std::optional<std::int64_t> traced_case(Ctx& c, std::string* label) {
   return q.column_int(0);
 }
 
-void roofline_chart(Ctx& c, json& s, std::int64_t case_id, const std::string& label) {
-  Stmt pk = c.db->prepare("SELECT peak_bandwidth_gbps, peak_tflops FROM run WHERE id = ?");
-  pk.bind(1, c.group);
-  double bw = 0, tf = 0;
+// The ceilings of case `case_id`: its own denominators where the case stored them (schema v7:
+// mfu_peak_tflops, the GEMM peak of its dtype; mbu_peak_gbps, the read roof probed beside it),
+// else the run's peak of the case's dtype (peak_<dtype>_tflops), else the run's peak_tflops and
+// peak_bandwidth_gbps. A bf16 case's ops are drawn under the bf16 roof, not fp32's.
+struct CaseCeilings {
+  double bw_gbps = 0, tflops = 0;
+  std::string dtype, bw_from;
+};
+
+CaseCeilings case_ceilings(Ctx& c, std::int64_t case_id) {
+  CaseCeilings k;
+  const auto run_cols = columns_of(*c.db, "run"), case_cols = columns_of(*c.db, "bench_case");
+  Stmt d = c.db->prepare("SELECT dtype, run_id FROM bench_case WHERE id = ?");
+  d.bind(1, case_id);
+  if (!d.step()) return k;
+  k.dtype = d.column_text(0);
+  const std::int64_t run_id = d.column_int(1);
+  const std::string dtype_col = "peak_" + k.dtype + "_tflops";
+  Stmt pk = c.db->prepare("SELECT peak_bandwidth_gbps, " +
+                          (run_cols.count(dtype_col) ? "COALESCE(" + dtype_col + ", peak_tflops)"
+                                                     : std::string("peak_tflops")) +
+                          " FROM run WHERE id = ?");
+  pk.bind(1, run_id);
   if (pk.step()) {
-    bw = pk.column_double(0);
-    tf = pk.column_double(1);
+    k.bw_gbps = pk.column_double(0);
+    k.tflops = pk.column_double(1);
+    k.bw_from = "roofline";
   }
+  if (case_cols.count("mfu_peak_tflops") && case_cols.count("mbu_peak_gbps")) {
+    Stmt own = c.db->prepare("SELECT mfu_peak_tflops, mbu_peak_gbps FROM bench_case WHERE id = ?");
+    own.bind(1, case_id);
+    if (own.step()) {
+      if (!own.column_is_null(0)) k.tflops = own.column_double(0);
+      if (!own.column_is_null(1)) {
+        k.bw_gbps = own.column_double(1);
+        k.bw_from = "probed beside the case";
+      }
+    }
+  }
+  return k;
+}
+
+void roofline_chart(Ctx& c, json& s, std::int64_t case_id, const std::string& label) {
+  const CaseCeilings k = case_ceilings(c, case_id);
+  const double bw = k.bw_gbps, tf = k.tflops;
   Stmt q = c.db->prepare(
       "SELECT name, phase, COUNT(*), SUM(flops), SUM(bytes), SUM(dur) FROM event WHERE case_id = ? "
       "AND flops > 0 AND bytes > 0 AND dur > 0 GROUP BY name, phase ORDER BY phase, SUM(dur) DESC");
@@ -65,19 +104,21 @@ void roofline_chart(Ctx& c, json& s, std::int64_t case_id, const std::string& la
     const double ridge = tf * 1000 / bw;
     for (double a : {a0, ridge, a1})
       roof.push_back({{"x", r4(a)}, {"y", r4(std::min(bw * a, tf * 1000))}});
-    ds.push_back({{"label", "roofline: " + std::to_string(int(bw)) + " GB/s, " +
-                                std::to_string(r4(tf)).substr(0, 6) + " TFLOP/s"},
+    ds.push_back({{"label", fmt::format("roofline ({}): {:.1f} GB/s ({}), {:.4g} TFLOP/s {} GEMM",
+                                        k.dtype, bw, k.bw_from, tf, k.dtype)},
                   {"data", roof}, {"pointRadius", 0}, {"showLine", true}, {"dash", true},
                   {"roof", true}});
   } else {
     c.omitted.push_back("Roofline ceilings: the run recorded no peaks.");
   }
-  s["charts"].push_back(chart(
+  json cfg = chart(
       "roofline", "Roofline: achieved GFLOP/s against arithmetic intensity per op (" + label + ")",
       "scatter", ds,
       {{"x", axis("arithmetic intensity (FLOP/byte)", "logarithmic")},
        {"y", axis("achieved (GFLOP/s)", "logarithmic")}},
-      {"op", "phase", "events", "FLOP/byte", "GFLOP/s", "total ms"}, trows));
+      {"op", "phase", "events", "FLOP/byte", "GFLOP/s", "total ms"}, trows);
+  cfg["ceilings"] = {{"dtype", k.dtype}, {"tflops", tf}, {"gbps", bw}, {"gbps_from", k.bw_from}};
+  s["charts"].push_back(std::move(cfg));
 }
 
 void breakdown_chart(Ctx& c, json& s, const std::string& phase) {

@@ -1,8 +1,16 @@
 // The sweep section: TTFT and TPOT bands, throughput against latency, MBU and MFU, each
-// against batch, one series per configuration apart from batch.
+// against batch, one series per configuration apart from batch. Batch is drawn on a log2 axis
+// with a tick at each batch of the run (1, 4, 16: never 1.5 or 2.5); a value axis whose data
+// spans more than kLogSpan (tiny's milliseconds beside small's) turns logarithmic, so no series
+// lies flat on zero. A run without a batch sweep (every series one case, e.g. the README's
+// `run --batch 16 --max-new-tokens 1`) gets a summary card per case instead of lone dots.
+// A case whose probed read roof was flagged (roof_check) is named in the section's warnings.
 #include "tools/report/report_section.h"
 
+#include <algorithm>
+#include <fmt/core.h>
 #include <map>
+#include <set>
 #include <vector>
 
 namespace llmbench::report {
@@ -12,7 +20,89 @@ struct CaseRow {
   std::string label;
   int batch;
   std::map<std::string, json> v;  // column -> value or null
+  std::string roof_check;         // "" when the column or the probe is absent
 };
+
+namespace {
+
+constexpr double kLogSpan = 10;   // max / min above which a value axis is logarithmic
+constexpr int kMaxCards = 24;     // cases drawn as cards when there is no batch sweep
+
+// A log2 batch axis with exactly the run's batches as ticks.
+json batch_axis(const std::vector<CaseRow>& rows) {
+  std::set<int> batches;
+  for (const auto& r : rows) batches.insert(r.batch);
+  json a = axis("batch (sequences, log2 scale)", "logarithmic");
+  json ticks = json::array(), labels = json::array();
+  for (int b : batches) {
+    ticks.push_back(b);
+    labels.push_back(std::to_string(b));
+  }
+  a["min"] = r4(*batches.begin() / 1.25);
+  a["max"] = r4(*batches.rbegin() * 1.25);
+  a["tickValues"] = ticks;
+  a["tickLabels"] = labels;
+  return a;
+}
+
+// Linear, or logarithmic (and said so in the title) when the positive values span > kLogSpan.
+json value_axis(const std::string& title, const std::vector<double>& values) {
+  double lo = 0, hi = 0;
+  for (double v : values)
+    if (v > 0) {
+      lo = lo == 0 ? v : std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  if (lo > 0 && hi / lo > kLogSpan) {
+    std::string t = title;
+    const auto at = t.rfind(')');
+    t = at == std::string::npos ? t + " (log scale)" : t.insert(at, ", log scale");
+    return axis(t, "logarithmic");
+  }
+  return axis(title);
+}
+
+void collect(std::vector<double>& out, const json& points, const char* key) {
+  for (const auto& p : points)
+    if (p.contains(key) && p[key].is_number()) out.push_back(p[key].get<double>());
+}
+
+std::string fixed(const json& v, int decimals, double scale = 1) {
+  return v.is_null() ? "n/a" : fmt::format("{:.{}f}", v.get<double>() * scale, decimals);
+}
+
+// One card per case: what a chart of lone dots would hide in its tooltips.
+json case_cards(const std::vector<CaseRow>& rows) {
+  json cards = json::array();
+  auto get = [](const CaseRow& r, const std::string& k) {
+    auto it = r.v.find(k);
+    return it == r.v.end() ? json(nullptr) : it->second;
+  };
+  for (const auto& r : rows) {
+    if (int(cards.size()) == kMaxCards) break;
+    json items = json::array();
+    auto item = [&](const std::string& label, const std::string& value, const std::string& note) {
+      items.push_back({{"label", label}, {"value", value}, {"note", note}});
+    };
+    item("TTFT, median (ms)", fixed(get(r, "ttft_ms_p50"), 2),
+         "p10-p90 " + fixed(get(r, "ttft_ms_p10"), 2) + "-" + fixed(get(r, "ttft_ms_p90"), 2));
+    item("TPOT, median (ms)", fixed(get(r, "tpot_ms_p50"), 2),
+         get(r, "tpot_ms_p50").is_null() ? "no decode step (max_new_tokens 1)"
+                                         : "p99 " + fixed(get(r, "tpot_ms_p99"), 2));
+    item("end-to-end, median (ms)", fixed(get(r, "e2e_ms_p50"), 2), "");
+    item("throughput (tokens/s)", fixed(get(r, "throughput_tok_s"), 1), "generated tokens / e2e");
+    item("MFU (% of the dtype's GEMM peak)", fixed(get(r, "mfu"), 1, 100), "prefill");
+    item("MBU (% of the probed read roof)", fixed(get(r, "mbu"), 1, 100), "decode");
+    if (!r.roof_check.empty()) {
+      item("read roof check", r.roof_check, "probe before and after the case");
+      if (r.roof_check != "ok") items.back()["flag"] = true;
+    }
+    cards.push_back({{"title", r.label + " b" + std::to_string(r.batch)}, {"items", items}});
+  }
+  return cards;
+}
+
+}  // namespace
 
 void sweep_section(Ctx& c, json& sections) {
   const auto cols = columns_of(*c.db, "bench_case");
@@ -20,6 +110,7 @@ void sweep_section(Ctx& c, json& sections) {
       "ttft_ms_p10", "ttft_ms_p50", "ttft_ms_p90", "ttft_ms_p99", "tpot_ms_p10", "tpot_ms_p50",
       "tpot_ms_p90", "tpot_ms_p99", "tpot_ms_mean", "e2e_ms_p50", "throughput_tok_s", "mfu",
       "mbu"};
+  const bool has_roof = cols.count("roof_check") > 0;
   std::vector<std::string> present;
   std::string sel = "SELECT model, dtype, variants, prompt_len, max_new_tokens, batch";
   for (const auto& w : wanted)
@@ -27,6 +118,7 @@ void sweep_section(Ctx& c, json& sections) {
       present.push_back(w);
       sel += ", " + w;
     }
+  if (has_roof) sel += ", roof_check";
   Stmt q = c.db->prepare(sel + " FROM bench_case WHERE status = 'ok' AND run_id IN (" +
                          c.cases_sql + ") ORDER BY model, dtype, variants, prompt_len, "
                                        "max_new_tokens, batch, id");
@@ -39,6 +131,8 @@ void sweep_section(Ctx& c, json& sections) {
                            int(q.column_int(3)), int(q.column_int(4)));
     r.batch = int(q.column_int(5));
     for (size_t i = 0; i < present.size(); ++i) r.v[present[i]] = num(q, int(6 + i));
+    const int rc = int(6 + present.size());
+    if (has_roof && !q.column_is_null(rc)) r.roof_check = q.column_text(rc);
     if (order.empty() || order.back() != r.label) order.push_back(r.label);
     rows.push_back(std::move(r));
   }
@@ -47,6 +141,19 @@ void sweep_section(Ctx& c, json& sections) {
     return;
   }
   json s = section("sweep", "Sweep: latency, throughput and utilisation against batch");
+  for (const auto& r : rows)
+    if (!r.roof_check.empty() && r.roof_check != "ok")
+      s["warnings"].push_back(r.label + " b" + std::to_string(r.batch) + ": MBU divides by the "
+                              "read roof probed beside the case: " + r.roof_check +
+                              " (docs/metrics.md, the read roof beside each case)");
+  // No batch sweep (each series a single case): cards, not charts of lone dots.
+  if (rows.size() == order.size()) {
+    s["title"] = rows.size() == 1 ? "The case" : "The cases (no batch sweep: one card per case)";
+    s["cards"] = case_cards(rows);
+    sections.push_back(std::move(s));
+    return;
+  }
+  const json batch_x = batch_axis(rows);
   auto get = [](const CaseRow& r, const std::string& k) {
     auto it = r.v.find(k);
     return it == r.v.end() ? json(nullptr) : it->second;
@@ -85,9 +192,10 @@ void sweep_section(Ctx& c, json& sections) {
                                  "--max-new-tokens > 1).");
       return;
     }
+    std::vector<double> ys;
+    for (const auto& d : ds) collect(ys, d["data"], "y");
     s["charts"].push_back(chart(id, what + " (ms) against batch: median, p10-p90 band, p99",
-                                "line", ds,
-                                {{"x", axis("batch (sequences)")}, {"y", axis(what + " (ms)")}},
+                                "line", ds, {{"x", batch_x}, {"y", value_axis(what + " (ms)", ys)}},
                                 {"series", "batch", m + "_p10", m + "_p50", m + "_p90",
                                  m + "_p99"},
                                 trows));
@@ -112,13 +220,20 @@ void sweep_section(Ctx& c, json& sections) {
     if (ds.empty())
       c.omitted.push_back("Throughput against latency: no case has both e2e_ms_p50 and "
                           "throughput_tok_s.");
-    else
+    else {
+      std::vector<double> xs, ys;
+      for (const auto& d : ds) {
+        collect(xs, d["data"], "x");
+        collect(ys, d["data"], "y");
+      }
       s["charts"].push_back(chart(
           "throughput_latency",
           "Throughput (tok/s) against end-to-end latency (ms), one point per batch",
           "line", ds,
-          {{"x", axis("e2e latency, median (ms)")}, {"y", axis("throughput (tokens/s)")}},
+          {{"x", value_axis("e2e latency, median (ms)", xs)},
+           {"y", value_axis("throughput (tokens/s)", ys)}},
           {"series", "batch", "e2e_ms_p50", "throughput_tok_s"}, trows));
+    }
   }
   // MBU and MFU against batch.
   {
@@ -139,14 +254,16 @@ void sweep_section(Ctx& c, json& sections) {
     }
     if (ds.empty())
       c.omitted.push_back("MBU and MFU: no case has them (no peaks recorded).");
-    else
+    else {
+      std::vector<double> ys;
+      for (const auto& d : ds) collect(ys, d["data"], "y");
       s["charts"].push_back(chart("utilisation",
-                                  "MBU (solid) and MFU (dashed), % of the measured peaks, "
-                                  "against batch",
+                                  "MBU (solid, of the read roof probed beside each case) and MFU "
+                                  "(dashed, of the case dtype's GEMM peak), %, against batch",
                                   "line", ds,
-                                  {{"x", axis("batch (sequences)")},
-                                   {"y", axis("utilisation (%)")}},
+                                  {{"x", batch_x}, {"y", value_axis("utilisation (%)", ys)}},
                                   {"series", "batch", "mbu (fraction)", "mfu (fraction)"}, trows));
+    }
   }
   sections.push_back(std::move(s));
 }
