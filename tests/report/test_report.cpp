@@ -359,7 +359,7 @@ TEST_F(Report, ServingChartsCarryTheLoadSummaryNumbers) {
     EXPECT_NEAR(rows[i][2].get<double>(), want, 1e-3 * want) << i;
   }
   // With a benchmark run in the same database, both.
-  r = llmbench_test::run_llmbench("run --model tiny --batch 1 --prompt-len 8 --max-new-tokens 2 "
+  r = llmbench_test::run_llmbench("run --model tiny --batch 1,2 --prompt-len 8 --max-new-tokens 2 "
                                   "--repeat 1 --trace off --quiet --db " + db.string() + kPeaks,
                                   dir() / "serving");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -154,8 +154,8 @@ int run_compare(const CompareOptions& o) {
   dco.serving = o.serving;
   const DatabaseComparison cmp = compare_databases(dco);
   const CompareReport& report = cmp.report;
-  for (const auto& line : cmp.info) fmt::print(stderr, "info: {}\n", line);
   for (const auto& w : report.warnings) fmt::print(stderr, "warning: {}\n", w);
+  for (const auto& line : cmp.info) fmt::print(stderr, "info: {}\n", line);
   print_report(std::cout, o.format, report);
   std::cout.flush();
   return compare_exit_code(report.regressed(), report.inconclusive(), o);
