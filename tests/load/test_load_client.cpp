@@ -327,7 +327,8 @@ TEST(LoadFaults, InterruptAbortsInFlightRequests) {
 }
 
 // The driver end to end on scripted servers: a server that refuses token-id prompts gets
-// synthetic text (said on stderr, stored as prompt_kind 'text'), and the chat endpoint works.
+// synthetic text (said on stderr, stored as prompt_kind 'text'), and the chat endpoint works
+// (prompt_kind 'chat').
 TEST(LoadDriver, TextPromptsWhenTheServerRefusesTokenIdsAndTheChatEndpoint) {
   const std::string dir = std::string(LLMBENCH_TEST_SCRATCH) + "/load_driver";
   std::filesystem::create_directories(dir);
@@ -367,7 +368,7 @@ TEST(LoadDriver, TextPromptsWhenTheServerRefusesTokenIdsAndTheChatEndpoint) {
   EXPECT_EQ(q.column_int(3), 4);
   EXPECT_EQ(q.column_int(4), 12);
   ASSERT_TRUE(q.step());
-  EXPECT_EQ(q.column_text(0), "text");
+  EXPECT_EQ(q.column_text(0), "chat");  // the prompt kind of a chat run is chat messages
   EXPECT_EQ(q.column_text(1), "chat");
   EXPECT_EQ(q.column_int(3), 2);
 }

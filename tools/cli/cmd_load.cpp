@@ -24,6 +24,8 @@ void add_load_command(CLI::App& root, CommandContext& ctx) {
       "--dataset-path tests/fixtures/load/sharegpt_small.json --multi-turn --concurrency 2\n"
       "  llmbench load --url http://127.0.0.1:8000 --dataset-name mooncake --dataset-path "
       "tests/fixtures/load/mooncake_small.jsonl --time-scale 0.5\n"
+      "  llmbench load --url http://127.0.0.1:8000 --sweep slo --goodput ttft:500,tpot:50 "
+      "--server-metrics\n"
       "  llmbench query llmbench.db serving_table");
 
   const std::string target = "Server";
@@ -92,6 +94,21 @@ void add_load_command(CLI::App& root, CommandContext& ctx) {
       ->type_name("INT")->capture_default_str()->group(measure);
   cmd->add_option("--goodput", o->goodput, "SLOs for goodput, e.g. ttft:500,tpot:50,e2el:5000 "
                   "(ms)")->type_name("SLOS")->group(measure);
+  cmd->add_option("--sweep", o->sweep, "slo: search the highest request rate whose share of "
+                  "good requests (--goodput) stays >= --goodput-target (docs/serving.md)")
+      ->type_name("WORD")->group(measure);
+  cmd->add_option("--goodput-target", o->goodput_target, "--sweep slo: share of requests that "
+                  "must meet every --goodput limit")->type_name("F")->capture_default_str()->group(measure);
+  cmd->add_option("--sweep-tolerance", o->sweep_tolerance, "--sweep slo: stop when the failing "
+                  "and passing rates are within this fraction of each other")
+      ->type_name("F")->capture_default_str()->group(measure);
+  cmd->add_option("--sweep-max-levels", o->sweep_max_levels, "--sweep slo: at most this many "
+                  "levels (the throughput level included)")->type_name("INT")->capture_default_str()->group(measure);
+  cmd->add_option("--server-metrics", o->server_metrics, "Scrape the server's Prometheus "
+                  "metrics during each level into counter tracks: auto (URL/metrics) or a URL")
+      ->type_name("URL|auto")->expected(0, 1)->default_str("auto")->group(measure);
+  cmd->add_option("--metrics-interval-ms", o->metrics_interval_ms, "--server-metrics: ms "
+                  "between scrapes")->type_name("MS")->capture_default_str()->group(measure);
   cmd->add_option("--connect-timeout", o->connect_timeout_s, "Seconds to connect")
       ->type_name("S")->capture_default_str()->group(measure);
   cmd->add_option("--first-byte-timeout", o->first_byte_timeout_s,
@@ -103,7 +120,8 @@ void add_load_command(CLI::App& root, CommandContext& ctx) {
   const std::string output = "Output";
   cmd->add_option("--db", o->db, "SQLite database results are appended to")
       ->type_name("PATH")->capture_default_str()->group(output);
-  cmd->add_option("--format", o->format, "table|md|csv|json")
+  cmd->add_option("--format", o->format, "table|md|csv|json|jsonl|vllm-json (vLLM's "
+                  "--save-result keys, one level a line)")
       ->type_name("WORD")->capture_default_str()->group(output);
   cmd->add_flag("--quiet", o->quiet, "No progress or notices on stderr")->group(output);
   cmd->callback([o, &ctx] { ctx.exit_code = run_load(*o, ctx.command_line); });

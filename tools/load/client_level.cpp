@@ -93,6 +93,12 @@ void LevelRun::retire(Transfer* t) {
   active_.erase(std::find(active_.begin(), active_.end(), t));
   done_.emplace_back(t);
   ++finished_;
+  if (t->first_event_ns >= 0) live_.first_event_ns.push_back(t->first_event_ns - t->rec.send_ns);
+  // Only the tail can be [DONE] or a usage-only event: two string checks, not a scan.
+  std::size_t n = t->events.size();
+  if (n > 0 && t->events[n - 1].data == "[DONE]") --n;
+  if (n > 0 && t->events[n - 1].data.find("\"choices\":[]") != std::string::npos) --n;
+  live_.output_events += (long long)n;
   const RequestRecord& r = t->rec;
   if (multi_turn_) {
     finish_record(*t, opt_.chat, opt_.keep_events, /*collect_text=*/true);
@@ -206,9 +212,9 @@ LevelOutcome LevelRun::run() {
     collect_finished();
     const Clock::time_point after = Clock::now();
     check_timeouts(after);
-    if (d_.progress && after - last_progress_ > std::chrono::seconds(1)) {
+    if (d_.progress && after - last_progress_ >= std::chrono::duration<double>(d_.progress_interval_s)) {
       last_progress_ = after;
-      d_.progress(started_, finished_, failed_transport_);
+      report_progress(after);
     }
     // A finished request frees a slot: start the next one at once (concurrency mode).
     if (!rate_mode_ && can_open_session()) continue;
@@ -221,8 +227,16 @@ LevelOutcome LevelRun::run() {
     retire(t);
   }
   finish_outcome();
-  if (d_.progress) d_.progress(started_, finished_, failed_transport_);
+  if (d_.progress) report_progress(Clock::now());
   return std::move(out_);
+}
+
+void LevelRun::report_progress(Clock::time_point now) {
+  live_.started = started_;
+  live_.finished = finished_;
+  live_.failed = failed_transport_;
+  live_.elapsed_ns = since(out_.origin, now);
+  d_.progress(live_);
 }
 
 }  // namespace llmbench::client_detail

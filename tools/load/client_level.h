@@ -43,6 +43,7 @@ class LevelRun {
   bool can_open_session() const;
   int turns_of(int session) const { return d_.turns ? d_.turns(session) : 1; }
   void finish_outcome();
+  void report_progress(Clock::time_point now);
 
   CURLM* multi_;
   curl_slist* headers_;
@@ -60,6 +61,7 @@ class LevelRun {
   int started_ = 0, finished_ = 0, failed_transport_ = 0;
   bool stop_starting_ = false;
   Clock::time_point last_progress_, last_timeout_check_;
+  LiveCounts live_;
 };
 
 }  // namespace llmbench::client_detail

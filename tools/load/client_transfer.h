@@ -31,6 +31,7 @@ struct Transfer {
   std::vector<SseEvent> events;
   std::string head;  // the first bytes of the body (error messages of non-200 answers)
   std::int64_t last_data_ns = -1;  // the last body byte (-1: no body yet)
+  std::int64_t first_event_ns = -1;  // the first SSE data event's arrival (live progress)
   Clock::time_point origin;
   char errbuf[CURL_ERROR_SIZE] = {};
   CURLcode result = CURLE_OK;

@@ -35,6 +35,7 @@ std::size_t on_write(char* p, std::size_t size, std::size_t n, void* user) {
   if (t->head.size() < kErrorBodyBytes)
     t->head.append(p, std::min(len, kErrorBodyBytes - t->head.size()));
   t->sse.feed(p, len, now, t->events);
+  if (t->first_event_ns < 0 && !t->events.empty()) t->first_event_ns = t->events.front().arrival_ns;
   return len;
 }
 

@@ -57,6 +57,18 @@ struct ClientOptions {
   bool keep_events = false;  // keep every SSE event in RequestRecord::events (tests, benches)
 };
 
+// What the loop knows while a level runs, for the live progress line (load_progress.h). The
+// streams are parsed only after the level, so the live figures come from the SSE splitter:
+// first_event_ns is the first data event's arrival less the send (TTFT when the server's first
+// event carries output, as vLLM's, SGLang's and llmbench's do), and output_events counts the
+// finished requests' data events other than [DONE] and a final usage-only event.
+struct LiveCounts {
+  int started = 0, finished = 0, failed = 0;
+  std::int64_t elapsed_ns = 0;                // since the level's origin
+  std::vector<std::int64_t> first_event_ns;   // of finished requests that had an event
+  long long output_events = 0;
+};
+
 // What one level asks of the loop. The loop starts sessions; a session is one request unless
 // `turns` says otherwise, and then its turns go one after another (multi-turn), each after the
 // previous one ended and its think time passed. Concurrency, arrivals, max_requests and
@@ -78,8 +90,9 @@ struct LevelDrive {
   // set), before the session's next turn is made.
   std::function<void(const RequestRecord&)> on_turn_done;
   std::function<bool()> should_stop;    // polled in the loop (Ctrl-C)
-  // Called about once a second with (started, finished, failed) for progress.
-  std::function<void(int, int, int)> progress;
+  // Called at most every progress_interval_s (and once at the end) with what is known so far.
+  std::function<void(const LiveCounts&)> progress;
+  double progress_interval_s = 0.5;
 };
 
 struct LevelOutcome {

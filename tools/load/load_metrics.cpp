@@ -41,6 +41,8 @@ LevelSummary summarize_level(const std::vector<RequestRecord>& requests, const G
   s.requests = int(requests.size());
   std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = 0;
   std::vector<double> ttft, tpot, itl, e2el, user;
+  double asked_in = 0, asked_out = 0, run_in = 0, run_out = 0;
+  int n_run_in = 0, n_run_out = 0;
   for (const RequestRecord& r : requests) {
     first = std::min(first, r.send_ns);
     last = std::max(last, r.end_ns);
@@ -52,6 +54,10 @@ LevelSummary summarize_level(const std::vector<RequestRecord>& requests, const G
     ++s.ok;
     s.input_tokens += input_tokens_of(r);
     s.output_tokens += r.output_tokens;
+    asked_in += r.input_len;
+    asked_out += r.max_tokens;
+    if (r.prompt_tokens) run_in += *r.prompt_tokens, ++n_run_in;
+    if (r.completion_tokens) run_out += *r.completion_tokens, ++n_run_out;
     ttft.push_back(double(*r.ttft_ns()) / 1e6);
     e2el.push_back(double(*r.e2el_ns()) / 1e6);
     if (auto t = r.tpot_ns()) tpot.push_back(*t / 1e6);
@@ -68,6 +74,12 @@ LevelSummary summarize_level(const std::vector<RequestRecord>& requests, const G
     if (slo.any()) s.goodput_req_s = s.good / s.duration_s;
   }
   if (slo.any() && s.requests > 0) s.good_fraction = double(s.good) / s.requests;
+  if (s.ok > 0) {
+    s.input_tokens_requested = asked_in / s.ok;
+    s.output_tokens_requested = asked_out / s.ok;
+  }
+  if (n_run_in > 0) s.input_tokens_run = run_in / n_run_in;
+  if (n_run_out > 0) s.output_tokens_run = run_out / n_run_out;
   s.ttft_ms = distribution(ttft);
   s.tpot_ms = distribution(tpot);
   s.itl_ms = distribution(itl);

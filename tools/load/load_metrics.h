@@ -26,6 +26,10 @@ struct LevelSummary {
   double duration_s = 0;            // earliest send to latest end, over every request
   double request_throughput = 0;    // ok requests / duration_s
   long long input_tokens = 0, output_tokens = 0;  // over ok requests
+  // Per ok request, means: the tokens asked for (prompt length sent or aimed at, max_tokens)
+  // and the tokens the server says it ran (usage; nullopt when no request reported usage).
+  std::optional<double> input_tokens_requested, output_tokens_requested;
+  std::optional<double> input_tokens_run, output_tokens_run;
   double output_tok_s = 0, total_tok_s = 0;       // / duration_s
   std::optional<Dist> ttft_ms, tpot_ms, itl_ms, e2el_ms, user_tok_s;
   // With --goodput: ok requests meeting every limit, per second, and their share of requests.

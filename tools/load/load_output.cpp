@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "tools/report/printers.h"
+#include "tools/store/store.h"
 
 namespace llmbench {
 
@@ -66,6 +67,14 @@ const std::vector<LoadField>& all_fields() {
        [](const LevelResult& r) -> Opt { return double(r.summary.input_tokens); }, nullptr, 0},
       {"output_tokens", false,
        [](const LevelResult& r) -> Opt { return double(r.summary.output_tokens); }, nullptr, 0},
+      {"input_tokens_requested", false,
+       [](const LevelResult& r) -> Opt { return r.summary.input_tokens_requested; }, nullptr, 1},
+      {"input_tokens_run", true,
+       [](const LevelResult& r) -> Opt { return r.summary.input_tokens_run; }, nullptr, 1},
+      {"output_tokens_requested", false,
+       [](const LevelResult& r) -> Opt { return r.summary.output_tokens_requested; }, nullptr, 1},
+      {"output_tokens_run", true,
+       [](const LevelResult& r) -> Opt { return r.summary.output_tokens_run; }, nullptr, 1},
       {"output_tok_s", true, [](const LevelResult& r) -> Opt { return r.summary.output_tok_s; },
        nullptr, 1},
       {"total_tok_s", false, [](const LevelResult& r) -> Opt { return r.summary.total_tok_s; },
@@ -110,48 +119,73 @@ const std::vector<LoadField>& load_fields(bool with_goodput) {
   return with_goodput ? all_fields() : kWithout;
 }
 
+nlohmann::ordered_json level_json(const LevelResult& r, bool with_goodput) {
+  nlohmann::ordered_json l;
+  l["level_id"] = r.level_id;
+  for (const LoadField& f : load_fields(with_goodput)) {
+    if (f.text) {
+      l[f.name] = f.text(r);
+      continue;
+    }
+    const Opt v = f.number(r);
+    if (!v) l[f.name] = nullptr;
+    else if (std::isinf(*v)) l[f.name] = "inf";
+    else if (f.decimals == 0 && *v == std::floor(*v) && std::abs(*v) < 9e15)
+      l[f.name] = std::int64_t(*v);  // counts and lengths are integers
+    else l[f.name] = *v;
+  }
+  l["first_error"] = r.summary.first_error.empty() ? nlohmann::ordered_json(nullptr)
+                                                   : nlohmann::ordered_json(r.summary.first_error);
+  return l;
+}
+
 void print_load_results(std::ostream& out, const std::string& format,
                         const std::vector<LevelResult>& levels, bool with_goodput,
                         const nlohmann::ordered_json& run) {
   const auto& fields = load_fields(with_goodput);
   if (format == "json") {
     nlohmann::ordered_json j;
+    j["schema_version"] = kSchemaVersion;
     j["run"] = run;
     j["levels"] = nlohmann::ordered_json::array();
-    for (const LevelResult& r : levels) {
-      nlohmann::ordered_json l;
-      l["level_id"] = r.level_id;
-      for (const LoadField& f : fields) {
-        if (f.text) {
-          l[f.name] = f.text(r);
-          continue;
-        }
-        const Opt v = f.number(r);
-        if (!v) l[f.name] = nullptr;
-        else if (std::isinf(*v)) l[f.name] = "inf";
-        else if (f.decimals == 0 && *v == std::floor(*v) && std::abs(*v) < 9e15)
-          l[f.name] = std::int64_t(*v);  // counts and lengths are integers
-        else l[f.name] = *v;
-      }
-      l["first_error"] = r.summary.first_error.empty() ? nlohmann::ordered_json(nullptr)
-                                                       : nlohmann::ordered_json(r.summary.first_error);
-      j["levels"].push_back(l);
-    }
+    for (const LevelResult& r : levels) j["levels"].push_back(level_json(r, with_goodput));
     out << j.dump(2) << "\n";
+    return;
+  }
+  if (format == "jsonl") {
+    // One object a line: the run first, then each level; every line says its kind and version.
+    out << nlohmann::ordered_json{{"schema_version", kSchemaVersion}, {"kind", "run"}, {"run", run}}.dump()
+        << "\n";
+    for (const LevelResult& r : levels) {
+      nlohmann::ordered_json l{{"schema_version", kSchemaVersion}, {"kind", "level"},
+                               {"load_run_id", run.value("load_run_id", std::int64_t(0))}};
+      const nlohmann::ordered_json fields_j = level_json(r, with_goodput);
+      for (const auto& [k, v] : fields_j.items()) l[k] = v;
+      out << l.dump() << "\n";
+    }
+    return;
+  }
+  if (format == "vllm-json") {
+    // vLLM's --save-result object per level (vllm_json.h), one a line.
+    for (const LevelResult& r : levels) out << r.vllm.dump() << "\n";
     return;
   }
   const bool csv = format == "csv";
   Row header;
   for (const LoadField& f : fields)
     if (csv || f.compact) header.push_back(f.name);
+  if (csv) header.push_back("schema_version");
   std::vector<Row> rows;
   for (const LevelResult& r : levels) {
     Row row;
     for (const LoadField& f : fields)
       if (csv || f.compact) row.push_back(cell(f, r, csv));
+    if (csv) row.push_back(std::to_string(kSchemaVersion));
     rows.push_back(std::move(row));
   }
   print_rows(out, format, header, rows);
+  if (!csv) out << "\n(llmbench load run " << run.value("load_run_id", std::int64_t(0))
+                << ", schema version " << kSchemaVersion << ")\n";
 }
 
 std::string level_progress_line(const LevelResult& r) {

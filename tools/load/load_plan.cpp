@@ -49,6 +49,34 @@ void check_seconds(const std::string& flag, double v, bool zero_ok) {
                    number_text(v));
 }
 
+// --sweep slo: one workload (one input and output length, one burstiness) and an SLO; the
+// search picks the rates, so neither --request-rate nor --concurrency may be given.
+void check_slo_sweep(const LoadOptions& o, const LoadPlan& plan, std::size_t lengths,
+                     std::size_t bursts) {
+  if (o.sweep != "slo") throw BadInput("--sweep: expected slo, got '" + o.sweep + "'");
+  if (!plan.goodput.ttft_ms && !plan.goodput.tpot_ms && !plan.goodput.e2el_ms)
+    throw BadInput("--sweep slo: needs --goodput (the SLOs the frontier keeps), e.g. "
+                   "--goodput ttft:500,tpot:50");
+  if (!o.concurrency.empty() || !o.request_rate.empty())
+    throw BadInput("--sweep slo: the search chooses the request rates; drop --concurrency and "
+                   "--request-rate");
+  if (lengths != 1 || bursts != 1)
+    throw BadInput("--sweep slo: give one --input-len, one --output-len and one --burstiness");
+  if (!(o.goodput_target > 0 && o.goodput_target <= 1))
+    throw BadInput("--goodput-target: expected a share in (0, 1], got " + number_text(o.goodput_target));
+  if (!(o.sweep_tolerance >= 0.01 && o.sweep_tolerance < 1))
+    throw BadInput("--sweep-tolerance: expected a fraction in [0.01, 1), got " +
+                   number_text(o.sweep_tolerance));
+  if (o.sweep_max_levels < 3 || o.sweep_max_levels > 50)
+    throw BadInput("--sweep-max-levels: expected an integer in [3, 50], got " +
+                   std::to_string(o.sweep_max_levels));
+  if (o.duration_s > 0)
+    throw BadInput("--sweep slo: every level runs --num-requests requests; drop --duration");
+  if (o.dataset_name != "random")
+    throw BadInput("--sweep slo: searches over the random workload (--input-len, --output-len); "
+                   "drop --dataset-name");
+}
+
 }  // namespace
 
 GoodputSlo parse_goodput(const std::string& flag, const std::string& text) {
@@ -149,9 +177,11 @@ LoadPlan make_load_plan(const LoadOptions& o) {
                                            : LoadMode::kRate;
   std::vector<int> conc;
   std::vector<double> rates, bursts = {1.0};
-  if (plan.mode != LoadMode::kRate && o.burstiness != "1")
+  if (o.sweep.empty() && plan.mode != LoadMode::kRate && o.burstiness != "1")
     throw BadInput("--burstiness: applies to --request-rate only");
-  if (plan.mode == LoadMode::kConcurrency) {
+  if (!o.sweep.empty()) {
+    bursts = parse_positive_list("--burstiness", o.burstiness, false);
+  } else if (plan.mode == LoadMode::kConcurrency) {
     conc = parse_int_list("--concurrency", o.concurrency.empty() ? "1" : o.concurrency, 1, 4096);
   } else if (plan.mode == LoadMode::kRate) {
     rates = parse_positive_list("--request-rate", o.request_rate, true);
@@ -180,15 +210,28 @@ LoadPlan make_load_plan(const LoadOptions& o) {
     throw BadInput("--warmup-requests: expected an integer in [0, 1000000]");
   if (o.max_concurrency < 0 || o.max_concurrency > 100000)
     throw BadInput("--max-concurrency: expected an integer in [0, 100000]");
-  if (o.max_concurrency > 0 && plan.mode == LoadMode::kConcurrency)
+  if (o.max_concurrency > 0 && plan.mode == LoadMode::kConcurrency && o.sweep.empty())
     throw BadInput("--max-concurrency: applies to --request-rate only (--concurrency is the cap)");
-  if (o.format != "table" && o.format != "md" && o.format != "csv" && o.format != "json")
-    throw BadInput("--format: expected table, md, csv or json, got '" + o.format + "'");
+  if (o.format != "table" && o.format != "md" && o.format != "csv" && o.format != "json" &&
+      o.format != "jsonl" && o.format != "vllm-json")
+    throw BadInput("--format: expected table, md, csv, json, jsonl or vllm-json, got '" +
+                   o.format + "'");
+  if (o.metrics_interval_ms < 50 || o.metrics_interval_ms > 600000)
+    throw BadInput("--metrics-interval-ms: expected an integer in [50, 600000], got " +
+                   std::to_string(o.metrics_interval_ms));
   if (o.db.empty()) throw BadInput("--db: expected a path");
   if (!o.goodput.empty()) plan.goodput = parse_goodput("--goodput", o.goodput);
   // A level of "unbounded" requests with --duration is bounded by time; the count is a cap.
   plan.num_requests = o.num_requests > 0 ? o.num_requests : o.duration_s > 0 ? 1'000'000 : 100;
 
+  if (!o.sweep.empty()) {
+    check_slo_sweep(o, plan, ins.size() * outs.size(), bursts.size());
+    plan.mode = LoadMode::kRate;
+    plan.slo_sweep = true;
+    plan.slo_level = LevelSpec{.mode = LoadMode::kRate, .burstiness = bursts.front(),
+                               .input_len = ins.front(), .output_len = outs.front()};
+    return plan;  // the search places its levels
+  }
   int index = 0;
   for (int in : ins)
     for (int out : outs) {

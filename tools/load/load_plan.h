@@ -58,6 +58,14 @@ struct LoadOptions {
   double think_time_ms = 0;         // sessions: wait before each later turn (a file's delay_ms wins)
   double time_scale = 1;            // mooncake: due time = timestamp x time_scale
   int hash_block_size = 512;        // mooncake: tokens per hash_ids block
+  // --sweep slo (slo_sweep.h): the SLO frontier search places rate levels itself.
+  std::string sweep;                // "" (the list flags' product) | slo
+  double goodput_target = 0.9;      // share of good requests the frontier must keep
+  double sweep_tolerance = 0.1;     // relative width at which the bisection stops
+  int sweep_max_levels = 10;
+  // --server-metrics (metrics_scrape.h): "" off, auto (the server's /metrics) or a URL.
+  std::string server_metrics;
+  int metrics_interval_ms = 500;
 };
 
 // kTrace: one level that sends each request of a trace at its timestamp (x --time-scale).
@@ -85,6 +93,8 @@ struct LoadPlan {
   std::vector<LevelSpec> levels;
   GoodputSlo goodput;
   int num_requests = 0;          // per level (the resolved count; a cap when --duration is set)
+  bool slo_sweep = false;        // --sweep slo: `levels` is empty; the search makes them
+  LevelSpec slo_level;           // --sweep slo: every level's lengths and burstiness
 };
 
 // Checks every value (BadInput "--flag: expected ..., got ...") and expands the levels:

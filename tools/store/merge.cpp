@@ -31,7 +31,7 @@ const std::vector<TableRemap>& remaps() {
       {"bench_sample", {{"id", "sample"}, {"case_id", "case"}}},
       {"bench_step", {{"sample_id", "sample"}}},
       {"track", {{"id", "track"}, {"utid", "thread"}, {"upid", "process"}, {"case_id", "case"},
-                 {"import_id", "import"}}},
+                 {"import_id", "import"}, {"load_level_id", "load_level"}}},
       {"arg", {{"arg_set_id", "arg_set"}}},
       {"event", {{"id", "event"}, {"track_id", "track"}, {"parent_id", "event"},
                  {"arg_set_id", "arg_set"}, {"case_id", "case"}}},

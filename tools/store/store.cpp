@@ -404,6 +404,28 @@ ALTER TABLE run ADD COLUMN peak_int8_tflops REAL;
 ALTER TABLE run ADD COLUMN peak_int4_tflops REAL;
 )sql";
 
+// Version 9: the SLO search and server metrics of `llmbench load` (docs/schema.md). A load run
+// says which sweep placed its levels ('list': the flags' product; 'slo': the SLO frontier
+// search) and, for the search, its target and result; each level its role in the search.
+// Server metrics scraped during a level are counter tracks (Perfetto's shape) tied to it by
+// track.load_level_id, with the family's Prometheus type; the level keeps its scrape counts.
+constexpr const char* kSchemaV9 = R"sql(
+ALTER TABLE load_run ADD COLUMN sweep TEXT NOT NULL DEFAULT 'list';  -- list | slo
+ALTER TABLE load_run ADD COLUMN goodput_target REAL;      -- slo: share of good requests asked
+ALTER TABLE load_run ADD COLUMN slo_frontier_rate REAL;   -- slo: highest rate meeting it (NULL: none)
+ALTER TABLE load_run ADD COLUMN server_metrics_url TEXT;  -- --server-metrics, NULL when off
+ALTER TABLE load_level ADD COLUMN sweep_role TEXT;        -- slo: throughput | probe; NULL for list
+ALTER TABLE load_level ADD COLUMN good_fraction REAL;     -- with --goodput: good / requests
+ALTER TABLE load_level ADD COLUMN metrics_url TEXT;
+ALTER TABLE load_level ADD COLUMN metrics_scrapes INTEGER;          -- answered with HTTP 200
+ALTER TABLE load_level ADD COLUMN metrics_failed_scrapes INTEGER;   -- no answer or not 200
+ALTER TABLE load_level ADD COLUMN metrics_rejected_lines INTEGER;   -- malformed lines refused
+ALTER TABLE load_level ADD COLUMN metrics_first_problem TEXT;
+ALTER TABLE track ADD COLUMN load_level_id INTEGER REFERENCES load_level(id);
+ALTER TABLE track ADD COLUMN metric_type TEXT;  -- server metrics: counter | gauge | histogram | ...
+CREATE INDEX IF NOT EXISTS track_load_level ON track(load_level_id) WHERE load_level_id IS NOT NULL;
+)sql";
+
 void add_missing_result_columns(Db& db) {
   std::set<std::string> have;
   auto cols = db.prepare("SELECT name FROM pragma_table_info('bench_case')");
@@ -439,6 +461,7 @@ void create_schema_version(Db& db, int version) {
       db.exec(kSchemaV8);
       add_missing_result_columns(db);
     }
+    if (version >= 9) db.exec(kSchemaV9);
     db.exec("PRAGMA user_version = " + std::to_string(version));
   });
 }
@@ -483,6 +506,7 @@ ResultStore::ResultStore(const std::string& path) : setup_lock_(path), db_(path,
         db_.exec(kSchemaV8);
         add_missing_result_columns(db_);
       }
+      if (version < 9) db_.exec(kSchemaV9);
       db_.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
     });
   }

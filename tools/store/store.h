@@ -18,7 +18,7 @@
 
 namespace llmbench {
 
-inline constexpr int kSchemaVersion = 8;
+inline constexpr int kSchemaVersion = 9;
 
 // Creates the schema of `version` (1..kSchemaVersion) on an empty database, as the llmbench of
 // that version did: tests use it to build old databases and check their migration.
