@@ -1,4 +1,4 @@
-// The load tables' columns of schema version 7 that say how a run's levels were placed
+// The load tables' columns of schema version 9 that say how a run's levels were placed
 // (docs/schema.md): the run's sweep kind, goodput target, server-metrics URL and SLO frontier,
 // and each level's role in the search and good fraction. Small UPDATEs next to load_store.h's
 // INSERTs, so the two writers stay apart.
