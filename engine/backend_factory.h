@@ -1,5 +1,8 @@
-// Choosing and creating a backend by name (--backend auto|cpu|cuda). The only place that
-// knows whether the CUDA backend was compiled in.
+// Choosing and creating a backend by name (--backend auto|cpu|cuda): the one place that picks
+// which backend a case, `serve` or `roofline` runs on, and the answer to "was the CUDA backend
+// compiled in?" for code that takes no CUDA headers. The roofline's CUDA measurement
+// (tools/cli/cmd_roofline.cpp, tools/run/peaks_cache.cpp) still tests LLMBENCH_HAVE_CUDA
+// itself, to call engine/cuda_roofline.h, which exists only in CUDA builds.
 #pragma once
 #include <memory>
 #include <string>

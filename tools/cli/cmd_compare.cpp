@@ -1,9 +1,16 @@
-// `llmbench compare BASE CAND [--metric LIST|all] [--alpha A] [--threshold PCT] [--format ...]`:
-// a statistical performance-regression gate. Each side is a result database, optionally
-// DB:RUN_ID (default: its latest run), opened read-only. Cases are matched by configuration,
-// each metric's per-repetition samples compared with a Mann-Whitney U test and a Hodges-Lehmann
-// ratio, and a case regresses only when the change is significant at --alpha and worse than
-// --threshold percent (compare_verdict.h). Exit code 1 when any metric of any case regresses,
+// `llmbench compare BASE CAND [--metric LIST|all] [--alpha A] [--threshold PCT] [--format ...]`
+// and `llmbench compare --run BASE_BIN CAND_BIN --config PROFILE`: a performance-regression
+// gate. Each side is a result database, optionally DB:RUN_ID (default: its latest run) or
+// several runs (DB:ID,ID or DB:all), opened read-only; --run instead runs two binaries in
+// randomised interleaved rounds (compare_rounds.h). Cases are matched by configuration and
+// each metric gets a Hodges-Lehmann ratio; which rule decides depends on the unit of
+// replication (compare_verdict.h):
+//   - one run per side (the default with two databases): the threshold alone -- slower when the
+//     ratio is worse than 1 + --threshold -- with a warning, because repetitions of one run
+//     share that minute's machine state and are no independent samples;
+//   - several runs per side, interleaved rounds, or --repetitions-independent: the change must
+//     be significant (Mann-Whitney / paired test, p < --alpha) AND worse than the threshold.
+// Exit code 1 when any metric of any case regresses,
 // 3 when nothing regressed but the comparison could not decide (too few samples or rounds;
 // --allow-inconclusive makes that 0), 0 otherwise, 2 for bad input. Warnings and environment
 // differences go to stderr, one line each.

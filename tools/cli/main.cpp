@@ -1,4 +1,4 @@
-// llmbench's entry point: builds the CLI from the subcommands in tools/cmd_*.cpp, runs the
+// llmbench's entry point: builds the CLI from the subcommands in tools/cli/cmd_*.cpp, runs the
 // chosen one, and maps errors to exit codes: 0 success, 1 a failed case or internal error,
 // 2 bad input (one `error: ...` line on stderr naming what was wrong); a subcommand may return
 // its own (compare: 1 a regression, 3 inconclusive).
