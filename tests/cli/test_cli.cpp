@@ -392,7 +392,10 @@ TEST(Cli, HostNoSyncIsLabelledInEveryFormat) {
     EXPECT_EQ(r.err, std::string("warning: ") + kNoSyncWarning + "\n");
     if (format == "json") {
       const auto j = nlohmann::json::parse(r.out);
-      EXPECT_EQ(j["warnings"].back(), kNoSyncWarning);
+      // The read-roof warning (roof_check) may follow it: the probe beside the case is
+      // compared with --peak-bw-gbps 20, and this machine's bandwidth drifts.
+      const auto& w = j["warnings"];
+      EXPECT_NE(std::find(w.begin(), w.end(), kNoSyncWarning), w.end()) << w;
       EXPECT_EQ(j["cases"][0]["variants"]["timer"], "device");
       EXPECT_FALSE(j["cases"][0].contains("timer_warning"));
       EXPECT_EQ(j["cases"][1]["variants"]["timer"], "host-nosync");
