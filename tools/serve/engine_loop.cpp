@@ -104,7 +104,7 @@ std::vector<StepStats> EngineLoop::step_log() const {
   return steps_;
 }
 
-std::vector<RequestRecord> EngineLoop::request_log() const {
+std::vector<ServedRequest> EngineLoop::request_log() const {
   std::lock_guard<std::mutex> lock(mu_);
   return requests_;
 }
@@ -120,7 +120,7 @@ void EngineLoop::finish_stream(RequestId id, StreamEvent e, const RequestTimes& 
     case FinishReason::kStop: ++counters_.finished_stop; break;
     default: ++counters_.finished_abort; break;
   }
-  append_bounded(requests_, RequestRecord{id, e.prompt_tokens, e.completion_tokens, e.finish,
+  append_bounded(requests_, ServedRequest{id, e.prompt_tokens, e.completion_tokens, e.finish,
                                           times});
   it->second.stream->push(std::move(e));
   streams_.erase(it);

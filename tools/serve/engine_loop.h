@@ -43,7 +43,7 @@ class RequestStream {
 };
 
 // A finished request, for the database (times in ns since the engine's origin).
-struct RequestRecord {
+struct ServedRequest {
   RequestId id = 0;
   int prompt_tokens = 0, completion_tokens = 0;
   FinishReason finish = FinishReason::kNone;
@@ -85,7 +85,7 @@ class EngineLoop {
   const SchedulerOptions& options() const { return scheduler_.options(); }
   // The logs so far (copies).
   std::vector<StepStats> step_log() const;
-  std::vector<RequestRecord> request_log() const;
+  std::vector<ServedRequest> request_log() const;
 
  private:
   void run();
@@ -109,7 +109,7 @@ class EngineLoop {
   std::map<RequestId, Live> streams_;
   EngineCounters counters_;
   std::vector<StepStats> steps_;
-  std::vector<RequestRecord> requests_;
+  std::vector<ServedRequest> requests_;
 };
 
 }  // namespace llmbench

@@ -91,7 +91,7 @@ void step_done(sqlite3* db, sqlite3_stmt* s, const char* what) {
 
 std::int64_t write_serve_session(const std::string& path, const ServeSessionInfo& info,
                                  const std::vector<StepStats>& steps,
-                                 const std::vector<RequestRecord>& requests) {
+                                 const std::vector<ServedRequest>& requests) {
   sqlite3* raw = nullptr;
   if (sqlite3_open(path.c_str(), &raw) != SQLITE_OK) {
     std::string msg = raw ? sqlite3_errmsg(raw) : "out of memory";
@@ -130,7 +130,7 @@ std::int64_t write_serve_session(const std::string& path, const ServeSessionInfo
       step_done(raw, st.get(), "insert serve_step");
     }
     Stmt rq = prepare(raw, "INSERT INTO serve_request VALUES (?,?,?,?,?,?,?,?,?)");
-    for (const RequestRecord& r : requests) {
+    for (const ServedRequest& r : requests) {
       sqlite3_bind_int64(rq.get(), 1, session);
       sqlite3_bind_int64(rq.get(), 2, std::int64_t(r.id));
       sqlite3_bind_int(rq.get(), 3, r.prompt_tokens);

@@ -28,6 +28,6 @@ struct ServeSessionInfo {
 // session id. Throws Error on any SQLite failure (nothing is half-written: one transaction).
 std::int64_t write_serve_session(const std::string& path, const ServeSessionInfo& info,
                                  const std::vector<StepStats>& steps,
-                                 const std::vector<RequestRecord>& requests);
+                                 const std::vector<ServedRequest>& requests);
 
 }  // namespace llmbench
