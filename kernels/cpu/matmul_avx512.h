@@ -38,7 +38,7 @@ void round_to_fp16_rows(float* dst, const float* x, int lda, int m, int k);
 // Sum of n floats read once with AVX-512 loads (eight independent accumulators): every thread
 // reads its own contiguous chunk as `streams` (1..8) sequential parts side by side, optionally
 // prefetching prefetch_bytes ahead (0: only the hardware prefetchers). The roofline's
-// read-bandwidth test (engine/roofline.cpp) with the variant bench_kernels measured fastest.
+// read-bandwidth test (engine/bench/roofline.cpp) with the variant bench_kernels measured fastest.
 float read_sum_f32(const float* data, std::int64_t n, int streams, int prefetch_bytes);
 
 }  // namespace llmbench::cpu::avx512

@@ -3,7 +3,7 @@
 // sequence whose block-table row is seq[r] (sequences may contribute one decode row or a chunk
 // of prompt rows, in any order). Every sequence reads and writes its own blocks only, through
 // the block table, so what else shares the step never changes a row's result.
-// Deliberately not: a scheduler (engine/scheduler.h) or GEMM-shaped prefill attention.
+// Deliberately not: a scheduler (engine/serving/scheduler.h) or GEMM-shaped prefill attention.
 #pragma once
 #include <cstdint>
 

@@ -1,5 +1,5 @@
 // The sum of a float buffer, read once: the CPU roofline's read-bandwidth test
-// (engine/roofline.cpp). What matters is how fast it reads, so the fast version is written to
+// (engine/bench/roofline.cpp). What matters is how fast it reads, so the fast version is written to
 // stream at the machine's limit; the reference is the spec of the value.
 // Deliberately not: a numerically careful sum (the value is only a sink for the loads).
 #pragma once

@@ -1,5 +1,5 @@
 // The device read test: the sum of a float buffer, read once, for the read roof the CUDA
-// backend's probe (engine/cuda_read_probe.cpp) measures beside each case. The spec is
+// backend's probe (engine/bench/cuda_read_probe.cpp) measures beside each case. The spec is
 // kernels/cpu/read_sum.h (read_sum_reference); what matters is how fast it reads.
 // Deliberately not: a numerically careful sum (the value is only a sink for the loads).
 #pragma once

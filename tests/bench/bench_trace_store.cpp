@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <string>
 
-#include "engine/bench_case.h"
+#include "engine/bench/bench_case.h"
 #include "tools/store/sqlite_db.h"
 #include "tools/store/store.h"
 

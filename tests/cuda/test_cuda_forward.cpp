@@ -18,12 +18,12 @@
 #include <string>
 #include <vector>
 
-#include "engine/cpu_backend.h"
-#include "engine/cuda_backend.h"
-#include "engine/model.h"
-#include "engine/prompts.h"
-#include "engine/scheduler.h"
-#include "engine/trace.h"
+#include "engine/model/cpu_backend.h"
+#include "engine/model/cuda_backend.h"
+#include "engine/model/model.h"
+#include "engine/bench/prompts.h"
+#include "engine/serving/scheduler.h"
+#include "engine/model/trace.h"
 #include "kernels/cpu/matmul_half.h"
 #include "tests/cuda/device_buffer.h"
 #include "tests/engine/generation.h"

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "engine/config.h"
-#include "engine/hf_config_writer.h"
+#include "engine/model/config.h"
+#include "engine/checkpoint/hf_config_writer.h"
 #include "kernels/common/error.h"
-#include "engine/weights.h"
-#include "engine/safetensors_writer.h"
+#include "engine/model/weights.h"
+#include "engine/checkpoint/safetensors_writer.h"
 
 namespace llmbench::test {
 

@@ -14,9 +14,9 @@
 #include <cstdio>
 #include <map>
 
-#include "engine/hf_checkpoint.h"
-#include "engine/rng.h"
-#include "engine/safetensors.h"
+#include "engine/checkpoint/hf_checkpoint.h"
+#include "engine/model/rng.h"
+#include "engine/checkpoint/safetensors.h"
 #include "tests/engine/checkpoint_files.h"
 
 namespace llmbench {
@@ -29,7 +29,7 @@ using namespace llmbench::test;
 constexpr int kIterations = 4000;
 constexpr std::uint64_t kSeed = 0xF022;
 
-// Draws from the counter-based generator of engine/rng.h.
+// Draws from the counter-based generator of engine/model/rng.h.
 class FuzzRng {
  public:
   explicit FuzzRng(std::uint64_t seed) : key_(stream_key(seed, fnv1a64("fuzz"))) {}

@@ -10,9 +10,9 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/cpu_backend.h"
-#include "engine/model.h"
-#include "engine/prompts.h"
+#include "engine/model/cpu_backend.h"
+#include "engine/model/model.h"
+#include "engine/bench/prompts.h"
 
 namespace llmbench::test {
 

@@ -8,12 +8,12 @@
 #include <cmath>
 #include <initializer_list>
 
-#include "engine/cpu_backend.h"
+#include "engine/model/cpu_backend.h"
 #include "kernels/common/half.h"
-#include "engine/hf_checkpoint.h"
-#include "engine/model.h"
-#include "engine/prompts.h"
-#include "engine/safetensors.h"
+#include "engine/checkpoint/hf_checkpoint.h"
+#include "engine/model/model.h"
+#include "engine/bench/prompts.h"
+#include "engine/checkpoint/safetensors.h"
 #include "tests/engine/checkpoint_files.h"
 
 namespace llmbench {

@@ -1,4 +1,4 @@
-// The finiteness scan (engine/finite.h) and the memory guard's message (engine/memory.h), with
+// The finiteness scan (engine/model/finite.h) and the memory guard's message (engine/model/memory.h), with
 // exact expectations: where the first NaN/Inf is, and that every part of a refused case's need
 // is printed with its unit (issue 15: "KV cache 0.0000" for a 64 GiB KV cache).
 #include <gtest/gtest.h>
@@ -7,9 +7,9 @@
 #include <limits>
 #include <vector>
 
-#include "engine/config.h"
-#include "engine/finite.h"
-#include "engine/memory.h"
+#include "engine/model/config.h"
+#include "engine/model/finite.h"
+#include "engine/model/memory.h"
 #include "kernels/common/error.h"
 
 namespace llmbench {

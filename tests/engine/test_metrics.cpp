@@ -2,9 +2,9 @@
 // FLOP and byte counts against hand-computed numbers.
 #include <gtest/gtest.h>
 
-#include "engine/config.h"
-#include "engine/metrics.h"
-#include "engine/read_probe.h"
+#include "engine/model/config.h"
+#include "engine/bench/metrics.h"
+#include "engine/bench/read_probe.h"
 #include "kernels/common/error.h"
 
 namespace llmbench {

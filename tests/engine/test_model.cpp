@@ -5,10 +5,10 @@
 
 #include <cmath>
 
-#include "engine/cpu_backend.h"
+#include "engine/model/cpu_backend.h"
 #include "kernels/common/error.h"
-#include "engine/model.h"
-#include "engine/prompts.h"
+#include "engine/model/model.h"
+#include "engine/bench/prompts.h"
 #include "tests/engine/generation.h"
 
 namespace llmbench {

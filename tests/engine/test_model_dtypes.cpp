@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/cpu_backend.h"
-#include "engine/memory.h"
-#include "engine/model.h"
-#include "engine/prompts.h"
+#include "engine/model/cpu_backend.h"
+#include "engine/model/memory.h"
+#include "engine/model/model.h"
+#include "engine/bench/prompts.h"
 #include "tests/engine/logit_closeness.h"
 
 namespace llmbench {

@@ -1,4 +1,4 @@
-// Ragged offline cases (engine/ragged_case.h): the seeded length draws are reproducible and
+// Ragged offline cases (engine/bench/ragged_case.h): the seeded length draws are reproducible and
 // have the asked-for mean and spread within their clamps; each sequence of a ragged run on the
 // tiny preset generates exactly the static path's tokens for its prompt and length; the cost
 // and metrics use the real token counts.
@@ -7,11 +7,11 @@
 #include <cmath>
 #include <numeric>
 
-#include "engine/bench_case.h"
-#include "engine/cpu_backend.h"
-#include "engine/model.h"
-#include "engine/ragged_case.h"
-#include "engine/stats.h"
+#include "engine/bench/bench_case.h"
+#include "engine/model/cpu_backend.h"
+#include "engine/model/model.h"
+#include "engine/bench/ragged_case.h"
+#include "engine/bench/stats.h"
 
 namespace llmbench {
 namespace {

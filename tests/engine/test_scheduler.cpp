@@ -8,11 +8,11 @@
 #include <map>
 #include <random>
 
-#include "engine/block_pool.h"
-#include "engine/cpu_backend.h"
-#include "engine/model.h"
-#include "engine/prompts.h"
-#include "engine/scheduler.h"
+#include "engine/serving/block_pool.h"
+#include "engine/model/cpu_backend.h"
+#include "engine/model/model.h"
+#include "engine/bench/prompts.h"
+#include "engine/serving/scheduler.h"
 #include "kernels/common/error.h"
 #include "tests/engine/generation.h"
 #include "tests/kernels/check.h"

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "kernels/common/error.h"
-#include "engine/stats.h"
+#include "engine/bench/stats.h"
 
 namespace llmbench {
 

@@ -7,10 +7,10 @@
 #include <map>
 #include <string>
 
-#include "engine/cpu_backend.h"
-#include "engine/model.h"
-#include "engine/prompts.h"
-#include "engine/trace.h"
+#include "engine/model/cpu_backend.h"
+#include "engine/model/model.h"
+#include "engine/bench/prompts.h"
+#include "engine/model/trace.h"
 
 namespace llmbench {
 

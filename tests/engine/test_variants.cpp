@@ -1,4 +1,4 @@
-// Engine variants (engine/variants.h) on the tiny preset: every combination of --qkv x
+// Engine variants (engine/model/variants.h) on the tiny preset: every combination of --qkv x
 // --kv-cache x --logits generates the same greedy tokens as the defaults, with logits within
 // 1e-4 of max |logit|, over a prefill and several decode steps, for batch 1 and for 3 distinct
 // prompts; the paged caches use a block size that divides neither the prompt length nor any
@@ -13,10 +13,10 @@
 #include <set>
 #include <string>
 
-#include "engine/cpu_backend.h"
-#include "engine/memory.h"
-#include "engine/model.h"
-#include "engine/prompts.h"
+#include "engine/model/cpu_backend.h"
+#include "engine/model/memory.h"
+#include "engine/model/model.h"
+#include "engine/bench/prompts.h"
 #include "tests/engine/generation.h"
 
 namespace llmbench {

@@ -1,5 +1,5 @@
 // Deterministic randomness for the fuzz-style tests (tests/fuzz/, tests/engine/fuzz_*.cpp):
-// draws from engine/rng.h's counter-based generator, so iteration i mutates the same way on
+// draws from engine/model/rng.h's counter-based generator, so iteration i mutates the same way on
 // every run and a failure names a reproducible iteration. Plus the outcome rule every fuzz
 // target shares: success, or llmbench::Error (BadInput included); anything else is a bug.
 #pragma once
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/rng.h"
+#include "engine/model/rng.h"
 #include "kernels/common/error.h"
 
 namespace llmbench_test {

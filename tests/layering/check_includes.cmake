@@ -1,27 +1,17 @@
 # The layering check behind ctest `layering_includes` (cmake -P): scans every #include "..." in
-# kernels/, engine/ and tools/ and fails on one that runs against the library graph below, or
-# that climbs out of its folder with "../". The build enforces the same graph through each
-# library's include scope (cmake/layering.cmake); this scan also names every offender at once
-# and catches relative paths, which include scope cannot see.
-#
+# kernels/, engine/ and tools/ and fails on one that runs against the library graph, or that
+# climbs out of its folder with "../". The graph is not a copy: GRAPH is the file CMake writes
+# from the libraries' own link declarations (llmbench_write_layering_graph,
+# cmake/layering.cmake), the same graph the build enforces through each library's include
+# scope. This scan names every offender at once and catches relative paths, which include
+# scope cannot see.
+#   cmake -DROOT=<source tree> -DGRAPH=<build>/layering_graph.cmake -P check_includes.cmake
 cmake_minimum_required(VERSION 3.25)
 
-# Folder -> the folders its files may include (besides its own).
-set(allowed_kernels/common "")
-set(allowed_kernels/cpu "kernels/common")
-set(allowed_kernels/cuda "kernels/common")
-set(allowed_engine "kernels/common;kernels/cpu;kernels/cuda")
-set(engine_deps "engine;kernels/common;kernels/cpu;kernels/cuda")
-set(allowed_tools/build_info "")
-set(allowed_tools/store "${engine_deps};tools/build_info")
-set(allowed_tools/query "${allowed_tools/store};tools/store")
-set(allowed_tools/compare "${allowed_tools/query};tools/query")
-set(allowed_tools/trace_io "${allowed_tools/compare};tools/compare")
-set(allowed_tools/report "${allowed_tools/compare};tools/compare")
-set(allowed_tools/run "${allowed_tools/report};tools/report")
-set(allowed_tools/serve "${allowed_tools/run};tools/run")
-set(allowed_tools/load "${allowed_tools/run};tools/run")
-set(allowed_tools/cli "${allowed_tools/run};tools/run;tools/trace_io;tools/serve;tools/load")
+if(NOT EXISTS "${GRAPH}")
+  message(FATAL_ERROR "layering: no library graph at '${GRAPH}' (configure the build first)")
+endif()
+include(${GRAPH})  # sets layering_folders and allowed_<folder> for each of them
 
 file(GLOB_RECURSE files RELATIVE ${ROOT}
      ${ROOT}/kernels/*.h ${ROOT}/kernels/*.cpp ${ROOT}/kernels/*.cu ${ROOT}/kernels/*.cuh
@@ -31,8 +21,8 @@ set(bad "")
 set(checked 0)
 foreach(f IN LISTS files)
   get_filename_component(folder ${f} DIRECTORY)
-  if(NOT DEFINED allowed_${folder})
-    list(APPEND bad "${f}: folder '${folder}' is not in the layering graph (tests/layering)")
+  if(NOT folder IN_LIST layering_folders)
+    list(APPEND bad "${f}: folder '${folder}' is no library's include root (cmake/layering.cmake)")
     continue()
   endif()
   file(STRINGS ${ROOT}/${f} lines REGEX "^[ \t]*#[ \t]*include[ \t]+\"")
@@ -48,7 +38,8 @@ foreach(f IN LISTS files)
       continue()
     endif()
     if(NOT target_folder IN_LIST allowed_${folder})
-      list(APPEND bad "${f}: includes \"${inc}\" (${folder} may include: ${allowed_${folder}})")
+      string(REPLACE ";" ", " may "${allowed_${folder}}")
+      list(APPEND bad "${f}: includes \"${inc}\" (${folder} may include: ${may})")
     endif()
   endforeach()
 endforeach()

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <optional>
 
-#include "engine/stats.h"
+#include "engine/bench/stats.h"
 #include "kernels/common/error.h"
 #include "tools/query/sql_functions.h"
 #include "tools/store/sqlite_db.h"

@@ -10,11 +10,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "engine/config.h"
-#include "engine/cpu_backend.h"
-#include "engine/model.h"
-#include "engine/prompts.h"
-#include "engine/weights.h"
+#include "engine/model/config.h"
+#include "engine/model/cpu_backend.h"
+#include "engine/model/model.h"
+#include "engine/bench/prompts.h"
+#include "engine/model/weights.h"
 
 namespace {
 

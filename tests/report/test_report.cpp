@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "../cli/llmbench_process.h"
-#include "engine/cpu_backend.h"
+#include "engine/model/cpu_backend.h"
 #include "kernels/common/error.h"
 #include "tools/report/report_data.h"
 #include "tools/report/report_html.h"

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "engine/cpu_backend.h"
-#include "engine/model.h"
+#include "engine/model/cpu_backend.h"
+#include "engine/model/model.h"
 #include "tests/engine/generation.h"
 #include "tools/serve/server.h"
 

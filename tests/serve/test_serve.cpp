@@ -6,7 +6,7 @@
 #include <atomic>
 #include <future>
 
-#include "engine/prompts.h"
+#include "engine/bench/prompts.h"
 #include "tests/serve/serve_fixture.h"
 
 namespace llmbench::test {

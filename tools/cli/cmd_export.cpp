@@ -9,7 +9,7 @@
 #include <iostream>
 #include <memory>
 
-#include "engine/atomic_file.h"
+#include "engine/checkpoint/atomic_file.h"
 #include "kernels/common/error.h"
 #include "tools/cli/metric_flags.h"
 #include "tools/cli/commands.h"

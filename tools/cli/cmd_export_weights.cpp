@@ -9,14 +9,14 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "engine/atomic_file.h"
-#include "engine/config.h"
+#include "engine/checkpoint/atomic_file.h"
+#include "engine/model/config.h"
 #include "kernels/common/error.h"
-#include "engine/weights.h"
+#include "engine/model/weights.h"
 #include "tools/run/flag_values.h"
 #include "tools/cli/commands.h"
-#include "engine/hf_config_writer.h"
-#include "engine/safetensors_writer.h"
+#include "engine/checkpoint/hf_config_writer.h"
+#include "engine/checkpoint/safetensors_writer.h"
 
 namespace llmbench {
 

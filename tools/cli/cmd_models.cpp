@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
-#include "engine/config.h"
+#include "engine/model/config.h"
 #include "tools/cli/commands.h"
 #include "tools/report/printers.h"
 

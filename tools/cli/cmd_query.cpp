@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "engine/input_file.h"
+#include "engine/checkpoint/input_file.h"
 #include "kernels/common/error.h"
 #include "tools/query/bundled_queries.h"
 #include "tools/cli/commands.h"

@@ -8,7 +8,7 @@
 #include <memory>
 #include <optional>
 
-#include "engine/atomic_file.h"
+#include "engine/checkpoint/atomic_file.h"
 #include "kernels/common/error.h"
 #include "tools/cli/commands.h"
 #include "tools/report/report_data.h"

@@ -1,17 +1,17 @@
 // `llmbench roofline`: measure the backend's peak bandwidth and GEMM FLOP/s, print them, and
 // cache them as the MBU/MFU denominators of later runs (tools/run/peaks_cache.h). The backend is
-// chosen as `run` chooses it (engine/backend_factory.h): cpu (read bandwidth, OpenBLAS sgemm),
+// chosen as `run` chooses it (engine/model/backend_factory.h): cpu (read bandwidth, OpenBLAS sgemm),
 // or cuda (device-to-device copy and read bandwidth, cuBLAS GEMM per dtype;
-// engine/cuda_roofline.h); then the per-case read probe once (engine/read_probe.h).
+// engine/bench/cuda_roofline.h); then the per-case read probe once (engine/bench/read_probe.h).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <omp.h>
 
 #include <tuple>
 
-#include "engine/backend_factory.h"
-#include "engine/cpu_backend.h"
-#include "engine/read_probe.h"
+#include "engine/model/backend_factory.h"
+#include "engine/model/cpu_backend.h"
+#include "engine/bench/read_probe.h"
 #include "kernels/common/error.h"
 #include "tools/cli/commands.h"
 #include "tools/run/peaks_cache.h"
@@ -20,7 +20,7 @@ namespace llmbench {
 
 namespace {
 
-// The per-case read probe (engine/read_probe.h) once, beside the roofline's own read test.
+// The per-case read probe (engine/bench/read_probe.h) once, beside the roofline's own read test.
 void print_probe(const std::string& backend) {
   const auto probe = make_read_probe(backend);
   const ReadProbeResult p = probe->measure();

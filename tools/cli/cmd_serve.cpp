@@ -13,9 +13,9 @@
 #include <optional>
 #include <thread>
 
-#include "engine/backend_factory.h"
-#include "engine/hf_checkpoint.h"
-#include "engine/scheduler.h"
+#include "engine/model/backend_factory.h"
+#include "engine/checkpoint/hf_checkpoint.h"
+#include "engine/serving/scheduler.h"
 #include "kernels/common/error.h"
 #include "tools/cli/commands.h"
 #include "tools/run/run_plan.h"

@@ -7,7 +7,7 @@
 
 #include <fmt/core.h>
 
-#include "engine/stats.h"
+#include "engine/bench/stats.h"
 #include "tools/compare/compare_env.h"
 #include "tools/compare/compare_match.h"
 

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <map>
 
-#include "engine/stats.h"
+#include "engine/bench/stats.h"
 #include "kernels/common/error.h"
 #include "tools/query/query_runner.h"
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "engine/stats.h"
+#include "engine/bench/stats.h"
 
 namespace llmbench {
 

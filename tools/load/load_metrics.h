@@ -1,7 +1,7 @@
 // The serving metrics of one level, from the client's records (docs/metrics.md, "Serving
 // metrics (llmbench load)", defines each with its clock points): TTFT, ITL per gap, TPOT per
 // request, E2EL, per-user tokens/s, request and token throughput, goodput under SLOs, errors.
-// Pure arithmetic on the records, tested with exact values; the statistics are engine/stats.h's
+// Pure arithmetic on the records, tested with exact values; the statistics are engine/bench/stats.h's
 // (type-7 percentiles, sample stdev), the same as the SQL functions of `llmbench query`.
 #pragma once
 #include <optional>

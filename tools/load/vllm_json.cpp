@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/stats.h"
+#include "engine/bench/stats.h"
 #include "tools/load/load_metrics.h"
 #include "tools/store/store.h"
 

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "engine/stats.h"
+#include "engine/bench/stats.h"
 
 namespace llmbench {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <string>
 
-#include "engine/stats.h"
+#include "engine/bench/stats.h"
 #include "kernels/common/error.h"
 
 namespace llmbench {

@@ -14,7 +14,7 @@ namespace llmbench {
 
 // Registers median, percentile and stdev on `db` (for this connection only). Throws Error.
 void register_sql_functions(sqlite3* db);
-// The arithmetic is engine/stats.h's (percentile_sorted, stdev): one definition for `run`'s
+// The arithmetic is engine/bench/stats.h's (percentile_sorted, stdev): one definition for `run`'s
 // summaries and the SQL functions.
 
 }  // namespace llmbench

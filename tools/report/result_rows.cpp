@@ -125,7 +125,7 @@ std::vector<std::string> result_warnings(const std::vector<CaseResult>& results,
   if (std::any_of(results.begin(), results.end(), host_nosync))
     w.push_back(std::string(kHostNoSyncWarning));
   // The read roof probed beside a case disagreed with the roofline, or moved during the case
-  // (roof_check, engine/metrics.h): its MBU divides by the probe, and says so.
+  // (roof_check, engine/bench/metrics.h): its MBU divides by the probe, and says so.
   for (const auto& r : results) {
     const std::optional<std::string> check = roof_check(r.roof);
     if (r.status == "ok" && check && *check != "ok")

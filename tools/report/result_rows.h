@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/bench_case.h"
+#include "engine/bench/bench_case.h"
 #include "tools/report/printers.h"
 #include "tools/store/result_fields.h"
 #include "tools/store/run_info.h"

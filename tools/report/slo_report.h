@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "engine/bench_case.h"
+#include "engine/bench/bench_case.h"
 #include "tools/report/printers.h"
 
 namespace llmbench {

@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "engine/cpu_backend.h"
-#include "engine/atomic_file.h"
+#include "engine/model/cpu_backend.h"
+#include "engine/checkpoint/atomic_file.h"
 #include "kernels/common/error.h"
 #include "tools/store/run_info.h"
 
@@ -88,7 +88,7 @@ constexpr DType kCpuGemmDtypes[] = {DType::kFp32, DType::kBf16, DType::kFp16, DT
 constexpr DType kCudaGemmDtypes[] = {DType::kFp32, DType::kBf16, DType::kFp16};
 
 // The roofline cache field of a CPU run's FLOP/s peak: the best rate the engine's own GEMM for
-// the dtype reached (engine/roofline.h): vdpbf16ps for bf16 runs at twice the fp32 FMA rate,
+// the dtype reached (engine/bench/roofline.h): vdpbf16ps for bf16 runs at twice the fp32 FMA rate,
 // vpdpbusd for int8/int4 four byte products per lane, and the AVX-512 streaming kernels beat
 // OpenBLAS sgemm at prompt-sized row counts, so one sgemm figure would put MFU above 1.
 const char* cpu_gemm_field(DType dtype) {

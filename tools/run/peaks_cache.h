@@ -8,10 +8,10 @@
 #include <string>
 
 #include "kernels/common/dtype.h"
-#include "engine/metrics.h"
-#include "engine/roofline.h"
+#include "engine/bench/metrics.h"
+#include "engine/bench/roofline.h"
 #if defined(LLMBENCH_HAVE_CUDA)
-#include "engine/cuda_roofline.h"
+#include "engine/bench/cuda_roofline.h"
 #endif
 
 namespace llmbench {
@@ -25,7 +25,7 @@ std::string cuda_roofline_cache_key(const std::string& gpu_name);
 RooflineResult measure_and_cache_roofline(const std::string& key);
 
 #if defined(LLMBENCH_HAVE_CUDA)
-// Measures CUDA device `device` (engine/cuda_roofline.h) and stores it in the cache under
+// Measures CUDA device `device` (engine/bench/cuda_roofline.h) and stores it in the cache under
 // cuda_roofline_cache_key(its name).
 CudaRooflineResult measure_and_cache_cuda_roofline(int device);
 #endif

@@ -13,11 +13,11 @@
 #include <map>
 #include <memory>
 
-#include "engine/backend_factory.h"
+#include "engine/model/backend_factory.h"
 #include "kernels/common/error.h"
-#include "engine/hf_checkpoint.h"
-#include "engine/interrupt.h"
-#include "engine/read_probe.h"
+#include "engine/checkpoint/hf_checkpoint.h"
+#include "engine/bench/interrupt.h"
+#include "engine/bench/read_probe.h"
 #include "tools/store/case_key.h"
 #include "tools/run/peaks_cache.h"
 #include "tools/run/progress.h"
@@ -145,7 +145,7 @@ int run_benchmarks(const RunOptions& opts, const AppliedProfile* profile,
                                   opts.quiet, dt);
     return other_peaks.emplace(dt, std::move(p)).first->second;
   };
-  // The read roof probed beside each case with decode steps (engine/read_probe.h).
+  // The read roof probed beside each case with decode steps (engine/bench/read_probe.h).
   std::unique_ptr<ReadProbe> probe;
   std::optional<ResultStore> holder;
   std::unique_ptr<Backend> backend_ptr;

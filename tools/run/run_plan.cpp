@@ -10,10 +10,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/backend_factory.h"
-#include "engine/input_file.h"
+#include "engine/model/backend_factory.h"
+#include "engine/checkpoint/input_file.h"
 #include "kernels/common/error.h"
-#include "engine/hf_checkpoint.h"
+#include "engine/checkpoint/hf_checkpoint.h"
 #include "tools/run/flag_values.h"
 #include "tools/store/case_key.h"
 #include "tools/store/variants_json.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/bench_case.h"
+#include "engine/bench/bench_case.h"
 
 namespace llmbench {
 
@@ -20,7 +20,7 @@ struct RunOptions {
   std::string prompt_len = "128";
   std::string prompt_ids;  // "1,2,3" or "@FILE"; empty: synthetic prompts
   std::string max_new_tokens = "32";
-  // Ragged batches (engine/ragged_case.h): stddev of each sequence's prompt / output length
+  // Ragged batches (engine/bench/ragged_case.h): stddev of each sequence's prompt / output length
   // around --prompt-len / --max-new-tokens; "0" and "0" keep the static path.
   std::string prompt_len_stddev = "0";
   std::string output_len_stddev = "0";
@@ -46,7 +46,7 @@ struct RunOptions {
   bool resume = false;         // continue the latest run of the same plan in --db
   std::string shard;           // "K/N": run the cases whose plan index i has i % N == K - 1
   std::optional<double> slo_ttft_p99_ms, slo_tpot_p99_ms;
-  // Engine variants (engine/variants.h); lists, each joining the cartesian product.
+  // Engine variants (engine/model/variants.h); lists, each joining the cartesian product.
   std::string qkv = "fused";           // fused | permute
   std::string kv_cache = "prealloc";   // prealloc | concat | paged | paged-gather
   std::string kv_cache_block = "16";   // tokens per paged block (one value)

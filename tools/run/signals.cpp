@@ -1,7 +1,7 @@
 // Interrupt signal handlers (see signals.h).
 #include "tools/run/signals.h"
 
-#include "engine/interrupt.h"
+#include "engine/bench/interrupt.h"
 
 namespace llmbench {
 

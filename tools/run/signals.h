@@ -1,5 +1,5 @@
 // SIGINT/SIGTERM during a sweep: the first signal requests a cooperative interrupt
-// (engine/interrupt.h: the current case is abandoned at its next repetition or step boundary,
+// (engine/bench/interrupt.h: the current case is abandoned at its next repetition or step boundary,
 // or finished and stored if it has already finished running); a second one kills the process at
 // once with the default action. Every finished case is already committed, so even that loses
 // nothing stored.

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/scheduler.h"
+#include "engine/serving/scheduler.h"
 
 namespace llmbench {
 

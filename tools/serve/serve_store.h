@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/scheduler.h"
+#include "engine/serving/scheduler.h"
 #include "tools/serve/engine_loop.h"
 
 namespace llmbench {

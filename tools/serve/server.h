@@ -19,8 +19,8 @@
 #include <memory>
 #include <string>
 
-#include "engine/model.h"
-#include "engine/scheduler.h"
+#include "engine/model/model.h"
+#include "engine/serving/scheduler.h"
 #include "tools/serve/engine_loop.h"
 #include "tools/serve/tokenizer.h"
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/bench_case.h"
+#include "engine/bench/bench_case.h"
 
 namespace llmbench {
 

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <variant>
 
-#include "engine/bench_case.h"
+#include "engine/bench/bench_case.h"
 
 namespace llmbench {
 

@@ -7,7 +7,7 @@
 
 #include <ctime>
 
-#include "engine/cpu_backend.h"
+#include "engine/model/cpu_backend.h"
 #include "tools/build_info/version.h"
 
 namespace llmbench {

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/metrics.h"
+#include "engine/bench/metrics.h"
 
 namespace llmbench {
 

@@ -1,7 +1,7 @@
 // SQLite RAII wrappers (see sqlite_db.h).
 #include "tools/store/sqlite_db.h"
 
-#include "engine/input_file.h"
+#include "engine/checkpoint/input_file.h"
 #include "kernels/common/error.h"
 
 namespace llmbench {

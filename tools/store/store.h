@@ -11,7 +11,7 @@
 #include <set>
 #include <string>
 
-#include "engine/bench_case.h"
+#include "engine/bench/bench_case.h"
 #include "tools/store/run_info.h"
 #include "tools/store/setup_lock.h"
 #include "tools/store/sqlite_db.h"

@@ -4,7 +4,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
-#include "engine/variants.h"
+#include "engine/model/variants.h"
 
 namespace llmbench {
 

@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/atomic_file.h"
-#include "engine/input_file.h"
+#include "engine/checkpoint/atomic_file.h"
+#include "engine/checkpoint/input_file.h"
 #include "kernels/common/error.h"
 
 namespace llmbench {

@@ -7,7 +7,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "engine/input_file.h"
+#include "engine/checkpoint/input_file.h"
 #include "kernels/common/error.h"
 #include "tools/store/sqlite_db.h"
 

@@ -1,0 +1,157 @@
+// Warm-up, measured repetitions and their timing. On the CPU backend every op has finished
+// when it returns, and prefill()/decode_step() return only once the sampled tokens are on the
+// host, so steady_clock around them measures TTFT and TPOT exactly as docs/metrics.md defines.
+#include "engine/bench/bench_case.h"
+
+#include <chrono>
+
+#include "kernels/common/error.h"
+#include "engine/model/finite.h"
+#include "engine/bench/interrupt.h"
+#include "engine/bench/prompts.h"
+#include "engine/bench/ragged_case.h"
+
+namespace llmbench {
+
+std::string CaseSpec::label() const {
+  const std::string v = variants.describe();
+  return model + " " + std::string(dtype_name(dtype)) + " " + backend + " b" +
+         std::to_string(batch) + " p" + std::to_string(prompt_len) + " n" +
+         std::to_string(max_new_tokens) + (v.empty() ? "" : " " + v);
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::int64_t ns_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count();
+}
+
+// One repetition: prefill then max_new_tokens - 1 decode steps. Returns its timings and
+// writes the generated ids ([batch][max_new_tokens]) to `generated`.
+RepSample run_once(Session& session, const CaseSpec& spec, const std::vector<std::int32_t>& prompt,
+                   std::vector<std::vector<std::int32_t>>& generated) {
+  RepSample s;
+  generated.assign(std::size_t(spec.batch), {});
+  auto t0 = Clock::now();
+  std::vector<std::int32_t> next = session.prefill(prompt, spec.prompt_len);
+  auto t1 = Clock::now();
+  s.ttft_ns = ns_between(t0, t1);
+  for (int step = 1; step <= spec.max_new_tokens; ++step) {
+    for (int b = 0; b < spec.batch; ++b) generated[b].push_back(next[b]);
+    if (step == spec.max_new_tokens) break;
+    throw_if_interrupted();  // Ctrl-C abandons the case between steps (engine/bench/interrupt.h)
+    t0 = Clock::now();
+    next = session.decode_step(next);
+    t1 = Clock::now();
+    s.decode_ns.push_back(ns_between(t0, t1));
+  }
+  return s;
+}
+
+// Non-finite logits make every greedy token 0 and the case look fine. One copy of the last
+// pass's logits per case (outside every timed region) checks them; only when they are not
+// finite does a rerun with every op's output checked name the first layer and op at fault.
+void check_logits_finite(Session& session, const CaseSpec& spec,
+                         const std::vector<std::int32_t>& prompt) {
+  const std::vector<float> logits = session.last_logits();
+  const std::int64_t at = first_non_finite(logits.data(), std::int64_t(logits.size()));
+  if (at < 0) return;
+  const std::string found = "non-finite logits (" + float_text(logits[std::size_t(at)]) +
+                            " in sequence " + std::to_string(at / (std::int64_t(logits.size()) /
+                                                                   spec.batch)) + ")";
+  std::vector<std::vector<std::int32_t>> generated;
+  session.set_check_ops(true);
+  try {
+    run_once(session, spec, prompt, generated);
+  } catch (const NonFiniteOutput& e) {
+    session.set_check_ops(false);
+    throw Error(found + ": " + e.what());
+  }
+  session.set_check_ops(false);
+  throw Error(found + "; a rerun checking every op's output found none (not reproducible)");
+}
+
+CaseResult run_static_case(const Model& model, const CaseSpec& spec, const Peaks& peaks,
+                           Clock::time_point origin);
+
+}  // namespace
+
+void set_trace_overheads(CaseResult& r) {
+  r.trace_overhead_ttft = double(r.traced_sample->ttft_ns) / 1e6 / r.metrics.ttft_ms_p50;
+  if (r.metrics.tpot_ms_mean) {
+    double sum = 0;
+    for (auto d : r.traced_sample->decode_ns) sum += double(d);
+    r.trace_overhead_tpot =
+        sum / double(r.traced_sample->decode_ns.size()) / 1e6 / *r.metrics.tpot_ms_mean;
+  }
+}
+
+CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks,
+                    Clock::time_point origin, ReadProbe* probe) {
+  // MBU applies only with decode steps; so does the probe.
+  const bool probed = probe != nullptr && spec.max_new_tokens > 1;
+  std::optional<double> before, after;
+  if (probed) before = probe->measure().gbps_best;
+  CaseResult r = spec.variants.ragged() ? run_ragged_case(model, spec, peaks, origin)
+                                        : run_static_case(model, spec, peaks, origin);
+  if (probed) after = probe->measure().gbps_best;
+  r.roof = apply_case_roof(r.metrics, peaks, before, after);
+  return r;
+}
+
+namespace {
+
+CaseResult run_static_case(const Model& model, const CaseSpec& spec, const Peaks& peaks,
+                           Clock::time_point origin) {
+  const ModelConfig& c = model.config();
+  CaseResult r;
+  r.spec = spec;
+  const int max_len = spec.prompt_len + spec.max_new_tokens;
+  r.memory = estimate_memory(c, spec.dtype, spec.batch, spec.prompt_len, max_len, spec.variants);
+  // The weights are already resident; only the case's own buffers must still fit.
+  check_fits(r.memory, available_host_memory(), "host", r.memory.weight_bytes);
+
+  Session session(model, spec.batch, spec.prompt_len, max_len, spec.variants);
+  if (spec.prompt.empty()) {
+    r.prompt_ids = synthetic_prompts(spec.seed, spec.batch, spec.prompt_len, c.vocab_size,
+                                     spec.distinct_prompts);
+  } else {
+    LLMBENCH_CHECK(int(spec.prompt.size()) == spec.prompt_len, "prompt ids and prompt_len differ");
+    for (int b = 0; b < spec.batch; ++b)
+      r.prompt_ids.insert(r.prompt_ids.end(), spec.prompt.begin(), spec.prompt.end());
+  }
+  r.cost = case_cost(c, spec.batch, spec.prompt_len, spec.max_new_tokens, spec.dtype);
+
+  std::vector<std::vector<std::int32_t>> generated;
+  for (int i = 0; i < spec.warmup; ++i) {
+    throw_if_interrupted();
+    run_once(session, spec, r.prompt_ids, generated);
+  }
+  if (spec.profile_range) model.backend().profiler_start();
+  for (int i = 0; i < spec.repeat; ++i) {
+    throw_if_interrupted();
+    r.samples.push_back(run_once(session, spec, r.prompt_ids, generated));
+    if (i == 0) {
+      r.generated = generated;
+    } else if (generated != r.generated) {
+      throw Error("repetition " + std::to_string(i) + " generated other tokens than repetition 0"
+                  " (the engine is not deterministic)");
+    }
+  }
+  if (spec.profile_range) model.backend().profiler_stop();
+  check_logits_finite(session, spec, r.prompt_ids);
+  r.metrics = compute_metrics(spec.batch, spec.prompt_len, spec.max_new_tokens, r.cost,
+                              r.samples, peaks);
+
+  add_traced_repetition(r, spec, model, origin, session,
+                        [&](std::vector<std::vector<std::int32_t>>& g) {
+                          return run_once(session, spec, r.prompt_ids, g);
+                        });
+  return r;
+}
+
+}  // namespace
+
+}  // namespace llmbench

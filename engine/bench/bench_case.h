@@ -1,0 +1,103 @@
+// One benchmark case: a fixed (model, dtype, backend, batch, prompt length, new tokens), run
+// with warm-up and measured repetitions. Lists of values are expanded into cases by the CLI
+// (tools/run/run_plan.cpp); printing and storing results is the CLI's job too.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/model/memory.h"
+#include "engine/bench/metrics.h"
+#include "engine/model/model.h"
+#include "engine/bench/read_probe.h"
+#include "engine/model/trace.h"
+#include "engine/model/variants.h"
+#include "kernels/common/error.h"
+
+namespace llmbench {
+
+struct CaseSpec {
+  std::string model;         // preset name (or checkpoint directory)
+  std::string backend = "cpu";
+  DType dtype = DType::kFp32;
+  int batch = 1;
+  int prompt_len = 128;
+  int max_new_tokens = 1;
+  int warmup = 1;            // unmeasured repetitions before the measured ones
+  int repeat = 5;            // measured repetitions
+  int threads = 0;           // CPU threads (0: the runtime's default)
+  std::uint64_t seed = 0;    // weights and synthetic prompts
+  bool distinct_prompts = false;
+  // Explicit prompt token ids (--prompt-ids), used for every sequence; empty: synthetic
+  // prompts. When set, prompt_len equals its size.
+  std::vector<std::int32_t> prompt;
+  // After the measured repetitions, one more repetition is traced at this level (off: none).
+  TraceLevel trace = TraceLevel::kOps;
+  // Bracket the measured repetitions with Backend::profiler_start/stop (--profile-range).
+  bool profile_range = false;
+  // Engine variants (--qkv, --kv-cache, --kv-cache-block, --logits) and the op timer of the
+  // traced repetition (--timer).
+  Variants variants;
+
+  // "small fp32 cpu b16 p128 n1", then the non-default variants ("... qkv=permute"): how
+  // progress lines, errors and trace tracks name the case.
+  std::string label() const;
+};
+
+struct CaseResult {
+  CaseSpec spec;
+  std::string status = "ok";               // "ok" or "error"
+  std::string error;                       // the message when status == "error"
+  std::vector<RepSample> samples;          // measured repetitions only
+  std::vector<std::int32_t> prompt_ids;    // [batch, prompt_len]; ragged: prompts back to back
+  std::vector<int> prompt_lens;            // ragged cases only: each sequence's prompt length
+  std::vector<std::vector<std::int32_t>> generated;  // per sequence, max_new_tokens ids
+  CaseCost cost;
+  CaseMetrics metrics;
+  CaseRoof roof;  // the read roof probed beside the case, and MBU's and MFU's denominators
+  MemoryEstimate memory;
+
+  // The traced repetition (when spec.trace != off): its records, its own timings, and how
+  // much slower tracing made it than the untraced repetitions the headline metrics use.
+  std::vector<OpRecord> trace;
+  std::optional<RepSample> traced_sample;
+  std::optional<double> trace_overhead_ttft;  // traced TTFT / median untraced TTFT
+  std::optional<double> trace_overhead_tpot;  // traced mean TPOT / untraced mean TPOT
+};
+
+// Runs the case on `model` (which must have been built for spec.model / dtype / backend).
+// Every repetition must generate the same tokens; a difference throws llmbench::Error.
+// A ragged case (spec.variants.ragged()) runs through the scheduler (engine/bench/ragged_case.h).
+// Trace timestamps are ns since `origin` (the run's start). `peaks` are those of the case's
+// dtype. With a `probe` and decode steps, the read roof is probed right before the case (before
+// its warm-up) and right after it (after its traced repetition), and MBU divides by the larger
+// of the two (apply_case_roof, engine/bench/metrics.h); r.roof records both.
+CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks,
+                    std::chrono::steady_clock::time_point origin, ReadProbe* probe = nullptr);
+
+// Sets r.trace_overhead_ttft and _tpot from r.traced_sample against the untraced metrics.
+void set_trace_overheads(CaseResult& r);
+
+// The traced repetition both case runners end with (nothing when spec.trace is off): a Tracer
+// on `runner` (a Session or a Scheduler) for one more run, `run_once(generated)`, which must
+// generate the untraced repetitions' tokens (else llmbench::Error); then the records and the
+// tracing overheads go into r.
+template <class Runner, class RunOnce>
+void add_traced_repetition(CaseResult& r, const CaseSpec& spec, const Model& model,
+                           std::chrono::steady_clock::time_point origin, Runner& runner,
+                           RunOnce run_once) {
+  if (spec.trace == TraceLevel::kOff) return;
+  Tracer tracer(spec.trace, model.backend().make_op_timer(spec.variants.timer), origin);
+  std::vector<std::vector<std::int32_t>> generated;
+  runner.set_tracer(&tracer);
+  r.traced_sample = run_once(generated);
+  runner.set_tracer(nullptr);
+  if (generated != r.generated)
+    throw Error("the traced repetition generated other tokens than the untraced ones");
+  r.trace = tracer.records();
+  set_trace_overheads(r);
+}
+
+}  // namespace llmbench

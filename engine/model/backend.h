@@ -1,0 +1,170 @@
+// The Backend interface: memory and the ops of a Llama forward pass. forward() in model.cpp is
+// written once against it; CpuBackend (cpu_backend.h) implements it with kernels/cpu, and
+// CudaBackend (cuda_backend.h) with kernels/cuda and cuBLAS. Pointers passed to ops live in
+// the backend's memory (buffers it allocated). Ops may run asynchronously; `to_host` and
+// `synchronize` are the only points where the host waits.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/model/buffer.h"
+#include "engine/model/trace.h"
+#include "kernels/common/dtype.h"
+#include "kernels/common/error.h"
+#include "kernels/common/layout.h"
+
+namespace llmbench {
+
+// A weight matrix in backend memory, [rows, cols] row-major, with its element type: fp32
+// values, the bits of bf16/fp16 values, or int8/int4 blocks (kernels/cpu/quant.h) (--dtype;
+// docs/metrics.md, "Weight dtypes" and "Quantised weights").
+struct WeightRef {
+  const void* data = nullptr;
+  DType dtype = DType::kFp32;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // "cpu" or "cuda".
+  virtual std::string name() const = 0;
+  // A one-line description of the device (CPU model and threads, GPU name).
+  virtual std::string device_description() const = 0;
+  // True when buffers are host memory that the host may read and write directly.
+  virtual bool host_visible() const = 0;
+
+  // ---- memory ----
+  virtual Buffer alloc(std::size_t bytes) = 0;
+  // A short-lived buffer, allocated and freed in stream order the way a framework's caching
+  // allocator serves torch.cat (the --kv-cache concat caches): host memory from the C
+  // allocator on the CPU; cudaMallocAsync / cudaFreeAsync from the device's default memory
+  // pool on CUDA. Free it (drop the Buffer) before the backend goes away.
+  virtual Buffer alloc_async(std::size_t bytes) = 0;
+  virtual void to_device(void* dst, const void* src, std::size_t bytes) = 0;
+  // Copies to the host and waits until the bytes are there.
+  virtual void to_host(void* dst, const void* src, std::size_t bytes) = 0;
+  virtual void synchronize() = 0;
+  // A timer for traced ops. kDevice: the correct one (host clock on the synchronous CPU
+  // backend, CUDA events on CUDA). kHostNoSync: the host clock without synchronisation
+  // (HostOpTimer on both; wrong on purpose on CUDA).
+  virtual std::unique_ptr<OpTimer> make_op_timer(TimerMode mode) = 0;
+  // Brackets the measured repetitions for a profiler (--profile-range): cudaProfilerStart/Stop
+  // on CUDA, so `nsys profile --capture-range=cudaProfilerApi` captures only them.
+  virtual void profiler_start() {}
+  virtual void profiler_stop() {}
+
+  // ---- ops (semantics: the kernels/cpu header of the same name) ----
+  virtual void embedding(float* out, const float* table, const std::int32_t* tokens,
+                         int n_tokens, int dim) = 0;
+  virtual void rmsnorm(float* out, const float* x, const float* weight, int n_rows, int dim,
+                       float eps) = 0;
+  // out[m, n] = x[m, k] . w[n, k]  (x rows lda apart).
+  virtual void matmul(float* out, const float* x, const float* w, int m, int n, int k,
+                      int lda) = 0;
+  // out[m, n] = x[m, k] . w[n, k] with w's elements bf16 or fp16 bits (`dtype`): x rounded to
+  // `dtype` (nearest even), products accumulated in fp32, out fp32
+  // (kernels/cpu/matmul_half.h).
+  virtual void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype,
+                           int m, int n, int k, int lda) = 0;
+  // out[m, n] = x[m, k] . dequantise(w)[n, k] with w int8 or int4 blocks (`dtype`; as
+  // quantize_weights stores them, kernels/cpu/quant.h), x and out fp32; the CPU backend
+  // quantises x's rows to int8 blocks first (matmul_quant_vnni_reference is its spec). The CPU backend only: the default refuses
+  // (weights are never quantised for another backend: load_weights refuses first).
+  virtual void matmul_quant(float* out, const float* x, const void* w, DType dtype, int m, int n,
+                            int k, int lda);
+  // dst (backend memory, host-visible) = src [n_rows, k] fp32 quantised to int8/int4 blocks
+  // in the layout this backend's matmul_quant reads (the CPU's: the column panels of
+  // kernels/cpu/quant.h, quantize_packed; the same bytes per weight as the row-major blocks):
+  // weight loading. The CPU backend only, like matmul_quant.
+  virtual void quantize_weights(void* dst, const float* src, DType dtype, std::int64_t n_rows,
+                                int k);
+  // matmul, matmul_half or matmul_quant, as w's dtype says: what forward() calls for every
+  // weight GEMM.
+  void matmul_weights(float* out, const float* x, WeightRef w, int m, int n, int k, int lda) {
+    if (w.dtype == DType::kFp32)
+      matmul(out, x, static_cast<const float*>(w.data), m, n, k, lda);
+    else if (dtype_is_quantized(w.dtype))
+      matmul_quant(out, x, w.data, w.dtype, m, n, k, lda);
+    else
+      matmul_half(out, x, static_cast<const std::uint16_t*>(w.data), w.dtype, m, n, k, lda);
+  }
+  // embedding from a table of bf16/fp16 bits, each row widened to fp32 (exact).
+  virtual void embedding_half(float* out, const std::uint16_t* table, DType dtype,
+                              const std::int32_t* tokens, int n_tokens, int dim) = 0;
+  // embedding from a table [vocab, dim] of int8/int4 blocks as quantize_weights stores them,
+  // each row dequantised to fp32 (the CPU backend only, like matmul_quant; the packed layout
+  // needs vocab to find a row of a last, partial column group).
+  virtual void embedding_quant(float* out, const void* table, DType dtype,
+                               const std::int32_t* tokens, int n_tokens, int vocab, int dim);
+  // One of the three above, as the table's dtype says; table is [vocab, dim].
+  void embedding_weights(float* out, WeightRef table, const std::int32_t* tokens, int n_tokens,
+                         int vocab, int dim) {
+    if (table.dtype == DType::kFp32)
+      embedding(out, static_cast<const float*>(table.data), tokens, n_tokens, dim);
+    else if (dtype_is_quantized(table.dtype))
+      embedding_quant(out, table.data, table.dtype, tokens, n_tokens, vocab, dim);
+    else
+      embedding_half(out, static_cast<const std::uint16_t*>(table.data), table.dtype, tokens,
+                     n_tokens, dim);
+  }
+  virtual void add_bias_rows(float* x, int n_rows, int stride, const float* bias, int n) = 0;
+  virtual void rope(float* x, int n_rows, int row_stride, int n_heads, int head_dim,
+                    const std::int32_t* positions, float theta) = 0;
+  virtual void kv_cache_write(float* cache, const float* src, int src_stride, int batch,
+                              int n_new, int past_len, int cache_seq, int kv_dim) = 0;
+  // kernels/cpu/attention.h, attention_strided: operands placed by `strides` (the shape's
+  // q_stride, out_stride and cache_seq are not used).
+  virtual void attention(float* out, const float* q, const float* k_cache,
+                         const float* v_cache, const AttentionShape& shape,
+                         const AttentionStrides& strides) = 0;
+  virtual void paged_attention(float* out, const float* q, const float* k_pool,
+                               const float* v_pool, const std::int32_t* block_table,
+                               const PagedKv& paged, const AttentionShape& shape,
+                               const HeadStrides& q_strides, const HeadStrides& out_strides) = 0;
+  virtual void copy_heads(float* out, const HeadStrides& out_strides, const float* in,
+                          const HeadStrides& in_strides, int batch, int seq, int heads,
+                          int head_dim) = 0;
+  virtual void kv_write_paged(float* pool, const std::int32_t* block_table,
+                              const PagedKv& paged, const float* src,
+                              const HeadStrides& src_strides, int batch, int n_new,
+                              int past_len, int n_kv_heads, int head_dim) = 0;
+  virtual void kv_gather_paged(float* out, const float* pool, const std::int32_t* block_table,
+                               const PagedKv& paged, int batch, int len, int kv_dim,
+                               int out_seq) = 0;
+  // Continuous batching (kernels/cpu/ragged_attention.h): rows of many sequences, each at its
+  // own position (seq, pos: device int32 arrays of n_rows), over one paged pool.
+  virtual void kv_write_ragged(float* pool, const std::int32_t* block_table, const PagedKv& paged,
+                               const float* src, int src_stride, const std::int32_t* seq,
+                               const std::int32_t* pos, int n_rows, int kv_dim) = 0;
+  virtual void ragged_paged_attention(float* out, int out_stride, const float* q, int q_stride,
+                                      const float* k_pool, const float* v_pool,
+                                      const std::int32_t* block_table, const PagedKv& paged,
+                                      const std::int32_t* seq, const std::int32_t* pos,
+                                      int n_rows, int n_heads, int n_kv_heads, int head_dim) = 0;
+  virtual void swiglu(float* out, const float* gate_up, int n_rows, int ffn_dim) = 0;
+  virtual void add_inplace(float* x, const float* y, std::size_t n) = 0;
+  virtual void gather_rows(float* out, const float* x, const std::int32_t* rows, int n_rows,
+                           int dim) = 0;
+  virtual void argmax_rows(std::int32_t* out, const float* x, int n_rows, int n_cols) = 0;
+};
+
+// The refusals of a backend without quantised kernels (every one but the CPU's).
+inline void Backend::matmul_quant(float*, const float*, const void*, DType dtype, int, int, int,
+                                  int) {
+  throw BadInput("--dtype " + std::string(dtype_name(dtype)) + " is CPU-only for now (backend " +
+                 name() + ")");
+}
+inline void Backend::quantize_weights(void*, const float*, DType dtype, std::int64_t, int) {
+  throw BadInput("--dtype " + std::string(dtype_name(dtype)) + " is CPU-only for now (backend " +
+                 name() + ")");
+}
+inline void Backend::embedding_quant(float*, const void*, DType dtype, const std::int32_t*, int,
+                                     int, int) {
+  throw BadInput("--dtype " + std::string(dtype_name(dtype)) + " is CPU-only for now (backend " +
+                 name() + ")");
+}
+
+}  // namespace llmbench

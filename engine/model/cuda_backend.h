@@ -1,0 +1,114 @@
+// CudaBackend: the Backend on one CUDA device, with the kernels of kernels/cuda and cuBLAS
+// GEMMs, all on one stream it owns. Ops are asynchronous; to_host() and synchronize() wait.
+// Traced ops are timed with CUDA events from a pool (CudaEventTimer), resolved after the
+// step's single synchronisation. With sync_check, every op is followed by a stream
+// synchronisation and error check, so an asynchronous fault is blamed on the op that caused it.
+// Only compiled when the CUDA toolkit is found (LLMBENCH_HAVE_CUDA).
+#pragma once
+#include <memory>
+#include <string>
+
+#include "engine/model/backend.h"
+
+namespace llmbench {
+
+// Facts about a CUDA device, for the run table and the roofline's datasheet peak.
+struct CudaDeviceInfo {
+  std::string name;
+  int sm_count = 0;
+  int sm_clock_mhz = 0;          // peak SM clock
+  int memory_clock_mhz = 0;      // peak memory clock
+  int memory_bus_bits = 0;
+  double datasheet_bandwidth_gbps = 0;  // 2 (DDR) x memory clock x bus width / 8
+  std::string driver_version;    // e.g. "13.0"
+  std::string runtime_version;
+  double memory_gib = 0;
+};
+
+class CudaBackend final : public Backend {
+ public:
+  // Uses device `device`. Throws BadInput when no such device exists.
+  explicit CudaBackend(int device = 0, bool sync_check = false);
+  ~CudaBackend() override;
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  std::string name() const override { return "cuda"; }
+  std::string device_description() const override;
+  bool host_visible() const override { return false; }
+  const CudaDeviceInfo& info() const { return info_; }
+
+  Buffer alloc(std::size_t bytes) override;
+  // cudaMallocAsync on the backend's stream from the device's default memory pool (its release
+  // threshold raised so freed memory stays cached, like PyTorch's caching allocator);
+  // cudaFreeAsync on the same stream.
+  Buffer alloc_async(std::size_t bytes) override;
+  void to_device(void* dst, const void* src, std::size_t bytes) override;
+  void to_host(void* dst, const void* src, std::size_t bytes) override;
+  void synchronize() override;
+  // kDevice: CudaEventTimer (pooled CUDA events). kHostNoSync: HostOpTimer, which reads the
+  // host clock around each enqueue: wrong on purpose.
+  std::unique_ptr<OpTimer> make_op_timer(TimerMode mode) override;
+  void profiler_start() override;
+  void profiler_stop() override;
+
+  void embedding(float* out, const float* table, const std::int32_t* tokens, int n_tokens,
+                 int dim) override;
+  void rmsnorm(float* out, const float* x, const float* weight, int n_rows, int dim,
+               float eps) override;
+  void matmul(float* out, const float* x, const float* w, int m, int n, int k,
+              int lda) override;
+  void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype, int m, int n,
+                   int k, int lda) override;
+  void embedding_half(float* out, const std::uint16_t* table, DType dtype,
+                      const std::int32_t* tokens, int n_tokens, int dim) override;
+  void add_bias_rows(float* x, int n_rows, int stride, const float* bias, int n) override;
+  void rope(float* x, int n_rows, int row_stride, int n_heads, int head_dim,
+            const std::int32_t* positions, float theta) override;
+  void kv_cache_write(float* cache, const float* src, int src_stride, int batch, int n_new,
+                      int past_len, int cache_seq, int kv_dim) override;
+  void attention(float* out, const float* q, const float* k_cache, const float* v_cache,
+                 const AttentionShape& shape, const AttentionStrides& strides) override;
+  void paged_attention(float* out, const float* q, const float* k_pool, const float* v_pool,
+                       const std::int32_t* block_table, const PagedKv& paged,
+                       const AttentionShape& shape, const HeadStrides& q_strides,
+                       const HeadStrides& out_strides) override;
+  void copy_heads(float* out, const HeadStrides& out_strides, const float* in,
+                  const HeadStrides& in_strides, int batch, int seq, int heads,
+                  int head_dim) override;
+  void kv_write_paged(float* pool, const std::int32_t* block_table, const PagedKv& paged,
+                      const float* src, const HeadStrides& src_strides, int batch, int n_new,
+                      int past_len, int n_kv_heads, int head_dim) override;
+  void kv_gather_paged(float* out, const float* pool, const std::int32_t* block_table,
+                       const PagedKv& paged, int batch, int len, int kv_dim,
+                       int out_seq) override;
+  void kv_write_ragged(float* pool, const std::int32_t* block_table, const PagedKv& paged,
+                               const float* src, int src_stride, const std::int32_t* seq,
+                               const std::int32_t* pos, int n_rows, int kv_dim) override;
+  void ragged_paged_attention(float* out, int out_stride, const float* q, int q_stride,
+                                      const float* k_pool, const float* v_pool,
+                                      const std::int32_t* block_table, const PagedKv& paged,
+                                      const std::int32_t* seq, const std::int32_t* pos,
+                                      int n_rows, int n_heads, int n_kv_heads, int head_dim) override;
+  void swiglu(float* out, const float* gate_up, int n_rows, int ffn_dim) override;
+  void add_inplace(float* x, const float* y, std::size_t n) override;
+  void gather_rows(float* out, const float* x, const std::int32_t* rows, int n_rows,
+                   int dim) override;
+  void argmax_rows(std::int32_t* out, const float* x, int n_rows, int n_cols) override;
+
+ private:
+  // After each op: with sync_check, synchronise and check, naming the op.
+  void after_op(const char* op);
+
+  struct Impl;  // CUDA handles, kept out of this header so host code needs no CUDA headers
+  std::unique_ptr<Impl> impl_;
+  CudaDeviceInfo info_;
+  bool sync_check_;
+};
+
+// Number of CUDA devices usable by this process (0 when none or the driver is missing).
+int cuda_device_count();
+// Info about `device` without creating a backend.
+CudaDeviceInfo query_cuda_device(int device);
+
+}  // namespace llmbench

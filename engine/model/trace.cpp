@@ -1,0 +1,154 @@
+// Tracer, host timer and OpScope (see trace.h).
+#include "engine/model/trace.h"
+
+#include "kernels/common/error.h"
+
+#if defined(LLMBENCH_HAVE_NVTX)
+#include <nvtx3/nvToolsExt.h>
+#endif
+
+namespace llmbench {
+
+std::string_view trace_level_name(TraceLevel level) {
+  switch (level) {
+    case TraceLevel::kOff: return "off";
+    case TraceLevel::kSteps: return "steps";
+    case TraceLevel::kOps: return "ops";
+  }
+  return "?";
+}
+
+std::optional<TraceLevel> parse_trace_level(std::string_view s) {
+  if (s == "off") return TraceLevel::kOff;
+  if (s == "steps") return TraceLevel::kSteps;
+  if (s == "ops") return TraceLevel::kOps;
+  return std::nullopt;
+}
+
+std::string_view category_name(OpCategory c) {
+  switch (c) {
+    case OpCategory::kRange: return "range";
+    case OpCategory::kGemm: return "gemm";
+    case OpCategory::kAttention: return "attention";
+    case OpCategory::kNorm: return "norm";
+    case OpCategory::kElementwise: return "elementwise";
+    case OpCategory::kCopy: return "copy";
+    case OpCategory::kTransfer: return "transfer";
+    case OpCategory::kSample: return "sample";
+  }
+  return "?";
+}
+
+std::string_view phase_name(Phase p) { return p == Phase::kPrefill ? "prefill" : "decode"; }
+
+std::string_view timer_mode_name(TimerMode m) {
+  return m == TimerMode::kDevice ? "device" : "host-nosync";
+}
+
+std::optional<TimerMode> parse_timer_mode(std::string_view s) {
+  if (s == "device") return TimerMode::kDevice;
+  if (s == "host-nosync") return TimerMode::kHostNoSync;
+  return std::nullopt;
+}
+
+// ---- HostOpTimer ----
+
+void HostOpTimer::start(int slot) {
+  if (std::size_t(slot) >= starts_.size()) {
+    starts_.resize(std::size_t(slot) + 1);
+    stops_.resize(std::size_t(slot) + 1);
+  }
+  starts_[slot] = std::chrono::steady_clock::now();
+}
+
+void HostOpTimer::stop(int slot) { stops_[slot] = std::chrono::steady_clock::now(); }
+
+void HostOpTimer::resolve(int slot, std::chrono::steady_clock::time_point origin,
+                          std::int64_t& start_ns, std::int64_t& dur_ns) {
+  using std::chrono::duration_cast;
+  using std::chrono::nanoseconds;
+  start_ns = duration_cast<nanoseconds>(starts_[slot] - origin).count();
+  dur_ns = duration_cast<nanoseconds>(stops_[slot] - starts_[slot]).count();
+}
+
+// ---- Tracer ----
+
+Tracer::Tracer(TraceLevel level, std::unique_ptr<OpTimer> timer,
+               std::chrono::steady_clock::time_point origin)
+    : level_(level), timer_(std::move(timer)), origin_(origin) {}
+
+int Tracer::begin(const char* name, OpCategory category, int layer, std::int64_t flops,
+                  std::int64_t bytes) {
+  OpRecord r;
+  r.name = name;
+  r.category = category;
+  r.layer = layer;
+  r.phase = phase_;
+  r.step = step_;
+  r.depth = int(open_.size());
+  r.parent = open_.empty() ? -1 : open_.back();
+  r.flops = flops;
+  r.bytes = bytes;
+  r.enqueue_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                     std::chrono::steady_clock::now() - origin_).count();
+  const int index = int(records_.size());
+  records_.push_back(r);
+  open_.push_back(index);
+  timer_->start(index);
+  return index;
+}
+
+void Tracer::end(int index) {
+  LLMBENCH_CHECK(!open_.empty() && open_.back() == index, "trace scopes must nest");
+  timer_->stop(index);
+  open_.pop_back();
+}
+
+void Tracer::resolve() {
+  LLMBENCH_CHECK(open_.empty(), "resolve() inside an open scope");
+  for (; resolved_ < records_.size(); ++resolved_) {
+    OpRecord& r = records_[resolved_];
+    timer_->resolve(int(resolved_), origin_, r.start_ns, r.dur_ns);
+  }
+}
+
+// ---- OpScope ----
+
+namespace {
+
+#if defined(LLMBENCH_HAVE_NVTX)
+nvtxDomainHandle_t nvtx_domain() {
+  static nvtxDomainHandle_t domain = nvtxDomainCreateA("llmbench");
+  return domain;
+}
+#endif
+
+}  // namespace
+
+OpScope::OpScope(Tracer* tracer, const char* name, OpCategory category, int layer,
+                 std::int64_t flops, std::int64_t bytes, bool step_range) {
+#if defined(LLMBENCH_HAVE_NVTX)
+  nvtxEventAttributes_t attr{};
+  attr.version = NVTX_VERSION;
+  attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  attr.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  attr.message.ascii = name;
+  attr.payloadType = NVTX_PAYLOAD_TYPE_INT32;
+  attr.payload.iValue = layer;
+  nvtxDomainRangePushEx(nvtx_domain(), &attr);
+#endif
+  if (tracer && (tracer->level() == TraceLevel::kOps ||
+                 (tracer->level() == TraceLevel::kSteps && step_range))) {
+    tracer_ = tracer;
+    index_ = tracer->begin(name, category, layer, flops, bytes);
+  }
+}
+
+OpScope::~OpScope() {
+  if (tracer_) tracer_->end(index_);
+#if defined(LLMBENCH_HAVE_NVTX)
+  nvtxDomainRangePop(nvtx_domain());
+#endif
+}
+
+}  // namespace llmbench

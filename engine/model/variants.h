@@ -1,0 +1,72 @@
+// Engine variants (--qkv, --kv-cache, --logits, --timer): per-case switches that make the
+// engine do what naive inference engines do, each step traced as an op of its own name, so a
+// benchmark can reproduce a known pathology next to the fast path and show what it costs
+// (docs/variants.md). Every combination generates the same tokens as the defaults, which are
+// the fast paths.
+// Not here: how the variants run (model.cpp, kv_cache.cpp, the backends' make_op_timer).
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "engine/model/trace.h"
+
+namespace llmbench {
+
+// fused: attention reads q, k and v straight from the fused projection's token-major rows.
+// permute: q, k and v are each copied into head-major [batch, heads, seq, head_dim] (ops
+// permute_q/k/v), the KV cache is head-major, and the attention output is copied back to rows
+// (permute_out), as `x.view(B, T, H, D).transpose(1, 2).contiguous()` engines do.
+enum class QkvLayout { kFused, kPermute };
+
+// prealloc: one cache per layer for the whole case, written in place (kv_write_k/v).
+// concat: no preallocated cache; every pass allocates a cache of length past + new and copies
+// the old cache and the new k/v into it (torch.cat; ops kv_concat_k/v).
+// paged: fixed-size blocks and a block table per sequence (kv_write_paged_k/v); attention reads
+// through the table (paged_attention).
+// paged_gather: the same blocks, gathered into a contiguous scratch cache every pass
+// (kv_gather_k/v) for the ordinary attention kernel.
+enum class KvCacheKind { kPrealloc, kConcat, kPaged, kPagedGather };
+
+// device: LM head on each sequence's last position, argmax on the device, token ids to the host.
+// last: the last position's logits [batch, vocab] to the host (logits_to_host), argmax there
+// (argmax_host).
+// all: final norm and LM head on every position (as a Hugging Face-style forward does), all
+// [batch * new tokens, vocab] logits to the host, argmax of each sequence's last row there.
+enum class LogitsMode { kDevice, kLast, kAll };
+
+struct Variants {
+  QkvLayout qkv = QkvLayout::kFused;
+  KvCacheKind kv_cache = KvCacheKind::kPrealloc;
+  int kv_cache_block = 16;  // tokens per block of the paged caches
+  LogitsMode logits = LogitsMode::kDevice;
+  TimerMode timer = TimerMode::kDevice;  // how traced ops are timed (trace.h)
+  // Ragged offline batches (--prompt-len-stddev, --output-len-stddev): when either is above 0,
+  // each sequence's prompt and output length is drawn from a seeded normal distribution around
+  // the case's prompt_len and max_new_tokens, and the case runs through the continuous-batching
+  // scheduler (engine/bench/ragged_case.h) instead of the static Session. 0 and 0: the static path.
+  double prompt_len_stddev = 0;
+  double output_len_stddev = 0;
+
+  bool ragged() const { return prompt_len_stddev > 0 || output_len_stddev > 0; }
+
+  bool paged() const {
+    return kv_cache == KvCacheKind::kPaged || kv_cache == KvCacheKind::kPagedGather;
+  }
+  // True when every variant is the default (the block size counts only for paged caches).
+  bool is_default() const;
+  // The non-default variants as "qkv=permute kv_cache=paged/16 timer=host-nosync" (and
+  // "prompt_len_stddev=32 output_len_stddev=8" for ragged cases); "" when all are default. How
+  // labels and the run table name them.
+  std::string describe() const;
+  bool operator==(const Variants&) const = default;
+};
+
+std::string_view qkv_layout_name(QkvLayout v);
+std::string_view kv_cache_kind_name(KvCacheKind v);
+std::string_view logits_mode_name(LogitsMode v);
+std::optional<QkvLayout> parse_qkv_layout(std::string_view s);
+std::optional<KvCacheKind> parse_kv_cache_kind(std::string_view s);
+std::optional<LogitsMode> parse_logits_mode(std::string_view s);
+
+}  // namespace llmbench

@@ -1,0 +1,257 @@
+// The continuous-batching scheduler (see scheduler.h).
+#include "engine/serving/scheduler.h"
+
+#include <algorithm>
+#include <string>
+
+#include "kernels/common/error.h"
+
+namespace llmbench {
+
+std::string_view finish_reason_name(FinishReason r) {
+  switch (r) {
+    case FinishReason::kNone: return "";
+    case FinishReason::kLength: return "length";
+    case FinishReason::kStop: return "stop";
+    case FinishReason::kAbort: return "abort";
+  }
+  return "";
+}
+
+struct Scheduler::Sequence {
+  RequestId id = 0;
+  GenerationRequest req;
+  int slot = -1;
+  std::vector<std::int32_t> blocks;
+  int prefilled = 0;                 // prompt tokens whose k/v are cached
+  std::vector<std::int32_t> output;  // generated tokens
+  RequestTimes times;
+  bool scheduled = false;            // has rows in the step being built
+  bool samples = false;              // the step being built samples its next token
+};
+
+namespace {
+
+SchedulerOptions resolved(SchedulerOptions o, const ModelConfig& c) {
+  if (o.max_len <= 0) o.max_len = c.max_seq_len;
+  if (o.max_num_seqs <= 0) throw BadInput("--max-num-seqs: expected a positive count");
+  if (o.max_num_batched_tokens <= 0)
+    throw BadInput("--max-num-batched-tokens: expected a positive count");
+  if (o.block_size <= 0) throw BadInput("--kv-block-size: expected a positive size");
+  if (o.kv_cache_tokens <= 0) o.kv_cache_tokens = std::max(o.max_num_seqs * 256, o.max_len);
+  return o;
+}
+
+RaggedLimits limits_of(const SchedulerOptions& o) {
+  RaggedLimits l;
+  l.max_rows = o.max_num_batched_tokens;
+  l.max_seqs = o.max_num_seqs;
+  l.block_size = o.block_size;
+  l.n_blocks = (o.kv_cache_tokens + o.block_size - 1) / o.block_size;
+  l.max_len = o.max_len;
+  return l;
+}
+
+}  // namespace
+
+Scheduler::Scheduler(const Model& model, const SchedulerOptions& options,
+                     std::chrono::steady_clock::time_point origin)
+    : model_(model), opt_(resolved(options, model.config())), origin_(origin),
+      pool_(limits_of(opt_).n_blocks, opt_.block_size), forward_(model, limits_of(opt_)) {
+  for (int s = opt_.max_num_seqs - 1; s >= 0; --s) free_slots_.push_back(s);
+}
+
+Scheduler::~Scheduler() = default;
+
+std::int64_t Scheduler::now_ns() const {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                              origin_)
+      .count();
+}
+
+void Scheduler::set_tracer(Tracer* tracer) {
+  tracer_ = tracer;
+  forward_.set_tracer(tracer);
+}
+
+void Scheduler::restart_steps() {
+  LLMBENCH_CHECK(idle(), "restart_steps() while requests are queued or running");
+  steps_ = 0;
+}
+
+void Scheduler::validate(const GenerationRequest& r) const {
+  const ModelConfig& c = model_.config();
+  if (r.prompt.empty()) throw BadInput("the prompt is empty");
+  for (auto t : r.prompt)
+    if (t < 0 || t >= c.vocab_size)
+      throw BadInput("prompt token id " + std::to_string(t) + " is outside the vocabulary [0, " +
+                     std::to_string(c.vocab_size) + ")");
+  if (r.max_tokens <= 0) throw BadInput("max_tokens must be at least 1");
+  const std::int64_t len = std::int64_t(r.prompt.size()) + r.max_tokens;
+  if (len > opt_.max_len)
+    throw BadInput("prompt (" + std::to_string(r.prompt.size()) + " tokens) plus max_tokens (" +
+                   std::to_string(r.max_tokens) + ") exceeds the context length " +
+                   std::to_string(opt_.max_len) + " of model '" + c.name + "'");
+  if (!opt_.chunked_prefill && int(r.prompt.size()) > opt_.max_num_batched_tokens)
+    throw BadInput("prompt (" + std::to_string(r.prompt.size()) +
+                   " tokens) exceeds --max-num-batched-tokens " +
+                   std::to_string(opt_.max_num_batched_tokens) + " without chunked prefill");
+  if (pool_.blocks_for(int(len)) > pool_.total())
+    throw BadInput("request needs " + std::to_string(pool_.blocks_for(int(len))) +
+                   " KV blocks; the pool has " + std::to_string(pool_.total()));
+}
+
+void Scheduler::add(RequestId id, GenerationRequest request) {
+  validate(request);
+  auto s = std::make_unique<Sequence>();
+  s->id = id;
+  s->req = std::move(request);
+  s->times.arrival_ns = s->req.arrival_ns >= 0 ? s->req.arrival_ns : now_ns();
+  waiting_.push_back(std::move(s));
+}
+
+bool Scheduler::abort(RequestId id, RequestTimes* times) {
+  auto report = [&](Sequence& s) {
+    s.times.finished_ns = now_ns();
+    if (times) *times = s.times;
+  };
+  for (auto it = waiting_.begin(); it != waiting_.end(); ++it)
+    if ((*it)->id == id) {
+      report(**it);
+      waiting_.erase(it);
+      return true;
+    }
+  for (auto it = running_.begin(); it != running_.end(); ++it)
+    if ((*it)->id == id) {
+      report(**it);
+      pool_.release((*it)->blocks);
+      free_slots_.push_back((*it)->slot);
+      running_.erase(it);
+      return true;
+    }
+  return false;
+}
+
+void Scheduler::finish(Sequence& s, FinishReason why, std::vector<RequestUpdate>& out) {
+  RequestUpdate& u = out.back();  // the update of this step for s
+  s.times.finished_ns = now_ns();
+  u.finish = why;
+  u.times = s.times;
+  pool_.release(s.blocks);
+  free_slots_.push_back(s.slot);
+  s.slot = -1;
+}
+
+std::vector<RequestUpdate> Scheduler::step(StepStats* stats) {
+  std::vector<RequestUpdate> updates;
+  if (idle()) return updates;
+  const std::int64_t start_ns = now_ns();
+  int budget = opt_.max_num_batched_tokens;
+  std::vector<RaggedSeq> rows;
+  std::vector<Sequence*> in_step;
+  int prefill_tokens = 0, decode_rows = 0;
+
+  auto schedule_prefill = [&](Sequence& s) {
+    const int remaining = int(s.req.prompt.size()) - s.prefilled;
+    if (budget <= 0 || (!opt_.chunked_prefill && remaining > budget)) return;
+    const int n = std::min(remaining, budget);
+    rows.push_back({s.slot, s.prefilled, s.req.prompt.data() + s.prefilled, n, n == remaining});
+    s.scheduled = true;
+    s.samples = n == remaining;
+    budget -= n;
+    prefill_tokens += n;
+    in_step.push_back(&s);
+  };
+  // 1. One decode row per sequence past its prompt.
+  for (auto& sp : running_) {
+    Sequence& s = *sp;
+    s.scheduled = s.samples = false;
+    if (s.prefilled < int(s.req.prompt.size()) || budget <= 0) continue;
+    const int pos = int(s.req.prompt.size() + s.output.size()) - 1;
+    rows.push_back({s.slot, pos, &s.output.back(), 1, true});
+    s.scheduled = s.samples = true;
+    --budget;
+    ++decode_rows;
+    in_step.push_back(&s);
+  }
+  // 2. Prompts in progress, oldest first.
+  for (auto& sp : running_)
+    if (sp->prefilled < int(sp->req.prompt.size())) schedule_prefill(*sp);
+  // 3. New requests, first come first served, while a slot, blocks and budget are there.
+  while (!waiting_.empty() && !free_slots_.empty() && budget > 0) {
+    Sequence& s = *waiting_.front();
+    const int remaining = int(s.req.prompt.size());
+    if (!opt_.chunked_prefill && remaining > budget) break;
+    const int need = pool_.blocks_for(int(s.req.prompt.size()) + s.req.max_tokens);
+    if (!pool_.allocate(need, s.blocks)) break;
+    s.slot = free_slots_.back();
+    free_slots_.pop_back();
+    forward_.set_blocks(s.slot, s.blocks);
+    running_.push_back(std::move(waiting_.front()));
+    waiting_.pop_front();
+    schedule_prefill(*running_.back());
+  }
+  if (rows.empty()) return updates;  // everything waits for blocks or slots
+  for (Sequence* s : in_step)
+    if (s->times.first_scheduled_ns < 0) s->times.first_scheduled_ns = start_ns;
+
+  // 4. The forward pass.
+  ++steps_;
+  forward_.set_step(prefill_tokens > 0 ? Phase::kPrefill : Phase::kDecode, int(steps_));
+  const auto f0 = std::chrono::steady_clock::now();
+  const std::vector<std::int32_t>& next = forward_.step(rows);
+  const std::int64_t forward_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - f0)
+          .count();
+  if (tracer_) tracer_->resolve();
+  std::vector<float> logits;
+  if (opt_.keep_logits) logits = forward_.last_logits();
+
+  // 5. Results: prompt progress, new tokens, finished sequences.
+  const std::int64_t end_ns = now_ns();
+  const std::size_t V = std::size_t(model_.config().vocab_size);
+  std::size_t sampled = 0;
+  std::vector<RequestId> done;
+  for (std::size_t i = 0; i < in_step.size(); ++i) {
+    Sequence& s = *in_step[i];
+    if (s.prefilled < int(s.req.prompt.size())) s.prefilled += rows[i].n_tokens;
+    if (!s.samples) continue;
+    const std::int32_t token = next[sampled];
+    s.output.push_back(token);
+    if (s.times.first_token_ns < 0) s.times.first_token_ns = end_ns;
+    RequestUpdate u;
+    u.id = s.id;
+    u.token = token;
+    u.prompt_tokens = int(s.req.prompt.size());
+    u.completion_tokens = int(s.output.size());
+    if (opt_.keep_logits)
+      u.logits.assign(logits.begin() + std::ptrdiff_t(sampled * V),
+                      logits.begin() + std::ptrdiff_t((sampled + 1) * V));
+    ++sampled;
+    updates.push_back(std::move(u));
+    const bool eos = !s.req.ignore_eos && opt_.eos_token_id >= 0 && token == opt_.eos_token_id;
+    if (eos || int(s.output.size()) >= s.req.max_tokens) {
+      finish(s, eos ? FinishReason::kStop : FinishReason::kLength, updates);
+      done.push_back(s.id);
+    }
+  }
+  if (!done.empty())
+    running_.erase(std::remove_if(running_.begin(), running_.end(),
+                                  [](const auto& s) { return s->slot < 0; }),
+                   running_.end());
+  if (stats) {
+    stats->step = steps_;
+    stats->prefill_tokens = prefill_tokens;
+    stats->decode_rows = decode_rows;
+    stats->seqs = int(in_step.size());
+    stats->running = running();
+    stats->waiting = waiting();
+    stats->blocks_used = pool_.used();
+    stats->start_ns = start_ns;
+    stats->forward_ns = forward_ns;
+    stats->total_ns = now_ns() - start_ns;
+  }
+  return updates;
+}
+
+}  // namespace llmbench

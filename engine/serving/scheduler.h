@@ -1,0 +1,145 @@
+// Continuous batching: requests join the running batch between engine steps, prefill while
+// others decode, and leave when done, over one paged KV pool shared by all of them.
+//
+// Each step() builds one ragged batch (ragged_forward.h) within two limits:
+//   max_num_seqs            sequences holding KV blocks at once (running), and
+//   max_num_batched_tokens  rows per step (the token budget).
+// Order of the rows: one decode row per running sequence that has its prompt done, then the
+// prompts in progress (oldest first), then newly admitted requests (first come, first served).
+// With chunked prefill a prompt takes whatever budget is left and continues next step; without
+// it a prompt runs whole or waits for a step with room (and a prompt over the budget is refused).
+// Admission reserves the blocks for the whole request (prompt + max_tokens) at once, so a
+// running sequence never runs out of blocks and nothing is ever preempted; when the pool is
+// short the request at the head of the queue, and everything behind it, waits.
+// A request's greedy tokens do not depend on what shares its steps: every row reads only its
+// own sequence's cache (tests/engine/test_scheduler.cpp checks against the static Session).
+// Single-threaded: the server (tools/serve) runs it on one engine thread.
+// Not here: HTTP, tokenizers, or sampling other than greedy.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "engine/serving/block_pool.h"
+#include "engine/model/model.h"
+#include "engine/model/ragged_forward.h"
+#include "engine/model/trace.h"
+
+namespace llmbench {
+
+using RequestId = std::uint64_t;
+
+enum class FinishReason { kNone, kLength, kStop, kAbort };
+// "length", "stop", "abort" (OpenAI's finish_reason values for the first two).
+std::string_view finish_reason_name(FinishReason r);
+
+struct SchedulerOptions {
+  int max_num_seqs = 64;
+  int max_num_batched_tokens = 2048;
+  bool chunked_prefill = true;
+  int block_size = 16;
+  int kv_cache_tokens = 0;   // pool size in positions; 0: max_num_seqs x 512, at least one context
+  int max_len = 0;           // positions per sequence (prompt + max_tokens); 0: the context length
+  int eos_token_id = -1;     // -1: the model has none (random weights), generation stops at length
+  bool keep_logits = false;  // tests: each update carries the logits its token came from
+};
+
+struct GenerationRequest {
+  std::vector<std::int32_t> prompt;
+  int max_tokens = 16;
+  bool ignore_eos = false;
+  // When the request arrived, ns since the scheduler's origin; -1: when add() is called. A
+  // server stamps it when the request comes in, so the time it waited for the engine thread
+  // (which adds requests only between steps) counts in its TTFT and in its trace.
+  std::int64_t arrival_ns = -1;
+};
+
+// A request's life, steady_clock ns since the scheduler's origin; -1 until it happens.
+struct RequestTimes {
+  std::int64_t arrival_ns = -1;          // GenerationRequest::arrival_ns, else add()
+  std::int64_t first_scheduled_ns = -1;  // start of the first step that ran its rows
+  std::int64_t first_token_ns = -1;      // end of the step that produced its first token
+  std::int64_t finished_ns = -1;
+};
+
+// What one step did to one request.
+struct RequestUpdate {
+  RequestId id = 0;
+  std::optional<std::int32_t> token;  // the token this step produced, if any
+  FinishReason finish = FinishReason::kNone;
+  int prompt_tokens = 0;
+  int completion_tokens = 0;          // so far, including `token`
+  RequestTimes times;                 // complete when finish != kNone
+  std::vector<float> logits;          // keep_logits only: [vocab], the logits of `token`
+};
+
+// The composition and timing of one step.
+struct StepStats {
+  std::int64_t step = 0;        // 1, 2, ...
+  int prefill_tokens = 0;       // prompt rows (whole prompts and chunks)
+  int decode_rows = 0;
+  int seqs = 0;                 // sequences with rows in the step
+  int running = 0, waiting = 0; // after the step
+  int blocks_used = 0;          // after the step
+  std::int64_t start_ns = 0;    // since the origin
+  std::int64_t forward_ns = 0;  // RaggedForward::step (includes its host-side enqueue)
+  std::int64_t total_ns = 0;    // step(): scheduling + forward + bookkeeping
+};
+
+class Scheduler {
+ public:
+  Scheduler(const Model& model, const SchedulerOptions& options,
+            std::chrono::steady_clock::time_point origin = std::chrono::steady_clock::now());
+  ~Scheduler();
+
+  const SchedulerOptions& options() const { return opt_; }
+  // Checks a request without queueing it: BadInput naming what is wrong (empty prompt, token id
+  // outside the vocabulary, prompt + max_tokens beyond the sequence length, a prompt over the
+  // token budget without chunked prefill, more blocks than the pool has).
+  void validate(const GenerationRequest& request) const;
+  // Queues a request (validate() first). Ids must be unique among queued and running ones.
+  void add(RequestId id, GenerationRequest request);
+  // Drops a queued or running request and frees its blocks; false when the id is unknown.
+  // `times` (if given) receives the request's times, finished now.
+  bool abort(RequestId id, RequestTimes* times = nullptr);
+
+  // Runs one engine step (nothing when idle) and returns what happened to each request.
+  std::vector<RequestUpdate> step(StepStats* stats = nullptr);
+
+  bool idle() const { return running_.empty() && waiting_.empty(); }
+  int running() const { return int(running_.size()); }
+  int waiting() const { return int(waiting_.size()); }
+  int blocks_used() const { return pool_.used(); }
+  int blocks_total() const { return pool_.total(); }
+  std::int64_t steps() const { return steps_; }
+  std::int64_t kv_pool_bytes() const { return forward_.pool_bytes(); }
+  // Records later steps' ops into `tracer` (nullptr: stop); resolved after each step.
+  void set_tracer(Tracer* tracer);
+  // Numbers the next step 1 again (only when idle): a ragged offline case runs each
+  // repetition from step 1, so its traced repetition's step numbers read like a static one's.
+  void restart_steps();
+  // The logits of the last step's sampled rows, [n_sampled, vocab], copied to the host.
+  std::vector<float> last_logits() const { return forward_.last_logits(); }
+
+ private:
+  struct Sequence;
+  std::int64_t now_ns() const;
+  void finish(Sequence& s, FinishReason why, std::vector<RequestUpdate>& out);
+
+  const Model& model_;
+  SchedulerOptions opt_;
+  std::chrono::steady_clock::time_point origin_;
+  BlockPool pool_;
+  RaggedForward forward_;
+  Tracer* tracer_ = nullptr;
+  std::deque<std::unique_ptr<Sequence>> waiting_;
+  std::vector<std::unique_ptr<Sequence>> running_;  // admission order
+  std::vector<int> free_slots_;
+  std::int64_t steps_ = 0;
+};
+
+}  // namespace llmbench
