@@ -6,7 +6,6 @@
 #include <chrono>
 
 #include "kernels/common/error.h"
-#include "engine/model/finite.h"
 #include "engine/bench/interrupt.h"
 #include "engine/bench/prompts.h"
 #include "engine/bench/ragged_case.h"
@@ -48,29 +47,6 @@ RepSample run_once(Session& session, const CaseSpec& spec, const std::vector<std
     s.decode_ns.push_back(ns_between(t0, t1));
   }
   return s;
-}
-
-// Non-finite logits make every greedy token 0 and the case look fine. One copy of the last
-// pass's logits per case (outside every timed region) checks them; only when they are not
-// finite does a rerun with every op's output checked name the first layer and op at fault.
-void check_logits_finite(Session& session, const CaseSpec& spec,
-                         const std::vector<std::int32_t>& prompt) {
-  const std::vector<float> logits = session.last_logits();
-  const std::int64_t at = first_non_finite(logits.data(), std::int64_t(logits.size()));
-  if (at < 0) return;
-  const std::string found = "non-finite logits (" + float_text(logits[std::size_t(at)]) +
-                            " in sequence " + std::to_string(at / (std::int64_t(logits.size()) /
-                                                                   spec.batch)) + ")";
-  std::vector<std::vector<std::int32_t>> generated;
-  session.set_check_ops(true);
-  try {
-    run_once(session, spec, prompt, generated);
-  } catch (const NonFiniteOutput& e) {
-    session.set_check_ops(false);
-    throw Error(found + ": " + e.what());
-  }
-  session.set_check_ops(false);
-  throw Error(found + "; a rerun checking every op's output found none (not reproducible)");
 }
 
 CaseResult run_static_case(const Model& model, const CaseSpec& spec, const Peaks& peaks,
@@ -124,31 +100,15 @@ CaseResult run_static_case(const Model& model, const CaseSpec& spec, const Peaks
   }
   r.cost = case_cost(c, spec.batch, spec.prompt_len, spec.max_new_tokens, spec.dtype);
 
-  std::vector<std::vector<std::int32_t>> generated;
-  for (int i = 0; i < spec.warmup; ++i) {
-    throw_if_interrupted();
-    run_once(session, spec, r.prompt_ids, generated);
-  }
-  if (spec.profile_range) model.backend().profiler_start();
-  for (int i = 0; i < spec.repeat; ++i) {
-    throw_if_interrupted();
-    r.samples.push_back(run_once(session, spec, r.prompt_ids, generated));
-    if (i == 0) {
-      r.generated = generated;
-    } else if (generated != r.generated) {
-      throw Error("repetition " + std::to_string(i) + " generated other tokens than repetition 0"
-                  " (the engine is not deterministic)");
-    }
-  }
-  if (spec.profile_range) model.backend().profiler_stop();
-  check_logits_finite(session, spec, r.prompt_ids);
+  const auto once = [&](std::vector<std::vector<std::int32_t>>& g) {
+    return run_once(session, spec, r.prompt_ids, g);
+  };
+  run_repetitions(r, spec, model, once);
+  check_logits_finite(session.last_logits(), spec.batch, "sequence", session, once);
   r.metrics = compute_metrics(spec.batch, spec.prompt_len, spec.max_new_tokens, r.cost,
                               r.samples, peaks);
 
-  add_traced_repetition(r, spec, model, origin, session,
-                        [&](std::vector<std::vector<std::int32_t>>& g) {
-                          return run_once(session, spec, r.prompt_ids, g);
-                        });
+  add_traced_repetition(r, spec, model, origin, session, once);
   return r;
 }
 

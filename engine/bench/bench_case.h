@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/bench/interrupt.h"
+#include "engine/model/finite.h"
 #include "engine/model/memory.h"
 #include "engine/bench/metrics.h"
 #include "engine/model/model.h"
@@ -79,6 +81,60 @@ CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks
 
 // Sets r.trace_overhead_ttft and _tpot from r.traced_sample against the untraced metrics.
 void set_trace_overheads(CaseResult& r);
+
+// What both case runners (the static one here, run_ragged_case in ragged_case.h) do around
+// their own repetition, `run_once(generated)`, which runs one repetition, writes each
+// sequence's generated ids to `generated` and returns its timings:
+
+// spec.warmup unmeasured repetitions, then spec.repeat measured ones (inside
+// Backend::profiler_start/stop with spec.profile_range) into r.samples; every one must
+// generate repetition 0's tokens (r.generated), else llmbench::Error. Ctrl-C (interrupt.h)
+// abandons the case between repetitions.
+template <class RunOnce>
+void run_repetitions(CaseResult& r, const CaseSpec& spec, const Model& model, RunOnce run_once) {
+  std::vector<std::vector<std::int32_t>> generated;
+  for (int i = 0; i < spec.warmup; ++i) {
+    throw_if_interrupted();
+    run_once(generated);
+  }
+  if (spec.profile_range) model.backend().profiler_start();
+  for (int i = 0; i < spec.repeat; ++i) {
+    throw_if_interrupted();
+    r.samples.push_back(run_once(generated));
+    if (i == 0) {
+      r.generated = generated;
+    } else if (generated != r.generated) {
+      throw Error("repetition " + std::to_string(i) + " generated other tokens than repetition 0"
+                  " (the engine is not deterministic)");
+    }
+  }
+  if (spec.profile_range) model.backend().profiler_stop();
+}
+
+// Non-finite logits make every greedy token 0 and the case look fine. `logits` (the last
+// pass's, [rows, vocab], copied once per case outside every timed region) are checked; only
+// when one is not finite does one more repetition with every op's output checked
+// (runner.set_check_ops: a Session or a Scheduler) name the first layer and op at fault. The
+// case then fails with llmbench::Error saying where the value is ("<row_name> <row>").
+template <class Runner, class RunOnce>
+void check_logits_finite(const std::vector<float>& logits, int rows, const char* row_name,
+                         Runner& runner, RunOnce run_once) {
+  const std::int64_t at = first_non_finite(logits.data(), std::int64_t(logits.size()));
+  if (at < 0) return;
+  const std::int64_t row = at / (std::int64_t(logits.size()) / rows);
+  const std::string found = "non-finite logits (" + float_text(logits[std::size_t(at)]) +
+                            " in " + row_name + " " + std::to_string(row) + ")";
+  std::vector<std::vector<std::int32_t>> generated;
+  runner.set_check_ops(true);
+  try {
+    run_once(generated);
+  } catch (const NonFiniteOutput& e) {
+    runner.set_check_ops(false);
+    throw Error(found + ": " + e.what());
+  }
+  runner.set_check_ops(false);
+  throw Error(found + "; a rerun checking every op's output found none (not reproducible)");
+}
 
 // The traced repetition both case runners end with (nothing when spec.trace is off): a Tracer
 // on `runner` (a Session or a Scheduler) for one more run, `run_once(generated)`, which must

@@ -10,7 +10,6 @@
 #include <numbers>
 #include <string>
 
-#include "engine/model/finite.h"
 #include "engine/bench/interrupt.h"
 #include "engine/bench/prompts.h"
 #include "engine/model/rng.h"
@@ -159,37 +158,18 @@ CaseResult run_ragged_case(const Model& model, const CaseSpec& spec, const Peaks
   r.cost = ragged_case_cost(c, lens.prompt, lens.output, spec.dtype);
 
   Scheduler sched(model, opt, origin);
-  std::vector<std::vector<std::int32_t>> generated;
-  for (int i = 0; i < spec.warmup; ++i) {
-    throw_if_interrupted();
-    run_once(sched, requests, max_output, generated);
-  }
-  if (spec.profile_range) model.backend().profiler_start();
-  for (int i = 0; i < spec.repeat; ++i) {
-    throw_if_interrupted();
-    r.samples.push_back(run_once(sched, requests, max_output, generated));
-    if (i == 0) {
-      r.generated = generated;
-    } else if (generated != r.generated) {
-      throw Error("repetition " + std::to_string(i) + " generated other tokens than repetition 0"
-                  " (the engine is not deterministic)");
-    }
-  }
-  if (spec.profile_range) model.backend().profiler_stop();
-  // The last step's logits (the longest sequence's last token): non-finite logits would make
-  // every greedy token 0 and the case look fine.
+  const auto once = [&](std::vector<std::vector<std::int32_t>>& g) {
+    return run_once(sched, requests, max_output, g);
+  };
+  run_repetitions(r, spec, model, once);
+  // The last step's logits: the longest sequences' last tokens.
   const std::vector<float> logits = sched.last_logits();
-  const std::int64_t bad = first_non_finite(logits.data(), std::int64_t(logits.size()));
-  if (bad >= 0)
-    throw Error("non-finite logits (" + float_text(logits[std::size_t(bad)]) +
-                ") in the last step of the ragged case");
+  check_logits_finite(logits, int(logits.size() / std::size_t(c.vocab_size)),
+                      "the last step's sampled row", sched, once);
   r.metrics = compute_metrics(spec.batch, spec.prompt_len, spec.max_new_tokens, r.cost,
                               r.samples, peaks);
 
-  add_traced_repetition(r, spec, model, origin, sched,
-                        [&](std::vector<std::vector<std::int32_t>>& g) {
-                          return run_once(sched, requests, max_output, g);
-                        });
+  add_traced_repetition(r, spec, model, origin, sched, once);
   return r;
 }
 

@@ -7,7 +7,6 @@
 #include <string>
 
 #include "kernels/common/error.h"
-#include "engine/model/finite.h"
 #include "engine/model/op_work.h"
 #include "kernels/cpu/argmax.h"
 
@@ -30,17 +29,11 @@ const ModelConfig& checked(const ModelConfig& c, int batch, int max_prefill, int
 
 Session::Session(const Model& model, int batch, int max_prefill, int max_len,
                  const Variants& variants)
-    : model_(model), c_(checked(model.config(), batch, max_prefill, max_len)),
+    : c_(checked(model.config(), batch, max_prefill, max_len)),
       be_(model.backend()), batch_(batch), max_prefill_(max_prefill), max_len_(max_len),
-      variants_(variants), kv_(be_, c_, batch, max_len, variants) {
+      variants_(variants), kv_(be_, c_, batch, max_len, variants),
+      dec_(model, std::size_t(batch) * max_prefill) {
   const std::size_t f = sizeof(float), rows = std::size_t(batch) * max_prefill;
-  x_ = be_.alloc(rows * c_.dim * f);
-  h_ = be_.alloc(rows * c_.dim * f);
-  qkv_ = be_.alloc(rows * c_.qkv_dim() * f);
-  att_ = be_.alloc(rows * c_.q_dim() * f);
-  proj_ = be_.alloc(rows * c_.dim * f);
-  gate_up_ = be_.alloc(rows * 2 * c_.ffn_dim * f);
-  act_ = be_.alloc(rows * c_.ffn_dim * f);
   if (variants.qkv == QkvLayout::kPermute) {
     q_hm_ = be_.alloc(rows * c_.q_dim() * f);
     att_hm_ = be_.alloc(rows * c_.q_dim() * f);
@@ -102,31 +95,12 @@ std::vector<float> Session::last_logits() const {
   return out;
 }
 
-void Session::check_output(const char* op, int layer, const float* out,
-                           std::int64_t count) const {
-  if (!check_ops_) return;
-  std::vector<float> host;
-  const float* values = out;
-  if (!be_.host_visible()) {
-    host.resize(std::size_t(count));
-    be_.to_host(host.data(), out, std::size_t(count) * sizeof(float));
-    values = host.data();
-  }
-  const std::int64_t at = first_non_finite(values, count);
-  if (at < 0) return;
-  const std::string where = layer >= 0 ? "layer " + std::to_string(layer) + ", op " + op
-                                       : std::string("op ") + op;
-  const std::string when =
-      decode_step_ == 0 ? "prefill" : "decode step " + std::to_string(decode_step_);
-  throw NonFiniteOutput(float_text(values[at]) + " first appears in " + where + " (" + when +
-                        ", element " + std::to_string(at) + " of its output)");
-}
-
 void Session::forward(int T, Phase phase) {
-  const Weights& w = model_.weights();
-  const int B = batch_, R = B * T, P = length_, D = c_.dim, F = c_.ffn_dim;
+  const int B = batch_, R = B * T, P = length_;
   Tracer* tr = tracer_;
   if (tr) tr->set_phase(phase, decode_step_);
+  dec_.set_pass(decode_step_ == 0 ? "prefill" : "decode step",
+                decode_step_ == 0 ? -1 : decode_step_);
   using C = OpCategory;
   OpScope step(tr, phase == Phase::kPrefill ? "prefill" : "decode_step", C::kRange, -1, 0, 0,
                /*step_range=*/true);
@@ -144,97 +118,27 @@ void Session::forward(int T, Phase phase) {
   });
   kv_.begin_pass(tr, P, T);  // paged caches map blocks here (block_table_to_device)
 
-  float *x = x_.f32(), *h = h_.f32(), *att = att_.f32();
-  float *proj = proj_.f32(), *gate_up = gate_up_.f32(), *act = act_.f32();
-  const std::int64_t RD = std::int64_t(R) * D;
-  const DType wb = w.head().dtype;  // the weight matrices' dtype (gemm_work counts its bytes)
-
-  const std::int64_t embed_bytes = dtype_bytes_for(w.embed.dtype, RD) + 4 * RD;
-  run_op(tr, "embedding", C::kCopy, -1, {0, embed_bytes}, [&] {
-    be_.embedding_weights(x, w.embed.ref(), tokens_.as<std::int32_t>(), R, c_.vocab_size,
-                          D);  // x: [R, D]
-  });
-  check_output("embedding", -1, x, RD);
-  for (int l = 0; l < c_.n_layers; ++l) {
-    const LayerWeights& lw = w.layers[l];
-    OpScope layer(tr, "layer", C::kRange, l);
-    // ---- attention block ----
-    run_op(tr, "attn_norm", C::kNorm, l, elementwise_work(RD, 4, 1, 1), [&] {
-      be_.rmsnorm(h, x, lw.attn_norm.f32(), R, D, c_.norm_eps);          // h:    [R, D]
-    });
-    check_output("attn_norm", l, h, RD);
-    attention_block(l, T);                                                // att:  [R, Q]
-    run_op(tr, "o_proj", C::kGemm, l, gemm_work(R, D, c_.q_dim(), wb), [&] {
-      be_.matmul_weights(proj, att, lw.wo.ref(), R, D, c_.q_dim(), c_.q_dim());   // proj: [R, D]
-    });
-    check_output("o_proj", l, proj, RD);
-    run_op(tr, "attn_residual", C::kElementwise, l, elementwise_work(RD, 1, 2, 1), [&] {
-      be_.add_inplace(x, proj, std::size_t(RD));                          // x += proj
-    });
-    check_output("attn_residual", l, x, RD);
-    // ---- MLP block ----
-    run_op(tr, "ffn_norm", C::kNorm, l, elementwise_work(RD, 4, 1, 1), [&] {
-      be_.rmsnorm(h, x, lw.ffn_norm.f32(), R, D, c_.norm_eps);           // h:   [R, D]
-    });
-    check_output("ffn_norm", l, h, RD);
-    run_op(tr, "gate_up_proj", C::kGemm, l, gemm_work(R, 2 * F, D, wb), [&] {
-      be_.matmul_weights(gate_up, h, lw.w_gate_up.ref(), R, 2 * F, D, D);  // gate_up: [R, F | F]
-    });
-    const std::int64_t RF = std::int64_t(R) * F;
-    check_output("gate_up_proj", l, gate_up, 2 * RF);
-    run_op(tr, "swiglu", C::kElementwise, l, {5 * RF, 4 * 3 * RF}, [&] {
-      be_.swiglu(act, gate_up, R, F);                                     // act: [R, F]
-    });
-    check_output("swiglu", l, act, RF);
-    run_op(tr, "down_proj", C::kGemm, l, gemm_work(R, D, F, wb), [&] {
-      be_.matmul_weights(proj, act, lw.w_down.ref(), R, D, F, F);         // proj: [R, D]
-    });
-    check_output("down_proj", l, proj, RD);
-    run_op(tr, "ffn_residual", C::kElementwise, l, elementwise_work(RD, 1, 2, 1), [&] {
-      be_.add_inplace(x, proj, std::size_t(RD));                          // x += proj
-    });
-    check_output("ffn_residual", l, x, RD);
-  }
+  dec_.embed(tr, tokens_.as<std::int32_t>(), R);                        // x: [R, D]
+  dec_.layers(tr, R, positions_.as<std::int32_t>(), [&](int l) { attend(l, T); });
   head(T);
   length_ = P + T;
   last_pass_tokens_ = T;
 }
 
-void Session::attention_block(int l, int T) {
-  const LayerWeights& lw = model_.weights().layers[l];
-  const int B = batch_, R = B * T, P = length_, D = c_.dim, HD = c_.head_dim();
+void Session::attend(int l, int T) {
+  const int B = batch_, R = B * T, P = length_, HD = c_.head_dim();
   const int Q = c_.q_dim(), KV = c_.kv_dim(), QKV = c_.qkv_dim();
   Tracer* tr = tracer_;
   using C = OpCategory;
-  float* qkv = qkv_.f32();
-  const auto* positions = positions_.as<std::int32_t>();
-
-  const DType wb = lw.wqkv.dtype;
-  run_op(tr, "qkv_proj", C::kGemm, l, gemm_work(R, QKV, D, wb), [&] {
-    be_.matmul_weights(qkv, h_.f32(), lw.wqkv.ref(), R, QKV, D, D);  // qkv: [R, Q | KV | KV]
-  });
-  const std::int64_t RQKV = std::int64_t(R) * QKV;
-  check_output("qkv_proj", l, qkv, RQKV);
-  if (c_.qkv_bias)
-    run_op(tr, "qkv_bias", C::kElementwise, l, elementwise_work(std::int64_t(R) * QKV, 1, 1, 1),
-           [&] { be_.add_bias_rows(qkv, R, QKV, lw.bqkv.f32(), QKV); });
-  if (c_.qkv_bias) check_output("qkv_bias", l, qkv, RQKV);
-  run_op(tr, "rope_q", C::kElementwise, l, elementwise_work(std::int64_t(R) * Q, 3, 1, 1), [&] {
-    be_.rope(qkv, R, QKV, c_.n_heads, HD, positions, c_.rope_theta);
-  });
-  check_output("rope_q", l, qkv, RQKV);
-  run_op(tr, "rope_k", C::kElementwise, l, elementwise_work(std::int64_t(R) * KV, 3, 1, 1), [&] {
-    be_.rope(qkv + Q, R, QKV, c_.n_kv_heads, HD, positions, c_.rope_theta);
-  });
-  check_output("rope_k", l, qkv, RQKV);
+  float *qkv = dec_.qkv(), *att = dec_.att();
 
   // Where q, k, v and the attention output live: the fused rows (fast path), or head-major
   // copies (--qkv permute).
   const HeadStrides rows = token_major(T, QKV, HD);
   if (variants_.qkv == QkvLayout::kFused) {
     kv_.append(tr, l, qkv + Q, qkv + Q + KV, rows, P, T);
-    kv_.attend(tr, l, att_.f32(), token_major(T, Q, HD), qkv, rows, P, T);  // att: [R, Q]
-    check_output("attention", l, att_.f32(), std::int64_t(R) * Q);
+    kv_.attend(tr, l, att, token_major(T, Q, HD), qkv, rows, P, T);  // att: [R, Q]
+    dec_.check_output("attention", l, att, std::int64_t(R) * Q);
     return;
   }
   const HeadStrides q_hm = head_major(c_.n_heads, T, HD);
@@ -250,17 +154,16 @@ void Session::attention_block(int l, int T) {
   });
   kv_.append(tr, l, k_hm_.f32(), v_hm_.f32(), kv_hm, P, T);
   kv_.attend(tr, l, att_hm_.f32(), q_hm, q_hm_.f32(), q_hm, P, T);      // [B, H, T, HD]
-  check_output("attention", l, att_hm_.f32(), std::int64_t(R) * Q);
+  dec_.check_output("attention", l, att_hm_.f32(), std::int64_t(R) * Q);
   // attn_output.transpose(1, 2).contiguous(): back to rows for o_proj.
   run_op(tr, "permute_out", C::kCopy, l, copy_work(std::int64_t(R) * Q), [&] {
-    be_.copy_heads(att_.f32(), token_major(T, Q, HD), att_hm_.f32(), q_hm, B, T,
-                   c_.n_heads, HD);                                       // att: [R, Q]
+    be_.copy_heads(att, token_major(T, Q, HD), att_hm_.f32(), q_hm, B, T, c_.n_heads,
+                   HD);                                                   // att: [R, Q]
   });
 }
 
 void Session::head(int T) {
-  const Weights& w = model_.weights();
-  const int B = batch_, R = B * T, D = c_.dim, V = c_.vocab_size;
+  const int B = batch_, R = B * T, V = c_.vocab_size;
   Tracer* tr = tracer_;
   using C = OpCategory;
   float* logits = logits_.f32();
@@ -268,32 +171,15 @@ void Session::head(int T) {
   // only on each sequence's last position, gathered first.
   const bool all = variants_.logits == LogitsMode::kAll;
   const int rows = all ? R : B;
-  float* hidden = all ? h_.f32() : last_.f32();
-  const std::int64_t RD = std::int64_t(rows) * D, RV = std::int64_t(rows) * V;
-  if (!all)
-    run_op(tr, "gather_last", C::kCopy, -1, {0, 2 * 4 * RD}, [&] {
-      be_.gather_rows(hidden, x_.f32(), last_rows_.as<std::int32_t>(), B, D);  // last: [B, D]
-    });
-  if (!all) check_output("gather_last", -1, hidden, RD);
-  run_op(tr, "final_norm", C::kNorm, -1, elementwise_work(RD, 4, 1, 1), [&] {
-    be_.rmsnorm(hidden, all ? x_.f32() : hidden, w.final_norm.f32(), rows, D, c_.norm_eps);
-  });
-  check_output("final_norm", -1, hidden, RD);
-  const DType wb = w.head().dtype;
-  run_op(tr, "lm_head", C::kGemm, -1, gemm_work(rows, V, D, wb), [&] {
-    be_.matmul_weights(logits, hidden, w.head(), rows, V, D, D);          // logits: [rows, V]
-  });
-  check_output("lm_head", -1, logits, RV);
+  float* hidden = all ? dec_.h() : last_.f32();
+  if (!all) dec_.gather_last(tr, hidden, last_rows_.as<std::int32_t>(), B);  // last: [B, D]
+  dec_.final_norm_and_head(tr, hidden, all ? dec_.x() : hidden, rows, logits);  // [rows, V]
   if (variants_.logits == LogitsMode::kDevice) {
-    run_op(tr, "argmax", C::kSample, -1, {RV, 4 * RV}, [&] {
-      be_.argmax_rows(next_.as<std::int32_t>(), logits, B, V);
-    });
-    run_op(tr, "tokens_to_host", C::kTransfer, -1, {0, 4 * B}, [&] {
-      be_.to_host(next_host_.data(), next_.data(), std::size_t(B) * sizeof(std::int32_t));
-    });
+    dec_.greedy_tokens(tr, logits, B, next_.as<std::int32_t>(), next_host_.data());
     return;
   }
   // --logits last|all: every computed logit to the host, argmax there (logits.cpu().argmax()).
+  const std::int64_t RV = std::int64_t(rows) * V;
   logits_host_.resize(std::size_t(RV));
   run_op(tr, "logits_to_host", C::kTransfer, -1, {0, 4 * RV}, [&] {
     be_.to_host(logits_host_.data(), logits, std::size_t(RV) * sizeof(float));

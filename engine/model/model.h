@@ -12,6 +12,7 @@
 #include "engine/model/backend.h"
 #include "kernels/common/error.h"
 #include "engine/model/config.h"
+#include "engine/model/decoder.h"
 #include "engine/model/kv_cache.h"
 #include "engine/model/trace.h"
 #include "engine/model/variants.h"
@@ -32,12 +33,6 @@ class Model {
   ModelConfig config_;
   Weights weights_;
   Backend& backend_;
-};
-
-// What Session::set_check_ops finds: the first op whose output is not finite.
-class NonFiniteOutput : public Error {
- public:
-  using Error::Error;
 };
 
 class Session {
@@ -67,19 +62,18 @@ class Session {
   // Diagnostic (off by default, and then a not-taken branch per op): checks every op's output
   // after it runs and throws NonFiniteOutput naming the phase, layer and op whose output first
   // holds a NaN or Inf. run_case turns it on only to explain logits that are not finite.
-  void set_check_ops(bool on) { check_ops_ = on; }
+  void set_check_ops(bool on) { dec_.set_check_ops(on); }
 
  private:
   // One forward pass over n_new tokens per sequence appended after length_ cached ones; the
   // token ids are in host_tokens_.
   void forward(int n_new, Phase phase);
-  // The attention block of layer l over the T new tokens of each sequence: projections, RoPE,
-  // (permutes), KV cache, attention; leaves the attention output in att_ rows.
-  void attention_block(int l, int T);
+  // The static path's cache step of layer l (Decoder::Attend) over the T new tokens of each
+  // sequence: (permutes), KV cache write, attention; leaves the attention output in att rows.
+  void attend(int l, int T);
   // Final norm, LM head and sampling (--logits): leaves the next tokens in next_host_.
   void head(int T);
 
-  const Model& model_;
   const ModelConfig& c_;
   Backend& be_;
   int batch_, max_prefill_, max_len_;
@@ -88,19 +82,9 @@ class Session {
   int last_pass_tokens_ = 1;   // new tokens per sequence of the latest pass
   int decode_step_ = 0;        // decode steps since the last prefill
   Tracer* tracer_ = nullptr;
-  bool check_ops_ = false;
-  // With check_ops_: throws NonFiniteOutput if any of the `count` floats at `out` is NaN/Inf.
-  void check_output(const char* op, int layer, const float* out, std::int64_t count) const;
 
   KvCache kv_;
-  // Activations, sized for batch * max_prefill rows.
-  Buffer x_;         // [rows, dim]       residual stream
-  Buffer h_;         // [rows, dim]       normed input of a block
-  Buffer qkv_;       // [rows, qkv_dim]   fused q | k | v projections
-  Buffer att_;       // [rows, q_dim]     attention output
-  Buffer proj_;      // [rows, dim]       o_proj / down_proj output
-  Buffer gate_up_;   // [rows, 2 ffn_dim] fused gate | up projections
-  Buffer act_;       // [rows, ffn_dim]   SwiGLU output
+  Decoder dec_;      // the layer body and its activations, for batch * max_prefill rows
   Buffer q_hm_, att_hm_;  // [batch, heads, rows, head_dim]     --qkv permute: q, attention out
   Buffer k_hm_, v_hm_;    // [batch, kv_heads, rows, head_dim]  --qkv permute: k, v
   Buffer last_;      // [batch, dim]      last position of each sequence

@@ -25,7 +25,8 @@ const RaggedLimits& checked(const RaggedLimits& lim, const ModelConfig& c) {
 }  // namespace
 
 RaggedForward::RaggedForward(const Model& model, const RaggedLimits& limits)
-    : model_(model), c_(model.config()), be_(model.backend()), lim_(checked(limits, c_)) {
+    : c_(model.config()), be_(model.backend()), lim_(checked(limits, c_)),
+      dec_(model, std::size_t(lim_.max_rows)) {
   if (lim_.max_len <= 0) lim_.max_len = c_.max_seq_len;
   paged_ = {lim_.block_size, (lim_.max_len + lim_.block_size - 1) / lim_.block_size};
   const std::size_t f = sizeof(float), rows = std::size_t(lim_.max_rows);
@@ -37,13 +38,6 @@ RaggedForward::RaggedForward(const Model& model, const RaggedLimits& limits)
   pool_bytes_ = 2 * std::int64_t(c_.n_layers) * std::int64_t(pool);
   table_host_.assign(std::size_t(lim_.max_seqs) * paged_.max_blocks, -1);
   table_ = be_.alloc(table_host_.size() * sizeof(std::int32_t));
-  x_ = be_.alloc(rows * c_.dim * f);
-  h_ = be_.alloc(rows * c_.dim * f);
-  qkv_ = be_.alloc(rows * c_.qkv_dim() * f);
-  att_ = be_.alloc(rows * c_.q_dim() * f);
-  proj_ = be_.alloc(rows * c_.dim * f);
-  gate_up_ = be_.alloc(rows * 2 * c_.ffn_dim * f);
-  act_ = be_.alloc(rows * c_.ffn_dim * f);
   last_ = be_.alloc(std::size_t(lim_.max_seqs) * c_.dim * f);
   logits_ = be_.alloc(std::size_t(lim_.max_seqs) * c_.vocab_size * f);
   rows_ = be_.alloc((3 * rows + lim_.max_seqs) * sizeof(std::int32_t));
@@ -59,8 +53,7 @@ void RaggedForward::set_blocks(int slot, const std::vector<std::int32_t>& blocks
 }
 
 const std::vector<std::int32_t>& RaggedForward::step(const std::vector<RaggedSeq>& seqs) {
-  const Weights& w = model_.weights();
-  const int D = c_.dim, F = c_.ffn_dim, M = lim_.max_rows;
+  const int M = lim_.max_rows;
   // Host side: the rows' token ids, positions and slots, and each sampled sequence's last row.
   host_rows_.assign(std::size_t(3 * M + lim_.max_seqs), 0);
   int R = 0, S = 0;
@@ -89,6 +82,7 @@ const std::vector<std::int32_t>& RaggedForward::step(const std::vector<RaggedSeq
 
   Tracer* tr = tracer_;
   if (tr) tr->set_phase(phase_, step_no_);
+  dec_.set_pass("engine step", step_no_);
   using C = OpCategory;
   OpScope step(tr, "engine_step", C::kRange, -1, 0, 0, /*step_range=*/true);
   auto* rows = rows_.as<std::int32_t>();
@@ -109,72 +103,20 @@ const std::vector<std::int32_t>& RaggedForward::step(const std::vector<RaggedSeq
     table_dirty_ = false;
   }
 
-  float *x = x_.f32(), *h = h_.f32(), *att = att_.f32();
-  float *proj = proj_.f32(), *gate_up = gate_up_.f32(), *act = act_.f32();
-  const std::int64_t RD = std::int64_t(R) * D;
-  const DType wb = w.head().dtype;  // the weight matrices' dtype (the embedding may differ)
-
-  const std::int64_t embed_bytes = dtype_bytes_for(w.embed.dtype, RD) + 4 * RD;
-  run_op(tr, "embedding", C::kCopy, -1, {0, embed_bytes}, [&] {
-    be_.embedding_weights(x, w.embed.ref(), tokens, R, c_.vocab_size, D);  // x: [R, D]
-  });
-  for (int l = 0; l < c_.n_layers; ++l) {
-    const LayerWeights& lw = w.layers[l];
-    OpScope layer(tr, "layer", C::kRange, l);
-    run_op(tr, "attn_norm", C::kNorm, l, elementwise_work(RD, 4, 1, 1), [&] {
-      be_.rmsnorm(h, x, lw.attn_norm.f32(), R, D, c_.norm_eps);           // h:   [R, D]
-    });
-    attention_block(l, R);                                                // att: [R, Q]
-    run_op(tr, "o_proj", C::kGemm, l, gemm_work(R, D, c_.q_dim(), wb), [&] {
-      be_.matmul_weights(proj, att, lw.wo.ref(), R, D, c_.q_dim(), c_.q_dim());
-    });
-    run_op(tr, "attn_residual", C::kElementwise, l, elementwise_work(RD, 1, 2, 1), [&] {
-      be_.add_inplace(x, proj, std::size_t(RD));
-    });
-    run_op(tr, "ffn_norm", C::kNorm, l, elementwise_work(RD, 4, 1, 1), [&] {
-      be_.rmsnorm(h, x, lw.ffn_norm.f32(), R, D, c_.norm_eps);
-    });
-    run_op(tr, "gate_up_proj", C::kGemm, l, gemm_work(R, 2 * F, D, wb), [&] {
-      be_.matmul_weights(gate_up, h, lw.w_gate_up.ref(), R, 2 * F, D, D);  // [R, F | F]
-    });
-    const std::int64_t RF = std::int64_t(R) * F;
-    run_op(tr, "swiglu", C::kElementwise, l, {5 * RF, 4 * 3 * RF}, [&] {
-      be_.swiglu(act, gate_up, R, F);                                      // act: [R, F]
-    });
-    run_op(tr, "down_proj", C::kGemm, l, gemm_work(R, D, F, wb), [&] {
-      be_.matmul_weights(proj, act, lw.w_down.ref(), R, D, F, F);
-    });
-    run_op(tr, "ffn_residual", C::kElementwise, l, elementwise_work(RD, 1, 2, 1), [&] {
-      be_.add_inplace(x, proj, std::size_t(RD));
-    });
-  }
+  dec_.embed(tr, tokens, R);                                            // x: [R, D]
+  dec_.layers(tr, R, rows + M, [&](int l) { attend(l, R); });
   head(S);
   return next_host_;
 }
 
-void RaggedForward::attention_block(int l, int R) {
-  const LayerWeights& lw = model_.weights().layers[l];
-  const int D = c_.dim, HD = c_.head_dim(), M = lim_.max_rows;
+void RaggedForward::attend(int l, int R) {
+  const int HD = c_.head_dim(), M = lim_.max_rows;
   const int Q = c_.q_dim(), KV = c_.kv_dim(), QKV = c_.qkv_dim();
   Tracer* tr = tracer_;
   using C = OpCategory;
-  float* qkv = qkv_.f32();
+  const float* qkv = dec_.qkv();
   const auto* rows = rows_.as<std::int32_t>();
   const std::int32_t *positions = rows + M, *slots = rows + 2 * M;
-
-  const DType wb = lw.wqkv.dtype;
-  run_op(tr, "qkv_proj", C::kGemm, l, gemm_work(R, QKV, D, wb), [&] {
-    be_.matmul_weights(qkv, h_.f32(), lw.wqkv.ref(), R, QKV, D, D);  // qkv: [R, Q | KV | KV]
-  });
-  if (c_.qkv_bias)
-    run_op(tr, "qkv_bias", C::kElementwise, l, elementwise_work(std::int64_t(R) * QKV, 1, 1, 1),
-           [&] { be_.add_bias_rows(qkv, R, QKV, lw.bqkv.f32(), QKV); });
-  run_op(tr, "rope_q", C::kElementwise, l, elementwise_work(std::int64_t(R) * Q, 3, 1, 1), [&] {
-    be_.rope(qkv, R, QKV, c_.n_heads, HD, positions, c_.rope_theta);
-  });
-  run_op(tr, "rope_k", C::kElementwise, l, elementwise_work(std::int64_t(R) * KV, 3, 1, 1), [&] {
-    be_.rope(qkv + Q, R, QKV, c_.n_kv_heads, HD, positions, c_.rope_theta);
-  });
   const auto* table = table_.as<std::int32_t>();
   const Work write = copy_work(std::int64_t(R) * KV);
   run_op(tr, "kv_write_ragged_k", C::kCopy, l, write, [&] {
@@ -190,39 +132,23 @@ void RaggedForward::attention_block(int l, int R) {
   const Work work{4 * std::int64_t(c_.n_heads) * HD * keys,
                   4 * (2 * std::int64_t(R) * Q + 2 * keys * KV)};
   run_op(tr, "ragged_paged_attention", C::kAttention, l, work, [&] {
-    be_.ragged_paged_attention(att_.f32(), Q, qkv, QKV, k_pool_[l].f32(), v_pool_[l].f32(),
+    be_.ragged_paged_attention(dec_.att(), Q, qkv, QKV, k_pool_[l].f32(), v_pool_[l].f32(),
                                table, paged_, slots, positions, R, c_.n_heads, c_.n_kv_heads,
                                HD);                                     // att: [R, Q]
   });
+  dec_.check_output("attention", l, dec_.att(), std::int64_t(R) * Q);
 }
 
 void RaggedForward::head(int S) {
-  const Weights& w = model_.weights();
-  const int D = c_.dim, V = c_.vocab_size, M = lim_.max_rows;
-  Tracer* tr = tracer_;
-  using C = OpCategory;
+  const int M = lim_.max_rows;
   if (S == 0) {  // only prompt chunks that do not end their prompt: nothing to copy back
     be_.synchronize();
     return;
   }
   float* hidden = last_.f32();
-  const std::int64_t SD = std::int64_t(S) * D, SV = std::int64_t(S) * V;
-  run_op(tr, "gather_last", C::kCopy, -1, {0, 2 * 4 * SD}, [&] {
-    be_.gather_rows(hidden, x_.f32(), rows_.as<std::int32_t>() + 3 * M, S, D);  // [S, D]
-  });
-  run_op(tr, "final_norm", C::kNorm, -1, elementwise_work(SD, 4, 1, 1), [&] {
-    be_.rmsnorm(hidden, hidden, w.final_norm.f32(), S, D, c_.norm_eps);
-  });
-  const DType wb = w.head().dtype;
-  run_op(tr, "lm_head", C::kGemm, -1, gemm_work(S, V, D, wb), [&] {
-    be_.matmul_weights(logits_.f32(), hidden, w.head(), S, V, D, D);    // logits: [S, V]
-  });
-  run_op(tr, "argmax", C::kSample, -1, {SV, 4 * SV}, [&] {
-    be_.argmax_rows(next_.as<std::int32_t>(), logits_.f32(), S, V);
-  });
-  run_op(tr, "tokens_to_host", C::kTransfer, -1, {0, 4 * S}, [&] {
-    be_.to_host(next_host_.data(), next_.data(), std::size_t(S) * sizeof(std::int32_t));
-  });
+  dec_.gather_last(tracer_, hidden, rows_.as<std::int32_t>() + 3 * M, S);  // last: [S, D]
+  dec_.final_norm_and_head(tracer_, hidden, hidden, S, logits_.f32());     // logits: [S, V]
+  dec_.greedy_tokens(tracer_, logits_.f32(), S, next_.as<std::int32_t>(), next_host_.data());
 }
 
 std::vector<float> RaggedForward::last_logits() const {

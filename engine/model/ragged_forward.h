@@ -2,7 +2,7 @@
 // some sequence at its own position, over one paged KV pool shared by all sequences. A
 // sequence contributes one decode row, or a chunk of its prompt, or a whole prompt; each
 // sequence's keys and values live in the blocks of its block-table row (its `slot`).
-// The same op sequence and op names as Session::forward (model.cpp), with the KV cache ops
+// The layer body is Session's (decoder.h): only the cache step differs, the KV cache ops
 // replaced by their ragged forms (kv_write_ragged_k/v, ragged_paged_attention), so the traces
 // line up op for op and a request's tokens match the static path's.
 // Not here: which rows run in a step (scheduler.h) or which blocks are free (block_pool.h).
@@ -61,12 +61,16 @@ class RaggedForward {
   void set_tracer(Tracer* tracer) { tracer_ = tracer; }
   // Every record of a step belongs to this phase and step number (the scheduler's composition).
   void set_step(Phase phase, int step) { phase_ = phase, step_no_ = step; }
+  // Diagnostic, as Session::set_check_ops: every op's output of later steps is checked, and
+  // NonFiniteOutput names the first op, layer and step whose output holds a NaN or Inf.
+  void set_check_ops(bool on) { dec_.set_check_ops(on); }
 
  private:
-  void attention_block(int l, int R);
+  // The ragged cache step of layer l (Decoder::Attend) over R rows: write each row's key and
+  // value to its sequence's blocks, then attend; leaves the attention output in att rows.
+  void attend(int l, int R);
   void head(int n_sampled);
 
-  const Model& model_;
   const ModelConfig& c_;
   Backend& be_;
   RaggedLimits lim_;
@@ -80,8 +84,7 @@ class RaggedForward {
   std::vector<std::int32_t> table_host_;  // [max_seqs, max_blocks], -1 where unmapped
   bool table_dirty_ = true;
   Buffer table_;
-  // Activations for max_rows rows (shapes as in model.h).
-  Buffer x_, h_, qkv_, att_, proj_, gate_up_, act_;
+  Decoder dec_;       // the layer body and its activations, for max_rows rows
   Buffer last_;       // [max_seqs, dim]
   Buffer logits_;     // [max_seqs, vocab]
   Buffer rows_;       // [4, max_rows] int32: token ids, positions, slots, sampled rows

@@ -142,46 +142,36 @@ void Scheduler::finish(Sequence& s, FinishReason why, std::vector<RequestUpdate>
   s.slot = -1;
 }
 
-std::vector<RequestUpdate> Scheduler::step(StepStats* stats) {
-  std::vector<RequestUpdate> updates;
-  if (idle()) return updates;
-  const std::int64_t start_ns = now_ns();
-  int budget = opt_.max_num_batched_tokens;
+// What schedule() decided for one step: its rows in order, the sequence of each row, and
+// what is left of the token budget.
+struct Scheduler::StepPlan {
   std::vector<RaggedSeq> rows;
-  std::vector<Sequence*> in_step;
+  std::vector<Sequence*> seqs;  // seqs[i] owns rows[i]
+  int budget = 0;               // rows left of max_num_batched_tokens
   int prefill_tokens = 0, decode_rows = 0;
 
-  auto schedule_prefill = [&](Sequence& s) {
-    const int remaining = int(s.req.prompt.size()) - s.prefilled;
-    if (budget <= 0 || (!opt_.chunked_prefill && remaining > budget)) return;
-    const int n = std::min(remaining, budget);
-    rows.push_back({s.slot, s.prefilled, s.req.prompt.data() + s.prefilled, n, n == remaining});
+  void add(Sequence& s, const RaggedSeq& row) {
+    rows.push_back(row);
+    seqs.push_back(&s);
     s.scheduled = true;
-    s.samples = n == remaining;
-    budget -= n;
-    prefill_tokens += n;
-    in_step.push_back(&s);
-  };
-  // 1. One decode row per sequence past its prompt.
-  for (auto& sp : running_) {
-    Sequence& s = *sp;
-    s.scheduled = s.samples = false;
-    if (s.prefilled < int(s.req.prompt.size()) || budget <= 0) continue;
-    const int pos = int(s.req.prompt.size() + s.output.size()) - 1;
-    rows.push_back({s.slot, pos, &s.output.back(), 1, true});
-    s.scheduled = s.samples = true;
-    --budget;
-    ++decode_rows;
-    in_step.push_back(&s);
+    s.samples = row.sample;
+    budget -= row.n_tokens;
   }
-  // 2. Prompts in progress, oldest first.
-  for (auto& sp : running_)
-    if (sp->prefilled < int(sp->req.prompt.size())) schedule_prefill(*sp);
-  // 3. New requests, first come first served, while a slot, blocks and budget are there.
-  while (!waiting_.empty() && !free_slots_.empty() && budget > 0) {
+};
+
+void Scheduler::schedule_prefill(Sequence& s, StepPlan& plan) const {
+  const int remaining = int(s.req.prompt.size()) - s.prefilled;
+  if (plan.budget <= 0 || (!opt_.chunked_prefill && remaining > plan.budget)) return;
+  const int n = std::min(remaining, plan.budget);
+  plan.add(s, {s.slot, s.prefilled, s.req.prompt.data() + s.prefilled, n, n == remaining});
+  plan.prefill_tokens += n;
+}
+
+void Scheduler::admit_waiting(StepPlan& plan) {
+  while (!waiting_.empty() && !free_slots_.empty() && plan.budget > 0) {
     Sequence& s = *waiting_.front();
     const int remaining = int(s.req.prompt.size());
-    if (!opt_.chunked_prefill && remaining > budget) break;
+    if (!opt_.chunked_prefill && remaining > plan.budget) break;
     const int need = pool_.blocks_for(int(s.req.prompt.size()) + s.req.max_tokens);
     if (!pool_.allocate(need, s.blocks)) break;
     s.slot = free_slots_.back();
@@ -189,32 +179,55 @@ std::vector<RequestUpdate> Scheduler::step(StepStats* stats) {
     forward_.set_blocks(s.slot, s.blocks);
     running_.push_back(std::move(waiting_.front()));
     waiting_.pop_front();
-    schedule_prefill(*running_.back());
+    schedule_prefill(*running_.back(), plan);
   }
-  if (rows.empty()) return updates;  // everything waits for blocks or slots
-  for (Sequence* s : in_step)
-    if (s->times.first_scheduled_ns < 0) s->times.first_scheduled_ns = start_ns;
+}
 
-  // 4. The forward pass.
+Scheduler::StepPlan Scheduler::schedule() {
+  StepPlan plan;
+  plan.budget = opt_.max_num_batched_tokens;
+  // 1. One decode row per sequence past its prompt.
+  for (auto& sp : running_) {
+    Sequence& s = *sp;
+    s.scheduled = s.samples = false;
+    if (s.prefilled < int(s.req.prompt.size()) || plan.budget <= 0) continue;
+    const int pos = int(s.req.prompt.size() + s.output.size()) - 1;
+    plan.add(s, {s.slot, pos, &s.output.back(), 1, true});
+    ++plan.decode_rows;
+  }
+  // 2. Prompts in progress, oldest first.
+  for (auto& sp : running_)
+    if (sp->prefilled < int(sp->req.prompt.size())) schedule_prefill(*sp, plan);
+  // 3. New requests, first come first served, while a slot, blocks and budget are there.
+  admit_waiting(plan);
+  return plan;
+}
+
+const std::vector<std::int32_t>& Scheduler::execute(const StepPlan& plan,
+                                                    std::int64_t& forward_ns) {
   ++steps_;
-  forward_.set_step(prefill_tokens > 0 ? Phase::kPrefill : Phase::kDecode, int(steps_));
+  forward_.set_step(plan.prefill_tokens > 0 ? Phase::kPrefill : Phase::kDecode, int(steps_));
   const auto f0 = std::chrono::steady_clock::now();
-  const std::vector<std::int32_t>& next = forward_.step(rows);
-  const std::int64_t forward_ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - f0)
-          .count();
+  const std::vector<std::int32_t>& next = forward_.step(plan.rows);
+  forward_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::steady_clock::now() - f0)
+                   .count();
   if (tracer_) tracer_->resolve();
+  return next;
+}
+
+std::vector<RequestUpdate> Scheduler::update_from_output(const StepPlan& plan,
+                                                         const std::vector<std::int32_t>& next) {
   std::vector<float> logits;
   if (opt_.keep_logits) logits = forward_.last_logits();
-
-  // 5. Results: prompt progress, new tokens, finished sequences.
   const std::int64_t end_ns = now_ns();
   const std::size_t V = std::size_t(model_.config().vocab_size);
+  std::vector<RequestUpdate> updates;
   std::size_t sampled = 0;
-  std::vector<RequestId> done;
-  for (std::size_t i = 0; i < in_step.size(); ++i) {
-    Sequence& s = *in_step[i];
-    if (s.prefilled < int(s.req.prompt.size())) s.prefilled += rows[i].n_tokens;
+  bool any_done = false;
+  for (std::size_t i = 0; i < plan.seqs.size(); ++i) {
+    Sequence& s = *plan.seqs[i];
+    if (s.prefilled < int(s.req.prompt.size())) s.prefilled += plan.rows[i].n_tokens;
     if (!s.samples) continue;
     const std::int32_t token = next[sampled];
     s.output.push_back(token);
@@ -232,18 +245,31 @@ std::vector<RequestUpdate> Scheduler::step(StepStats* stats) {
     const bool eos = !s.req.ignore_eos && opt_.eos_token_id >= 0 && token == opt_.eos_token_id;
     if (eos || int(s.output.size()) >= s.req.max_tokens) {
       finish(s, eos ? FinishReason::kStop : FinishReason::kLength, updates);
-      done.push_back(s.id);
+      any_done = true;
     }
   }
-  if (!done.empty())
+  if (any_done)
     running_.erase(std::remove_if(running_.begin(), running_.end(),
                                   [](const auto& s) { return s->slot < 0; }),
                    running_.end());
+  return updates;
+}
+
+std::vector<RequestUpdate> Scheduler::step(StepStats* stats) {
+  if (idle()) return {};
+  const std::int64_t start_ns = now_ns();
+  const StepPlan plan = schedule();
+  if (plan.rows.empty()) return {};  // everything waits for blocks or slots
+  for (Sequence* s : plan.seqs)
+    if (s->times.first_scheduled_ns < 0) s->times.first_scheduled_ns = start_ns;
+  std::int64_t forward_ns = 0;
+  const std::vector<std::int32_t>& next = execute(plan, forward_ns);
+  std::vector<RequestUpdate> updates = update_from_output(plan, next);
   if (stats) {
     stats->step = steps_;
-    stats->prefill_tokens = prefill_tokens;
-    stats->decode_rows = decode_rows;
-    stats->seqs = int(in_step.size());
+    stats->prefill_tokens = plan.prefill_tokens;
+    stats->decode_rows = plan.decode_rows;
+    stats->seqs = int(plan.seqs.size());
     stats->running = running();
     stats->waiting = waiting();
     stats->blocks_used = pool_.used();

@@ -107,7 +107,9 @@ class Scheduler {
   // `times` (if given) receives the request's times, finished now.
   bool abort(RequestId id, RequestTimes* times = nullptr);
 
-  // Runs one engine step (nothing when idle) and returns what happened to each request.
+  // Runs one engine step (nothing when idle) and returns what happened to each request:
+  // schedule() picks the rows, execute() runs the forward pass over them, update_from_output()
+  // applies its tokens (as vLLM's schedule() / execute_model() / update_from_output()).
   std::vector<RequestUpdate> step(StepStats* stats = nullptr);
 
   bool idle() const { return running_.empty() && waiting_.empty(); }
@@ -119,6 +121,8 @@ class Scheduler {
   std::int64_t kv_pool_bytes() const { return forward_.pool_bytes(); }
   // Records later steps' ops into `tracer` (nullptr: stop); resolved after each step.
   void set_tracer(Tracer* tracer);
+  // Diagnostic: checks every op's output of later steps (RaggedForward::set_check_ops).
+  void set_check_ops(bool on) { forward_.set_check_ops(on); }
   // Numbers the next step 1 again (only when idle): a ragged offline case runs each
   // repetition from step 1, so its traced repetition's step numbers read like a static one's.
   void restart_steps();
@@ -127,7 +131,22 @@ class Scheduler {
 
  private:
   struct Sequence;
+  struct StepPlan;
   std::int64_t now_ns() const;
+
+  // The step's rows, in the order of the header comment: decode rows, prompts in progress,
+  // then admitted requests (which get their slot and blocks here).
+  StepPlan schedule();
+  // Adds as much of s's remaining prompt as the plan's budget allows (all of it, without
+  // chunked prefill, or nothing).
+  void schedule_prefill(Sequence& s, StepPlan& plan) const;
+  // Admits waiting requests while a slot, blocks and budget are there.
+  void admit_waiting(StepPlan& plan);
+  // The forward pass over the plan's rows: one token per sampled row, on the host.
+  const std::vector<std::int32_t>& execute(const StepPlan& plan, std::int64_t& forward_ns);
+  // Applies the step's tokens: prompt progress, new tokens, finished sequences (freed).
+  std::vector<RequestUpdate> update_from_output(const StepPlan& plan,
+                                                const std::vector<std::int32_t>& next);
   void finish(Sequence& s, FinishReason why, std::vector<RequestUpdate>& out);
 
   const Model& model_;

@@ -168,5 +168,47 @@ TEST(RaggedCase, ExplicitPromptWithRaggedOutputs) {
   for (int p : r.prompt_lens) EXPECT_EQ(p, 5);
 }
 
+// Finite weights whose layer-1 input norm overflows (the CLI's overflowing_norm case, in
+// process): the ragged case, like the static one, fails naming the first op whose output is
+// not finite, found by the rerun with every op's output checked.
+class OverflowingNorm final : public WeightSource {
+ public:
+  void fill(const TensorSpec& spec, float* dst) const override {
+    base_.fill(spec, dst);
+    if (spec.name == "model.layers.1.input_layernorm.weight")
+      for (std::int64_t i = 0; i < spec.numel(); ++i) dst[i] = 3e38f;
+  }
+
+ private:
+  RandomWeights base_{1};
+};
+
+TEST(RaggedCase, NonFiniteLogitsNameTheFirstOpLikeTheStaticPath) {
+  CpuBackend be;
+  const ModelConfig c = *find_preset("tiny");
+  Model model(c, load_weights(c, OverflowingNorm(), be), be);
+  CaseSpec spec = ragged_spec();
+  spec.trace = TraceLevel::kOff;
+  const auto origin = std::chrono::steady_clock::now();
+  try {
+    run_ragged_case(model, spec, Peaks{10, 1, "t"}, origin);
+    FAIL() << "the ragged case ran on non-finite logits";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("first appears in layer 1, op attn_norm (engine step 1,"),
+              std::string::npos)
+        << e.what();
+  }
+  CaseSpec fixed = spec;
+  fixed.variants = Variants{};
+  try {
+    run_case(model, fixed, Peaks{10, 1, "t"}, origin);
+    FAIL() << "the static case ran on non-finite logits";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("first appears in layer 1, op attn_norm (prefill,"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace llmbench
