@@ -3,6 +3,7 @@
 
 #include <omp.h>
 
+#include <array>
 #include <charconv>
 #include <climits>
 #include <cmath>
@@ -214,13 +215,26 @@ std::pair<int, int> parse_shard(const std::string& text) {
 
 }  // namespace
 
-RunPlan make_plan(const RunOptions& o) {
-  RunPlan plan;
-  std::pair<int, int> shard{1, 1};
-  if (!o.shard.empty()) {
-    shard = parse_shard(o.shard);
-    plan.shard = o.shard;
+namespace {
+
+// The parsed list flags; the plan is their cartesian product, nested in the order of dims().
+struct PlanLists {
+  std::vector<std::string> models;
+  std::vector<DType> dtypes;
+  std::vector<Variants> variants;
+  std::vector<int> batches, prompts, gens;
+  std::vector<std::int32_t> prompt_ids;  // --prompt-ids: every case's prompt (or empty)
+
+  std::array<std::size_t, 6> dims() const {
+    return {models.size(),  dtypes.size(),  variants.size(),
+            batches.size(), prompts.size(), gens.size()};
   }
+};
+
+// The scalar flags (and --dtype, checked against the backend), in the order their errors are
+// reported. Returns what every case shares, as a CaseSpec whose model is "*" and whose list
+// fields keep their defaults (the sweep key reads it that way); sets plan.backend, .threads.
+CaseSpec parse_scalars(const RunOptions& o, RunPlan& plan, PlanLists& lists) {
   // Infinity (also what 1e400 parses to) passes a "> 0" check and turns the metric it divides
   // into 0 or null: every real-valued flag must be finite.
   auto positive = [](const std::optional<double>& v) { return !v || (std::isfinite(*v) && *v > 0); };
@@ -228,24 +242,26 @@ RunPlan make_plan(const RunOptions& o) {
     throw BadInput("--slo-ttft-p99-ms: expected a positive, finite number of milliseconds");
   if (!positive(o.slo_tpot_p99_ms))
     throw BadInput("--slo-tpot-p99-ms: expected a positive, finite number of milliseconds");
-  // ---- scalar flags ----
   const BackendChoice choice = choose_backend(o.backend);
   plan.backend = choice.name;
   plan.backend_notice = choice.notice;
-  const std::vector<DType> dts = parse_choice_list<DType>(
-      "--dtype", o.dtype, "fp32, fp16, bf16, int8 or int4",
-      [](const std::string& d) { return parse_dtype(d); });
+  lists.dtypes = parse_choice_list<DType>("--dtype", o.dtype, "fp32, fp16, bf16, int8 or int4",
+                                          [](const std::string& d) { return parse_dtype(d); });
   // The int8/int4 kernels are CPU-only (kernels/cpu/quant.h); CUDA refuses them up front.
   if (plan.backend == "cuda")
-    for (DType dt : dts)
+    for (DType dt : lists.dtypes)
       if (dtype_is_quantized(dt))
         throw BadInput("--dtype " + std::string(dtype_name(dt)) +
                        " is CPU-only for now (use --backend cpu)");
-  const int warmup = parse_int("--warmup", o.warmup, 0, 1000000);
-  const int repeat = parse_int("--repeat", o.repeat, 1, 1000000);
+  CaseSpec common;
+  common.model = "*";
+  common.backend = plan.backend;
+  common.warmup = parse_int("--warmup", o.warmup, 0, 1000000);
+  common.repeat = parse_int("--repeat", o.repeat, 1, 1000000);
   const int threads_flag = o.threads.empty() ? 0 : parse_int("--threads", o.threads, 0, 4096);
   plan.threads = threads_flag > 0 ? threads_flag : omp_get_max_threads();
-  const auto seed = std::uint64_t(parse_int("--seed", o.seed, 0, INT_MAX));
+  common.threads = plan.threads;
+  common.seed = std::uint64_t(parse_int("--seed", o.seed, 0, INT_MAX));
   if (!is_output_format(o.format) && o.format != "jsonl")
     throw BadInput("--format: expected table, md, csv, json or jsonl, got '" + o.format + "'");
   if (!positive(o.peak_bw_gbps))
@@ -255,149 +271,170 @@ RunPlan make_plan(const RunOptions& o) {
   check_db_path(o.db);
   const auto trace = parse_trace_level(o.trace);
   if (!trace) throw BadInput("--trace: expected off, steps or ops, got '" + o.trace + "'");
+  common.distinct_prompts = o.distinct_prompts;
+  common.trace = *trace;
+  common.profile_range = o.profile_range;
+  return common;
+}
 
-  // ---- list flags ----
-  const auto models = parse_unique_word_list("--model", o.model);
-  const auto batches = parse_unique_int_list("--batch", o.batch, 1, 1 << 20);
-  const std::vector<std::int32_t> prompt_ids = read_prompt_ids(o.prompt_ids);
-  auto prompts = parse_unique_int_list("--prompt-len", o.prompt_len, 1, 1 << 24);
-  if (!prompt_ids.empty()) {
-    if (o.prompt_len_given && (prompts.size() != 1 || prompts[0] != int(prompt_ids.size())))
-      throw BadInput("--prompt-len: conflicts with the " + std::to_string(prompt_ids.size()) +
+// --prompt-len-stddev and --output-len-stddev: ragged cases, which run on the scheduler and
+// take no engine variant.
+void apply_ragged_lengths(const RunOptions& o, PlanLists& lists) {
+  const double prompt_sd = parse_stddev("--prompt-len-stddev", o.prompt_len_stddev);
+  const double output_sd = parse_stddev("--output-len-stddev", o.output_len_stddev);
+  if (prompt_sd <= 0 && output_sd <= 0) return;
+  // Ragged cases run on the scheduler's paged KV cache with the device argmax: the engine
+  // variants of the static Session do not apply (--timer does).
+  const std::string flag = prompt_sd > 0 ? "--prompt-len-stddev" : "--output-len-stddev";
+  for (Variants v : lists.variants) {
+    v.timer = TimerMode::kDevice;
+    if (!v.is_default())
+      throw BadInput(flag + ": a ragged batch runs through the continuous-batching scheduler "
+                     "(paged KV cache, argmax on the device) and cannot be combined with the "
+                     "engine variant " + v.describe());
+  }
+  if (prompt_sd > 0 && !lists.prompt_ids.empty())
+    throw BadInput("--prompt-len-stddev: cannot be combined with --prompt-ids (the prompt's "
+                   "length is fixed; --output-len-stddev still works)");
+  for (Variants& v : lists.variants) {
+    v.prompt_len_stddev = prompt_sd;
+    v.output_len_stddev = output_sd;
+  }
+}
+
+// The list flags other than --dtype: values, repeats and combinations.
+void parse_lists(const RunOptions& o, PlanLists& lists) {
+  lists.models = parse_unique_word_list("--model", o.model);
+  lists.batches = parse_unique_int_list("--batch", o.batch, 1, 1 << 20);
+  lists.prompt_ids = read_prompt_ids(o.prompt_ids);
+  lists.prompts = parse_unique_int_list("--prompt-len", o.prompt_len, 1, 1 << 24);
+  if (!lists.prompt_ids.empty()) {
+    const int n = int(lists.prompt_ids.size());
+    if (o.prompt_len_given && (lists.prompts.size() != 1 || lists.prompts[0] != n))
+      throw BadInput("--prompt-len: conflicts with the " + std::to_string(n) +
                      " ids of --prompt-ids (leave --prompt-len out)");
     if (o.distinct_prompts)
       throw BadInput("--distinct-prompts: cannot be combined with --prompt-ids");
-    prompts = {int(prompt_ids.size())};
+    lists.prompts = {n};
   }
-  const auto gens = parse_unique_int_list("--max-new-tokens", o.max_new_tokens, 1, 1 << 24);
-  std::vector<Variants> variants = parse_variants(o);
-  const double prompt_sd = parse_stddev("--prompt-len-stddev", o.prompt_len_stddev);
-  const double output_sd = parse_stddev("--output-len-stddev", o.output_len_stddev);
-  if (prompt_sd > 0 || output_sd > 0) {
-    // Ragged cases run on the scheduler's paged KV cache with the device argmax: the engine
-    // variants of the static Session do not apply (--timer does).
-    const std::string flag = prompt_sd > 0 ? "--prompt-len-stddev" : "--output-len-stddev";
-    for (Variants v : variants) {
-      v.timer = TimerMode::kDevice;
-      if (!v.is_default())
-        throw BadInput(flag + ": a ragged batch runs through the continuous-batching scheduler "
-                       "(paged KV cache, argmax on the device) and cannot be combined with the "
-                       "engine variant " + v.describe());
-    }
-    if (prompt_sd > 0 && !prompt_ids.empty())
-      throw BadInput("--prompt-len-stddev: cannot be combined with --prompt-ids (the prompt's "
-                     "length is fixed; --output-len-stddev still works)");
-    for (Variants& v : variants) {
-      v.prompt_len_stddev = prompt_sd;
-      v.output_len_stddev = output_sd;
-    }
-  }
+  lists.gens = parse_unique_int_list("--max-new-tokens", o.max_new_tokens, 1, 1 << 24);
+  lists.variants = parse_variants(o);
+  apply_ragged_lengths(o, lists);
+}
 
-  // ---- the case count, from the list lengths, before anything is built ----
+// The plan's case count from the list lengths, before anything is built: `total` gets the
+// whole plan's, the return value this shard's. BadInput past --max-cases (or INT_MAX).
+std::uint64_t check_case_count(const RunOptions& o, const PlanLists& lists,
+                               std::pair<int, int> shard, std::uint64_t& total) {
   const std::int64_t max_cases =
       o.max_cases.empty() ? kDefaultMaxCases : parse_int("--max-cases", o.max_cases, 1, INT_MAX);
-  const std::size_t dims[] = {models.size(), dts.size(),     variants.size(),
-                              batches.size(), prompts.size(), gens.size()};
-  std::uint64_t total = 1;  // saturates at UINT64_MAX instead of wrapping
+  const auto dims = lists.dims();
+  total = 1;  // saturates at UINT64_MAX instead of wrapping
   for (std::size_t d : dims)
     total = d != 0 && total > UINT64_MAX / d ? UINT64_MAX : total * d;
   const auto stride = std::uint64_t(shard.second), first = std::uint64_t(shard.first - 1);
   const std::uint64_t mine_count = total > first ? (total - first + stride - 1) / stride : 0;
-  if (mine_count > std::uint64_t(max_cases) || total > std::uint64_t(INT_MAX)) {
-    const std::string factors =
-        std::to_string(dims[0]) + " model x " + std::to_string(dims[1]) + " dtype x " +
-        std::to_string(dims[2]) + " variant x " + std::to_string(dims[3]) + " batch x " +
-        std::to_string(dims[4]) + " prompt-len x " + std::to_string(dims[5]) + " max-new-tokens";
-    const std::string all = total == UINT64_MAX ? "over 1.8e19" : std::to_string(total);
-    const std::string count = stride > 1 ? "shard " + o.shard + " has " +
-                                               std::to_string(mine_count) + " of the plan's " +
-                                               all + " cases"
-                                         : "the plan has " + all + " cases";
-    if (total > std::uint64_t(INT_MAX) && mine_count <= std::uint64_t(max_cases))
-      throw BadInput("--max-cases: " + count + " (" + factors + "); a plan holds at most " +
-                     std::to_string(INT_MAX) + " cases, shard or not");
-    throw BadInput("--max-cases: " + count + " (" + factors + "), over the limit of " +
-                   std::to_string(max_cases) +
-                   "; shorten the lists or raise the limit with --max-cases N");
-  }
+  if (mine_count <= std::uint64_t(max_cases) && total <= std::uint64_t(INT_MAX))
+    return mine_count;
+  const std::string factors =
+      std::to_string(dims[0]) + " model x " + std::to_string(dims[1]) + " dtype x " +
+      std::to_string(dims[2]) + " variant x " + std::to_string(dims[3]) + " batch x " +
+      std::to_string(dims[4]) + " prompt-len x " + std::to_string(dims[5]) + " max-new-tokens";
+  const std::string all = total == UINT64_MAX ? "over 1.8e19" : std::to_string(total);
+  const std::string count = stride > 1 ? "shard " + o.shard + " has " +
+                                             std::to_string(mine_count) + " of the plan's " +
+                                             all + " cases"
+                                       : "the plan has " + all + " cases";
+  if (total > std::uint64_t(INT_MAX) && mine_count <= std::uint64_t(max_cases))
+    throw BadInput("--max-cases: " + count + " (" + factors + "); a plan holds at most " +
+                   std::to_string(INT_MAX) + " cases, shard or not");
+  throw BadInput("--max-cases: " + count + " (" + factors + "), over the limit of " +
+                 std::to_string(max_cases) +
+                 "; shorten the lists or raise the limit with --max-cases N");
+}
 
-  for (const auto& name : models) {
+// Each model resolves (a checkpoint's tensors are validated: header, shapes, offsets, no data
+// read), takes the prompt ids, and holds every prompt plus its new tokens.
+void check_models(const PlanLists& lists) {
+  for (const auto& name : lists.models) {
     const ModelConfig c = resolve_model(name);
     if (!find_preset(name)) {
-      // Validate the checkpoint's tensors now (header, shapes, offsets: no data is read), so a
-      // broken checkpoint is bad input (exit 2) and nothing runs.
-      try {
+      try {  // a broken checkpoint is bad input (exit 2) and nothing runs
         CheckpointWeights validate(name, c);
       } catch (const BadInput& e) {
         throw BadInput(std::string("--model: ") + e.what());
       }
     }
-    for (auto id : prompt_ids)
+    for (auto id : lists.prompt_ids)
       if (id >= c.vocab_size)
-        throw BadInput("--prompt-ids: token id " + std::to_string(id) + " is outside the vocabulary of '" +
-                       name + "' [0, " + std::to_string(c.vocab_size) + ")");
-    for (int p : prompts)
-      for (int g : gens)
+        throw BadInput("--prompt-ids: token id " + std::to_string(id) +
+                       " is outside the vocabulary of '" + name + "' [0, " +
+                       std::to_string(c.vocab_size) + ")");
+    for (int p : lists.prompts)
+      for (int g : lists.gens)
         if (p + g > c.max_seq_len)
           throw BadInput("--prompt-len/--max-new-tokens: prompt " + std::to_string(p) + " + " +
                          std::to_string(g) + " new tokens exceeds the context length of '" +
                          name + "' (" + std::to_string(c.max_seq_len) + ")");
   }
-  // The sweep key names the whole (unsharded) plan: its lists and common settings, hashed, so
-  // every shard of one sweep carries the same key (merge joins them into one run group) without
-  // building every case of a large plan.
-  {
-    std::string def = "backend=" + plan.backend + ";models=";
-    for (const auto& m : models) def += m + ",";
-    def += ";dtypes=";
-    for (DType dt : dts) def += std::string(dtype_name(dt)) + ",";
-    def += ";variants=";
-    for (const Variants& v : variants) def += variants_json(v).dump() + ",";
-    def += ";batches=";
-    for (int b : batches) def += std::to_string(b) + ",";
-    def += ";prompts=";
-    for (int p : prompts) def += std::to_string(p) + ",";
-    def += ";gens=";
-    for (int g : gens) def += std::to_string(g) + ",";
-    CaseSpec common;
-    common.model = "*";
-    common.backend = plan.backend;
-    common.warmup = warmup;
-    common.repeat = repeat;
-    common.threads = plan.threads;
-    common.seed = seed;
-    common.distinct_prompts = o.distinct_prompts;
-    common.trace = *trace;
-    common.prompt = prompt_ids;
-    common.profile_range = o.profile_range;
-    plan.sweep_key = plan_key({def, case_key(common)}, "");
+}
+
+// The sweep key names the whole (unsharded) plan: its lists and common settings, hashed, so
+// every shard of one sweep carries the same key (merge joins them into one run group) without
+// building every case of a large plan.
+std::string sweep_key_of(const std::string& backend, const PlanLists& lists,
+                         const CaseSpec& common) {
+  std::string def = "backend=" + backend + ";models=";
+  for (const auto& m : lists.models) def += m + ",";
+  def += ";dtypes=";
+  for (DType dt : lists.dtypes) def += std::string(dtype_name(dt)) + ",";
+  def += ";variants=";
+  for (const Variants& v : lists.variants) def += variants_json(v).dump() + ",";
+  def += ";batches=";
+  for (int b : lists.batches) def += std::to_string(b) + ",";
+  def += ";prompts=";
+  for (int p : lists.prompts) def += std::to_string(p) + ",";
+  def += ";gens=";
+  for (int g : lists.gens) def += std::to_string(g) + ",";
+  return plan_key({def, case_key(common)}, "");
+}
+
+}  // namespace
+
+RunPlan make_plan(const RunOptions& o) {
+  RunPlan plan;
+  std::pair<int, int> shard{1, 1};
+  if (!o.shard.empty()) {
+    shard = parse_shard(o.shard);
+    plan.shard = o.shard;
   }
+  PlanLists lists;
+  CaseSpec common = parse_scalars(o, plan, lists);
+  parse_lists(o, lists);
+  common.prompt = lists.prompt_ids;
+  std::uint64_t total = 0;
+  const std::uint64_t mine_count = check_case_count(o, lists, shard, total);
+  check_models(lists);
+  plan.sweep_key = sweep_key_of(plan.backend, lists, common);
   // Only this shard's cases are built: case i (in model, dtype, variants, batch, prompt,
   // new-tokens order) is decoded from its index, so N shards cover the plan exactly once.
+  const auto dims = lists.dims();
   plan.cases.reserve(std::size_t(mine_count));
-  for (std::uint64_t i = first; i < total; i += stride) {
+  const auto stride = std::uint64_t(shard.second);
+  for (std::uint64_t i = std::uint64_t(shard.first - 1); i < total; i += stride) {
     std::uint64_t rest = i;
     std::size_t at[6];
     for (int d = 5; d >= 0; --d) {
       at[d] = std::size_t(rest % dims[d]);
       rest /= dims[d];
     }
-    CaseSpec s;
-    s.model = models[at[0]];
-    s.backend = plan.backend;
-    s.dtype = dts[at[1]];
-    s.variants = variants[at[2]];
-    s.batch = batches[at[3]];
-    s.prompt_len = prompts[at[4]];
-    s.max_new_tokens = gens[at[5]];
-    s.warmup = warmup;
-    s.repeat = repeat;
-    s.threads = plan.threads;
-    s.seed = seed;
-    s.distinct_prompts = o.distinct_prompts;
-    s.trace = *trace;
-    s.prompt = prompt_ids;
-    s.profile_range = o.profile_range;
+    CaseSpec s = common;
+    s.model = lists.models[at[0]];
+    s.dtype = lists.dtypes[at[1]];
+    s.variants = lists.variants[at[2]];
+    s.batch = lists.batches[at[3]];
+    s.prompt_len = lists.prompts[at[4]];
+    s.max_new_tokens = lists.gens[at[5]];
     plan.cases.push_back(std::move(s));
     plan.case_index.push_back(int(i));
   }
