@@ -23,16 +23,18 @@
 #
 # Usage: bench/peer_llamacpp.sh --llama-cpp DIR [--build DIR] [--model PRESET] [--dtype LIST]
 #            [--cases LIST] [--rounds N] [--gen G] [--prompt P] [--threads N] [--work DIR]
-#            [--bin LLMBENCH] [--lock FILE]
+#            [--bin LLMBENCH] [--lock FILE] [--lock-scope pair|round]
 #   --dtype  comma list of fp32,bf16,fp16,int8,int4 (GGUF F32, BF16, F16, Q8_0, Q4_0)
-#   --lock   run each pair under `flock FILE` (so no build runs during a pair) and nothing else
+#   --lock   run each pair (or each round: --lock-scope round) under `flock FILE`, so no build
+#            runs during it, and release it in between
+# The environment reaches llmbench: LLMBENCH_CPU_ISA=portable compares its portable kernels.
 # Example: bench/peer_llamacpp.sh --llama-cpp /work/llama.cpp --model tinyllama-1.1b \
 #            --dtype fp32,bf16 --cases tg,pp --rounds 6 --lock /tmp/llmbench.lock
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 lcpp="" build="" model=tinyllama-1.1b dtypes=fp32 cases=tg rounds=5 gen=32 prompt=128
-threads=$(nproc) work=/tmp/llmbench-peer bin=$PWD/build/tools/llmbench lock=""
+threads=$(nproc) work=/tmp/llmbench-peer bin=$PWD/build/tools/llmbench lock="" scope=pair
 while [ $# -gt 0 ]; do
   case $1 in
     --llama-cpp) lcpp=$2; shift 2 ;;
@@ -47,11 +49,13 @@ while [ $# -gt 0 ]; do
     --work) work=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --lock) lock=$2; shift 2 ;;
+    --lock-scope) scope=$2; shift 2 ;;
     *) echo "peer_llamacpp: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
 [ -n "$lcpp" ] && [ -f "$lcpp/CMakeLists.txt" ] ||
   { echo "peer_llamacpp: --llama-cpp: expected a llama.cpp source tree" >&2; exit 2; }
+case $scope in pair|round) ;; *) echo "peer_llamacpp: --lock-scope: expected pair or round" >&2; exit 2 ;; esac
 [ -x "$bin" ] || { echo "peer_llamacpp: --bin: '$bin' is not an executable (build first)" >&2; exit 2; }
 build=${build:-$lcpp/build}
 # Debian's python3 has numpy; a pyenv or venv python in PATH may not.
@@ -147,12 +151,14 @@ results=$work/results-$$.txt
 IFS=, read -ra dtype_list <<< "$dtypes"
 IFS=, read -ra case_list <<< "$cases"
 printf '%-5s %-5s %-4s %5s %12s %12s %7s %s\n' round dtype case what llmbench_ms llamacpp_ms ratio first
+for dt in "${dtype_list[@]}"; do gguf_for "$dt" > /dev/null; done  # made before any timing
 for ((r = 1; r <= rounds; ++r)); do
+  if [ "$scope" = round ]; then lock_take; fi
   for dt in "${dtype_list[@]}"; do
     gg=$(gguf_for "$dt")
     for c in "${case_list[@]}"; do
       a=$(mktemp) b=$(mktemp)
-      lock_take
+      if [ "$scope" = pair ]; then lock_take; fi
       if ((r % 2)); then
         first=llmbench
         llmbench_case "$dt" "$c" > "$a"; llamacpp_case "$gg" "$c" > "$b"
@@ -160,7 +166,7 @@ for ((r = 1; r <= rounds; ++r)); do
         first=llama.cpp
         llamacpp_case "$gg" "$c" > "$b"; llmbench_case "$dt" "$c" > "$a"
       fi
-      lock_give
+      if [ "$scope" = pair ]; then lock_give; fi
       while read -r what ours; do
         theirs=$(awk -v w="$what" '$1 == w { print $2 }' "$b")
         [ -n "$theirs" ] || { echo "peer_llamacpp: llama.cpp gave no $what for $dt $c" >&2; continue; }
@@ -172,6 +178,7 @@ for ((r = 1; r <= rounds; ++r)); do
       rm -f "$a" "$b"
     done
   done
+  if [ "$scope" = round ]; then lock_give; fi
 done
 echo
 echo "median ratio per case (llmbench / llama.cpp; below 1: llmbench faster), over $rounds rounds:"

@@ -17,6 +17,8 @@ CpuIsa detect() {
                __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma");
   isa.avx512_bf16 = isa.avx512 && __builtin_cpu_supports("avx512bf16");
   isa.avx512_vnni = isa.avx512 && __builtin_cpu_supports("avx512vnni");
+  isa.avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+             __builtin_cpu_supports("f16c");
 #endif
   const char* want = std::getenv("LLMBENCH_CPU_ISA");
   if (want && std::strcmp(want, "portable") == 0) isa = CpuIsa{};
@@ -32,7 +34,7 @@ const CpuIsa& cpu_isa() {
 
 const char* cpu_isa_name() {
   const CpuIsa& isa = cpu_isa();
-  return isa.avx512_bf16 ? "avx512-bf16" : isa.avx512 ? "avx512" : "portable";
+  return isa.avx512_bf16 ? "avx512-bf16" : isa.avx512 ? "avx512" : isa.avx2 ? "avx2" : "portable";
 }
 
 }  // namespace llmbench::cpu

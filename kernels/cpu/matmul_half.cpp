@@ -16,6 +16,7 @@
 #include "kernels/common/half.h"
 #include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/cpu/matmul_avx2.h"
 #include "kernels/cpu/matmul_avx512.h"
 
 #if defined(__x86_64__)
@@ -177,6 +178,12 @@ void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype
     std::vector<float> xr(static_cast<std::size_t>(m) * k);
     avx512::round_to_fp16_rows(xr.data(), x, lda, m, k);
     avx512::matmul_fp16(out, xr.data(), k, w, m, n, k);
+    return;
+  }
+  if (m <= kFewRowsMax && cpu_isa().avx2) {
+    // No AVX-512 path for this dtype: the AVX2 decode kernel (two ALU or convert instructions
+    // and two FMAs per 16 weights; matmul_avx2.h).
+    avx2::matmul_half_rows(out, x, lda, w, dtype, m, n, k);
     return;
   }
   const std::vector<float> xr = rounded_rows(x, m, k, lda, dtype);

@@ -14,6 +14,7 @@
 #include "kernels/common/half.h"
 #include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/cpu/quant_avx2.h"
 #include "kernels/cpu/quant_avx512.h"
 #include "kernels/cpu/quant_vnni_avx512.h"
 
@@ -227,15 +228,15 @@ float block_values(int* q, const std::uint8_t* b, DType dtype) {
 // bit (both cvtepi32_ps and float() are exact here, the multiply and the FMA round once each).
 __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
 void vnni_portable(float* out, const std::int8_t* qx, const float* dx, const void* w,
-                   DType dtype, int m, int n, int k) {
+                   DType dtype, int m, int n, int k, int j0) {
   const int nb = k / kQuantBlock;
-#pragma omp parallel if (std::int64_t(n) * k > (1 << 15))
+#pragma omp parallel if (std::int64_t(n - j0) * k > (1 << 15))
   {
     std::vector<std::int8_t> wq(static_cast<std::size_t>(k));
     std::vector<std::uint16_t> dh(static_cast<std::size_t>(nb));
     std::vector<float> dw(static_cast<std::size_t>(nb));
 #pragma omp for schedule(static)
-    for (int j = 0; j < n; ++j) {
+    for (int j = j0; j < n; ++j) {
       unpack_packed_row(wq.data(), dh.data(), w, dtype, n, k, j);
       for (int b = 0; b < nb; ++b) dw[b] = fp16_to_fp32(dh[b]);
       for (int i = 0; i < m; ++i) {
@@ -292,10 +293,16 @@ void matmul_quant_vnni(float* out, const float* x, const void* w, DType dtype, i
   std::vector<std::int8_t> qx(std::size_t(m) * k);
   std::vector<float> dx(std::size_t(m) * (k / kQuantBlock));
   quantize_activations(qx.data(), dx.data(), x, m, k, lda);
-  if (cpu_isa().avx512_vnni)
+  if (cpu_isa().avx512_vnni) {
     avx512::matmul_quant_vnni(out, qx.data(), dx.data(), w, dtype == DType::kInt4, m, n, k);
-  else
-    vnni_portable(out, qx.data(), dx.data(), w, dtype, m, n, k);
+  } else if (cpu_isa().avx2) {
+    // vpmaddubsw + vpmaddwd on the full 16-column groups, the plain loops on a partial last one.
+    avx2::matmul_quant_vnni(out, qx.data(), dx.data(), w, dtype == DType::kInt4, m, n, k);
+    const int done = n / kQuantPanelCols * kQuantPanelCols;
+    if (done < n) vnni_portable(out, qx.data(), dx.data(), w, dtype, m, n, k, done);
+  } else {
+    vnni_portable(out, qx.data(), dx.data(), w, dtype, m, n, k, 0);
+  }
 }
 
 void embedding_quant(float* out, const void* table, DType dtype, const std::int32_t* tokens,

@@ -15,6 +15,7 @@
 #include "kernels/common/half.h"
 #include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/cpu/matmul_avx2.h"
 #include "kernels/cpu/matmul_half.h"
 #include "tests/kernels/check.h"
 
@@ -129,6 +130,67 @@ TEST_P(MatmulHalfDtypes, AvxRowsAreIndependentOfTheRowCountUpToTheCrossover) {
     matmul_half(part.data(), x.data() + std::size_t(i) * k, w.data(), t, m, n, k, k);
     for (std::size_t e = 0; e < part.size(); ++e)
       ASSERT_EQ(part[e], all[std::size_t(i) * n + e]) << "row " << i << " m " << m;
+  }
+}
+
+TEST_P(MatmulHalfDtypes, Avx2KernelMatchesTheReferenceAndIgnoresTheRowCount) {
+  // The AVX2 decode kernel called directly (matmul_half takes it only on CPUs without the
+  // AVX-512 path): odd n (tile remainders of 1-3 columns, panels of 16), k with and without a
+  // tail of the 16-weight step, padded x rows; then row i of the 8-row product against the
+  // same row computed alone or in a 3-row product, bit for bit (the tiles differ: 2 x 2 for
+  // row pairs, 1 x 4 for a last odd row).
+  const DType t = GetParam();
+  if (!cpu_isa().avx2) GTEST_SKIP() << "no AVX2 + FMA + F16C (" << cpu_isa_name() << ")";
+  for (int m : {1, 2, 3, 8}) {
+    for (int n : {1, 3, 17, 37}) {
+      for (int k : {1, 15, 16, 33, 2100}) {
+        const int lda = k + 5;
+        const auto x = test::random_floats(std::size_t(m) * lda, 900u + m + n + k);
+        const auto w = narrow(test::random_floats(std::size_t(n) * k, 41u + n + k), t);
+        std::vector<float> out(std::size_t(m) * n), ref(out.size());
+        avx2::matmul_half_rows(out.data(), x.data(), lda, w.data(), t, m, n, k);
+        matmul_half_reference(ref.data(), x.data(), w.data(), t, m, n, k, lda);
+        SCOPED_TRACE("m=" + std::to_string(m) + " n=" + std::to_string(n) +
+                     " k=" + std::to_string(k));
+        EXPECT_TRUE(test::all_close(out, ref, 2e-4, 1e-4));
+      }
+    }
+  }
+  const int n = 37, k = 129;
+  const auto x = test::random_floats(std::size_t(8) * k, 15);
+  const auto w = narrow(test::random_floats(std::size_t(n) * k, 16), t);
+  std::vector<float> all(std::size_t(8) * n);
+  avx2::matmul_half_rows(all.data(), x.data(), k, w.data(), t, 8, n, k);
+  for (int i : {0, 3, 5, 7}) {
+    for (int m : {1, 3}) {
+      if (i + m > 8) continue;
+      std::vector<float> part(std::size_t(m) * n);
+      avx2::matmul_half_rows(part.data(), x.data() + std::size_t(i) * k, k, w.data(), t, m, n, k);
+      for (std::size_t e = 0; e < part.size(); ++e)
+        ASSERT_EQ(part[e], all[std::size_t(i) * n + e]) << "row " << i << " m " << m;
+    }
+  }
+}
+
+TEST_P(MatmulHalfDtypes, Avx2KernelRoundsActivationsLikeTheReference) {
+  // x values at bf16/fp16 rounding ties, NaN and infinities: the kernel's vector rounding is
+  // fp32_to_bf16 / fp32_to_fp16 of kernels/common/half.h (one weight of 1 shows the rounded x).
+  const DType t = GetParam();
+  if (!cpu_isa().avx2) GTEST_SKIP() << "no AVX2 + FMA + F16C (" << cpu_isa_name() << ")";
+  const std::vector<float> values = {1.0f + 1.0f / 256, 1.0f + 3.0f / 256, -1.0f - 1.0f / 4096,
+                                     1.0f + 1.0f / 2048, 65520.0f, 3.0e38f, 1e-30f, -0.0f};
+  const int k = 16;
+  for (float v : values) {
+    for (int at = 0; at < k; ++at) {
+      std::vector<float> x(k, 0.0f);
+      x[at] = v;
+      std::vector<std::uint16_t> w(k, 0);
+      narrow_to_half(&w[at], std::vector<float>{1.0f}.data(), 1, t);
+      float out = 0.0f, ref = 0.0f;
+      avx2::matmul_half_rows(&out, x.data(), k, w.data(), t, 1, 1, k);
+      matmul_half_reference(&ref, x.data(), w.data(), t, 1, 1, k, k);
+      EXPECT_EQ(out, ref) << "value " << v << " at " << at;
+    }
   }
 }
 
