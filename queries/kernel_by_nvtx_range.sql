@@ -6,25 +6,12 @@
 -- the host slice a flow leads from (the CUDA runtime call with the kernel's correlation id in
 -- nsys imports, the ac2g flow's source in Kineto traces); for llmbench's own traces the op
 -- itself sits in its ranges. From there the walk goes up the parents to the first range.
-WITH scope AS (
-  SELECT CASE WHEN :case_id IS NULL THEN COALESCE(:import_id, (SELECT MAX(id) FROM import)) END
-           AS import_id,
-         CASE WHEN :case_id IS NOT NULL THEN :case_id
-              WHEN :import_id IS NULL AND NOT EXISTS (SELECT 1 FROM import)
-                THEN (SELECT MAX(case_id) FROM track) END AS case_id
-),
-scope_tracks AS (
-  SELECT t.id, t.case_id IS NOT NULL AS own FROM track AS t, scope
-  WHERE t.import_id = scope.import_id OR t.case_id = scope.case_id
-),
-ops AS (
-  SELECT s.id, s.name, s.category, s.dur,
-         CASE WHEN t.own THEN s.id
-              ELSE (SELECT MIN(f.slice_out) FROM flow AS f WHERE f.slice_in = s.id) END AS launch
-  FROM slice AS s JOIN scope_tracks AS t ON t.id = s.track_id
-  WHERE (NOT t.own AND lower(COALESCE(s.category, ''))
-                       IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'memcpy', 'memset'))
-     OR (t.own AND s.category IS NOT 'range')
+-- device_op (a view of the schema, docs/schema.md): the device work of every trace, with the
+-- host slice that launched it; `latest` marks the default trace.
+WITH ops AS (
+  SELECT id, name, category, dur, launch_id AS launch FROM device_op
+  WHERE CASE WHEN :case_id IS NOT NULL THEN case_id = :case_id
+             WHEN :import_id IS NOT NULL THEN import_id = :import_id ELSE latest END
 ),
 -- Ancestors of each launch, innermost first, carrying the op along; a walk ends at the first
 -- range or at the root (node NULL), so every op has exactly one last row.

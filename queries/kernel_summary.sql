@@ -4,23 +4,12 @@
 
 -- Device activity: categories kernel, gpu_memcpy and gpu_memset (nsys and Kineto; older Kineto
 -- writes Kernel, Memcpy, Memset), or for an llmbench trace every op that is not a range.
-WITH scope AS (
-  SELECT CASE WHEN :case_id IS NULL THEN COALESCE(:import_id, (SELECT MAX(id) FROM import)) END
-           AS import_id,
-         CASE WHEN :case_id IS NOT NULL THEN :case_id
-              WHEN :import_id IS NULL AND NOT EXISTS (SELECT 1 FROM import)
-                THEN (SELECT MAX(case_id) FROM track) END AS case_id
-),
-scope_tracks AS (
-  SELECT t.id, t.case_id IS NOT NULL AS own FROM track AS t, scope
-  WHERE t.import_id = scope.import_id OR t.case_id = scope.case_id
-),
-ops AS (
-  SELECT s.name, s.category, s.dur, s.bytes
-  FROM slice AS s JOIN scope_tracks AS t ON t.id = s.track_id
-  WHERE (NOT t.own AND lower(COALESCE(s.category, ''))
-                       IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'memcpy', 'memset'))
-     OR (t.own AND s.category IS NOT 'range')
+-- device_op (a view of the schema, docs/schema.md): the device work of every trace, with the
+-- host slice that launched it; `latest` marks the default trace.
+WITH ops AS (
+  SELECT name, category, dur, bytes FROM device_op
+  WHERE CASE WHEN :case_id IS NOT NULL THEN case_id = :case_id
+             WHEN :import_id IS NOT NULL THEN import_id = :import_id ELSE latest END
 )
 SELECT name, category, COUNT(*) AS n, SUM(dur) / 1e6 AS total_ms, AVG(dur) / 1e3 AS avg_us,
        median(dur) / 1e3 AS median_us, MIN(dur) / 1e3 AS min_us, MAX(dur) / 1e3 AS max_us,

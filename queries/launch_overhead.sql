@@ -5,25 +5,12 @@
 -- Kernels are tied to a range through their launch (see kernel_by_nvtx_range.sql), counting
 -- those of nested ranges too. A large share means the range spends its time launching,
 -- synchronising or on the host, not waiting for kernels: the classic small-kernel decode step.
-WITH scope AS (
-  SELECT CASE WHEN :case_id IS NULL THEN COALESCE(:import_id, (SELECT MAX(id) FROM import)) END
-           AS import_id,
-         CASE WHEN :case_id IS NOT NULL THEN :case_id
-              WHEN :import_id IS NULL AND NOT EXISTS (SELECT 1 FROM import)
-                THEN (SELECT MAX(case_id) FROM track) END AS case_id
-),
-scope_tracks AS (
-  SELECT t.id, t.case_id IS NOT NULL AS own FROM track AS t, scope
-  WHERE t.import_id = scope.import_id OR t.case_id = scope.case_id
-),
-ops AS (
-  SELECT s.id, s.dur,
-         CASE WHEN t.own THEN s.id
-              ELSE (SELECT MIN(f.slice_out) FROM flow AS f WHERE f.slice_in = s.id) END AS launch
-  FROM slice AS s JOIN scope_tracks AS t ON t.id = s.track_id
-  WHERE (NOT t.own AND lower(COALESCE(s.category, ''))
-                       IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'memcpy', 'memset'))
-     OR (t.own AND s.category IS NOT 'range')
+-- device_op (a view of the schema, docs/schema.md): the device work of every trace, with the
+-- host slice that launched it; `latest` marks the default trace.
+WITH ops AS (
+  SELECT id, dur, launch_id AS launch FROM device_op
+  WHERE CASE WHEN :case_id IS NOT NULL THEN case_id = :case_id
+             WHEN :import_id IS NOT NULL THEN import_id = :import_id ELSE latest END
 ),
 -- Every ancestor of every launch, carrying the op's duration along.
 walk(op_dur, node) AS (

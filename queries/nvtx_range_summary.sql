@@ -5,23 +5,16 @@
 -- Ranges are what a program annotates: NVTX push/pop and start/end ranges (nsys, category
 -- nvtx), record_function / user annotations (PyTorch, user_annotation), and llmbench's own
 -- prefill / decode_step / layer scopes (range), which its NVTX instrumentation also emits.
-WITH scope AS (
-  SELECT CASE WHEN :case_id IS NULL THEN COALESCE(:import_id, (SELECT MAX(id) FROM import)) END
-           AS import_id,
-         CASE WHEN :case_id IS NOT NULL THEN :case_id
-              WHEN :import_id IS NULL AND NOT EXISTS (SELECT 1 FROM import)
-                THEN (SELECT MAX(case_id) FROM track) END AS case_id
-),
-scope_tracks AS (
-  SELECT t.id FROM track AS t, scope
-  WHERE t.import_id = scope.import_id OR t.case_id = scope.case_id
-),
-ranges AS (
+-- track_scope (a view of the schema, docs/schema.md) says which trace each track belongs to.
+WITH ranges AS (
   SELECT s.name, s.category, s.dur, s.depth,
          (SELECT a.string_value FROM arg AS a
           WHERE a.arg_set_id = s.arg_set_id AND a.key = 'domain') AS domain
   FROM slice AS s
-  WHERE s.track_id IN (SELECT id FROM scope_tracks)
+  WHERE s.track_id IN (SELECT id FROM track_scope
+                       WHERE CASE WHEN :case_id IS NOT NULL THEN case_id = :case_id
+                                  WHEN :import_id IS NOT NULL THEN import_id = :import_id
+                                  ELSE latest END)
     AND COALESCE(s.category, '') IN ('nvtx', 'user_annotation', 'range')
 )
 SELECT name, category, domain, COUNT(*) AS n, SUM(dur) / 1e6 AS total_ms,

@@ -52,10 +52,8 @@ std::vector<std::string> lines(const std::string& text) {
 
 std::set<std::string> columns(const fs::path& db, const std::string& table) {
   Db d(db.string(), Db::Mode::kReadOnly);
-  auto q = d.prepare("SELECT name FROM pragma_table_info('" + table + "')");
-  std::set<std::string> out;
-  while (q.step()) out.insert(q.column_text(0));
-  return out;
+  const std::vector<std::string> cols = d.columns(table);
+  return {cols.begin(), cols.end()};
 }
 
 TEST(Outputs, EveryFormatAndTheDatabaseUseTheFieldListNames) {

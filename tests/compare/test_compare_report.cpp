@@ -60,10 +60,10 @@ TEST(CompareLoad, ReadsTheLatestRunOrTheOneNamedAndDerivesEveryMetric) {
   c.decode_ns = {{4'000'000, 4'000'000}};
   const auto second = add_fake_run(db, fake_run_info(), {c, c});
 
-  const LoadedRun latest = load_run(parse_side(db.string()), "BASE");
+  const LoadedRun latest = read_bench_run(parse_side(db.string()), "BASE");
   EXPECT_EQ(latest.run.id, second);
   EXPECT_EQ(latest.cases.size(), 2u);
-  const LoadedRun named = load_run(parse_side(db.string() + ":" + std::to_string(first)), "BASE");
+  const LoadedRun named = read_bench_run(parse_side(db.string() + ":" + std::to_string(first)), "BASE");
   EXPECT_EQ(named.run.id, first);
   ASSERT_EQ(named.cases.size(), 1u);
   const CaseSamples& s = named.cases[0];
@@ -83,7 +83,7 @@ TEST(CompareLoad, TpotDoesNotApplyWithOneNewToken) {
   FakeCase c;
   c.max_new_tokens = 1;
   add_fake_run(db, fake_run_info(), {timed_case(5, 0, 4, c)});
-  const LoadedRun r = load_run(parse_side(db.string()), "BASE");
+  const LoadedRun r = read_bench_run(parse_side(db.string()), "BASE");
   EXPECT_FALSE(r.cases[0].tpot_ms.has_value());
   EXPECT_FALSE(r.cases[0].samples(Metric::kTpot).has_value());
   EXPECT_EQ(r.cases[0].ttft_ms.size(), 4u);
@@ -106,7 +106,7 @@ TEST(CompareLoad, BadInputNamesTheSideAndTheProblem) {
   add_fake_run(db, fake_run_info(), {timed_case(5, 1)});
   auto message = [](const std::string& arg) {
     try {
-      load_run(parse_side(arg), "CAND");
+      read_bench_run(parse_side(arg), "CAND");
     } catch (const BadInput& e) {
       return std::string(e.what());
     }
@@ -137,8 +137,8 @@ TEST(CompareLoad, DatabasesAreNotModified) {
   add_fake_run(db, fake_run_info(), {timed_case(5, 1)});
   const std::string before = slurp(db);
   const auto mtime = fs::last_write_time(db);
-  const LoadedRun a = load_run(parse_side(db.string()), "BASE");
-  const LoadedRun b = load_run(parse_side(db.string()), "CAND");
+  const LoadedRun a = read_bench_run(parse_side(db.string()), "BASE");
+  const LoadedRun b = read_bench_run(parse_side(db.string()), "CAND");
   std::ostringstream out;
   print_report(out, "json", report_of(a, b));
   EXPECT_FALSE(out.str().empty());
@@ -155,8 +155,8 @@ TEST(CompareMatch, PairsByConfigurationAndListsTheRest) {
   add_fake_run(cdb, fake_run_info(), {timed_case(5, 1, 8, with({}, 2, 16)),
                                       timed_case(5, 1, 8, with({}, 1, 16)),
                                       timed_case(5, 1, 8, with({}, 1, 32))});
-  const LoadedRun b = load_run(parse_side(bdb.string()), "BASE");
-  const LoadedRun c = load_run(parse_side(cdb.string()), "CAND");
+  const LoadedRun b = read_bench_run(parse_side(bdb.string()), "BASE");
+  const LoadedRun c = read_bench_run(parse_side(cdb.string()), "CAND");
   const Matching m = match_cases(b.cases, c.cases);
   ASSERT_EQ(m.pairs.size(), 2u);
   EXPECT_EQ(m.pairs[0].base->batch, 1);
@@ -190,8 +190,8 @@ TEST(CompareMatch, VariantsAreNormalisedAndTraceIsNotPartOfTheKey) {
   const fs::path bdb = scratch("b.db"), cdb = scratch("c.db");
   add_fake_run(bdb, fake_run_info(), {timed_case(5, 1, 8, a)});
   add_fake_run(cdb, fake_run_info(), {timed_case(5, 1, 8, other), timed_case(5, 1, 8, b)});
-  const LoadedRun lb = load_run(parse_side(bdb.string()), "BASE");
-  const LoadedRun lc = load_run(parse_side(cdb.string()), "CAND");
+  const LoadedRun lb = read_bench_run(parse_side(bdb.string()), "BASE");
+  const LoadedRun lc = read_bench_run(parse_side(cdb.string()), "CAND");
   EXPECT_EQ(lb.cases[0].variants, R"({"kv_cache":"concat","qkv":"permute"})");
   const Matching m = match_cases(lb.cases, lc.cases);
   ASSERT_EQ(m.pairs.size(), 1u);
@@ -204,8 +204,8 @@ TEST(CompareMatch, DuplicateConfigurationsAreMatchedInOrder) {
   const fs::path bdb = scratch("b.db"), cdb = scratch("c.db");
   add_fake_run(bdb, fake_run_info(), {timed_case(10, 1), timed_case(20, 1)});
   add_fake_run(cdb, fake_run_info(), {timed_case(10, 1), timed_case(20, 1), timed_case(30, 1)});
-  const LoadedRun b = load_run(parse_side(bdb.string()), "BASE");
-  const LoadedRun c = load_run(parse_side(cdb.string()), "CAND");
+  const LoadedRun b = read_bench_run(parse_side(bdb.string()), "BASE");
+  const LoadedRun c = read_bench_run(parse_side(cdb.string()), "CAND");
   const CompareReport r = report_of(b, c);
   ASSERT_EQ(r.cases.size(), 3u);
   EXPECT_EQ(r.cases[0].cand, &c.cases[0]);
@@ -221,8 +221,8 @@ TEST(CompareMatch, FailedCasesAreListedNotCompared) {
   const fs::path bdb = scratch("b.db"), cdb = scratch("c.db");
   add_fake_run(bdb, fake_run_info(), {timed_case(5, 1, 8, with({}, 1, 16)), with(bad, 2, 16)});
   add_fake_run(cdb, fake_run_info(), {with(bad, 1, 16), with(bad, 2, 16)});
-  const LoadedRun b = load_run(parse_side(bdb.string()), "BASE");
-  const LoadedRun c = load_run(parse_side(cdb.string()), "CAND");
+  const LoadedRun b = read_bench_run(parse_side(bdb.string()), "BASE");
+  const LoadedRun c = read_bench_run(parse_side(cdb.string()), "CAND");
   const CompareReport r = report_of(b, c);
   ASSERT_EQ(r.cases.size(), 2u);
   EXPECT_EQ(r.cases[0].status, CaseStatus::kErrorCand);
@@ -244,8 +244,8 @@ TEST(CompareMatch, ThreadsOfTheWholeRunAreAnEnvironmentNotAKey) {
   const fs::path bdb = scratch("b.db"), cdb = scratch("c.db");
   add_fake_run(bdb, fake_run_info(2), {timed_case(10, 1, 8, t2)});
   add_fake_run(cdb, fake_run_info(1), {timed_case(18, 1.8, 8, t1)});
-  const LoadedRun b = load_run(parse_side(bdb.string()), "BASE");
-  const LoadedRun c = load_run(parse_side(cdb.string()), "CAND");
+  const LoadedRun b = read_bench_run(parse_side(bdb.string()), "BASE");
+  const LoadedRun c = read_bench_run(parse_side(cdb.string()), "CAND");
   const CompareReport r = report_of(b, c);
   EXPECT_TRUE(r.threads_ignored);
   ASSERT_EQ(r.cases.size(), 1u);
@@ -259,7 +259,7 @@ TEST(CompareMatch, ThreadsOfTheWholeRunAreAnEnvironmentNotAKey) {
   // A side that sweeps threads keeps them in the key.
   const fs::path sweep = scratch("sweep.db");
   add_fake_run(sweep, fake_run_info(2), {timed_case(10, 1, 8, t1), timed_case(10, 1, 8, t2)});
-  const LoadedRun s = load_run(parse_side(sweep.string()), "CAND");
+  const LoadedRun s = read_bench_run(parse_side(sweep.string()), "CAND");
   const Matching m = match_cases(b.cases, s.cases);
   EXPECT_FALSE(m.threads_ignored);
   ASSERT_EQ(m.pairs.size(), 1u);
@@ -268,7 +268,7 @@ TEST(CompareMatch, ThreadsOfTheWholeRunAreAnEnvironmentNotAKey) {
 }
 
 TEST(CompareEnv, WarnsOnTimingRelevantDifferencesAndInformsOnTheRest) {
-  RunRow a, b;
+  RunInfo a, b;
   a.build_type = "Release";
   b.build_type = "Debug";
   a.git_commit = "abc";
@@ -299,8 +299,8 @@ TEST(CompareReport, VerdictsSummaryAndEveryFormat) {
   info.git_commit = "def456";
   add_fake_run(cdb, info, {timed_case(11, 2, 8, with({}, 1, 16)), timed_case(9, 2, 8, with({}, 2, 16)),
                            timed_case(10, 0, 8, n1), timed_case(10, 2, 2, with({}, 8, 16))});
-  const LoadedRun b = load_run(parse_side(bdb.string()), "BASE");
-  const LoadedRun c = load_run(parse_side(cdb.string()), "CAND");
+  const LoadedRun b = read_bench_run(parse_side(bdb.string()), "BASE");
+  const LoadedRun c = read_bench_run(parse_side(cdb.string()), "CAND");
   CompareSettings s;
   s.metrics = {Metric::kTtft, Metric::kTpot, Metric::kThroughput};
   const CompareReport r = report_of(b, c, s);

@@ -1,8 +1,9 @@
 // Every bundled query (queries/*.sql, embedded in the binary): its header is present and well
 // formed, the :params it declares are exactly the ones its SQL uses, the columns it declares
 // are exactly the ones it returns, it is one statement, and it runs on an empty database of
-// the current schema (with the serving tables of `serve --db`). Also checks the copies the
-// build puts beside the binary.
+// the current schema (which has the serving and gate tables too) and, read-only, on one of
+// version 8 (its missing tables get empty stand-ins). Also checks the copies the build puts
+// beside the binary.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -14,7 +15,6 @@
 #include "tools/query/bundled_queries.h"
 #include "tools/query/query_runner.h"
 #include "tools/query/sql_functions.h"
-#include "tools/serve/serve_store.h"
 #include "tools/store/store.h"
 
 namespace llmbench {
@@ -35,10 +35,6 @@ class BundledQueries : public testing::Test {
     fs::create_directories(path_.parent_path());
     fs::remove(path_);
     { ResultStore store(path_.string()); }  // creates the schema, then closes
-    {  // and the serving tables `llmbench serve --db` adds (tools/serve/serve_store.h)
-      Db serve(path_.string(), Db::Mode::kReadWrite);
-      serve.exec(kServeSchemaSql);
-    }
     db_ = open_query_db(path_.string()).release();
   }
   static void TearDownTestSuite() {
@@ -109,6 +105,24 @@ TEST_F(BundledQueries, EachRunsWithItsDefaultsOnAnEmptyDatabase) {
     EXPECT_EQ(r.columns.size(), q.header.columns.size()) << q.name;
     EXPECT_TRUE(r.rows.empty()) << q.name;
   }
+}
+
+TEST_F(BundledQueries, EachRunsOnAVersion8DatabaseReadOnly) {
+  const fs::path old = path_.parent_path() / ("v8_" + std::to_string(::getpid()) + ".db");
+  fs::remove(old);
+  {
+    Db d(old.string(), Db::Mode::kCreate);
+    create_schema_version(d, 8);
+  }
+  auto db = open_query_db(old.string());
+  for (const auto& q : bundled_queries()) {
+    const QuerySource source{"query '" + q.name + "'", std::string(q.sql), q.header};
+    const QueryResult r = run_query(*db, source, {});
+    EXPECT_TRUE(r.rows.empty()) << q.name;
+  }
+  EXPECT_EQ(db->user_version(), 8);
+  db.reset();
+  fs::remove(old);
 }
 
 TEST_F(BundledQueries, CopiesBesideTheBinaryMatchTheEmbeddedText) {

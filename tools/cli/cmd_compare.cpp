@@ -31,7 +31,7 @@
 #include "tools/cli/metric_flags.h"
 #include "tools/report/compare_output.h"
 #include "tools/compare/compare_databases.h"
-#include "tools/compare/compare_load.h"
+#include "tools/store/run_reader.h"
 #include "tools/compare/compare_report.h"
 #include "tools/compare/compare_rounds.h"
 #include "tools/compare/compare_runs.h"

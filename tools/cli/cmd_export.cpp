@@ -78,7 +78,7 @@ int run_export_gbench(const GbenchOptions& o) {
   if (o.run_id < 0) throw BadInput("--run: expected a run id >= 1");
   SideSpec spec{o.db, std::nullopt};
   if (o.run_id > 0) spec.run_id = o.run_id;
-  const LoadedRun run = load_run(spec, "DB");
+  const LoadedRun run = read_bench_run(spec, "DB");
   const auto doc = gbench_json(run, metrics);
   if (o.output == "-")
     std::cout << doc.dump(2) << "\n";

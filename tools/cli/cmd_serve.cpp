@@ -37,7 +37,7 @@ struct ServeArgs {
   ServeOptions serve;
   SchedulerOptions sched;
   bool no_chunked_prefill = false;
-  std::string db;  // --db: the serving tables are written here when the server stops
+  std::string db;  // --db: the serving tables, stored as the server runs
 };
 
 // Runs `f` (the CPU weight load, which fills and converts with OpenMP) on a thread that ends
@@ -76,6 +76,10 @@ int run_serve(ServeArgs a, const std::string& command_line) {
   const auto dtype = parse_dtype(a.dtype);
   if (!dtype) throw BadInput("--dtype: expected fp32, fp16 or bf16; got '" + a.dtype + "'");
   a.sched.chunked_prefill = !a.no_chunked_prefill;
+  // --db is opened (and a bad path or a file that is not an llmbench database refused) before
+  // the model loads.
+  std::optional<ServeStore> store;
+  if (!a.db.empty()) store.emplace(a.db);
   const ModelConfig c = resolve_model(a.model);
   const BackendChoice choice = choose_backend(a.backend);
   if (!choice.notice.empty()) fmt::print(stderr, "{}\n", choice.notice);
@@ -111,6 +115,23 @@ int run_serve(ServeArgs a, const std::string& command_line) {
              k.kv_blocks_total, server.engine().options().block_size,
              double(k.kv_pool_bytes) / (1 << 20), a.sched.max_num_seqs,
              a.sched.max_num_batched_tokens, a.sched.chunked_prefill ? "on" : "off");
+  if (store) {
+    ServeSessionInfo info;
+    info.command_line = command_line;
+    info.model = a.serve.model_name;
+    info.dtype = std::string(dtype_name(*dtype));
+    info.backend = choice.name;
+    info.device = backend->device_description();
+    const auto since_origin = std::chrono::steady_clock::now() - server.origin();
+    info.started_unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               (std::chrono::system_clock::now() - since_origin).time_since_epoch())
+                               .count();
+    info.scheduler = server.engine().options();
+    info.kv_blocks = k.kv_blocks_total;
+    const std::int64_t id = store->begin_session(info);
+    server.engine().set_log(&*store);
+    fmt::print(stderr, "serve: storing session {} in {} as it runs\n", id, a.db);
+  }
   fmt::print(stderr, "serve: listening on http://{}:{}\n", a.serve.host, port);
   fmt::print(stderr, "serve: text prompts: {}\n", server.tokenizer().name());
   std::fflush(stderr);
@@ -125,24 +146,12 @@ int run_serve(ServeArgs a, const std::string& command_line) {
   const EngineCounters end = server.engine().counters();
   fmt::print(stderr, "serve: stopped after {} steps, {} tokens generated\n", end.steps_total,
              end.generation_tokens_total);
-  if (!a.db.empty()) {
-    ServeSessionInfo info;
-    info.command_line = command_line;
-    info.model = a.serve.model_name;
-    info.dtype = std::string(dtype_name(*dtype));
-    info.backend = choice.name;
-    info.device = backend->device_description();
-    const auto since_origin = std::chrono::steady_clock::now() - server.origin();
-    info.started_unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                               (std::chrono::system_clock::now() - since_origin).time_since_epoch())
-                               .count();
-    info.scheduler = server.engine().options();
-    info.kv_blocks = end.kv_blocks_total;
-    const auto steps = server.engine().step_log();
-    const auto requests = server.engine().request_log();
-    const std::int64_t id = write_serve_session(a.db, info, steps, requests);
-    fmt::print(stderr, "serve: stored session {} ({} steps, {} requests) in {}\n", id,
-               steps.size(), requests.size(), a.db);
+  if (store) {
+    server.engine().set_log(nullptr);
+    store->close();
+    const ServeStore::Totals t = store->totals();
+    fmt::print(stderr, "serve: stored {} steps and {} requests in {}{}\n", t.steps, t.requests,
+               a.db, t.failed ? fmt::format(" ({} not stored after the failure)", t.dropped) : "");
   }
   return 0;
 }
@@ -186,7 +195,8 @@ void add_serve_command(CLI::App& root, CommandContext& ctx) {
                   "Seconds in-flight requests get after SIGINT/SIGTERM before they are aborted")
       ->capture_default_str();
   cmd->add_option("--db", a->db,
-                  "SQLite database for the serving tables (steps, requests), written at exit");
+                  "SQLite database for the serving tables (steps, requests), stored as the server runs "
+                  "(committed at least every 0.5 s)");
   cmd->callback([a, &ctx] { ctx.exit_code = run_serve(*a, ctx.command_line); });
 }
 

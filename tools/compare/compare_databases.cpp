@@ -14,9 +14,9 @@ namespace {
 LoadedRun load_engine_side(const std::string& arg, const std::string& what, std::size_t& n_runs) {
   const std::vector<SideSpec> specs = parse_sides(arg, what);
   n_runs = specs.size();
-  if (specs.size() == 1) return load_run(specs.front(), what);
+  if (specs.size() == 1) return read_bench_run(specs.front(), what);
   std::vector<LoadedRun> runs;
-  for (const SideSpec& s : specs) runs.push_back(load_run(s, what));
+  for (const SideSpec& s : specs) runs.push_back(read_bench_run(s, what));
   return collapse_runs(runs);
 }
 
@@ -25,7 +25,7 @@ LoadedRun load_serving_side(const std::string& arg, const std::string& what, std
   if (specs.size() != 1)
     throw BadInput(what + ": serving runs compare one load run per side (DB or DB:LOAD_RUN_ID)");
   n_runs = 1;
-  return load_serving_run(specs.front(), what);
+  return read_serving_run(specs.front(), what);
 }
 
 }  // namespace

@@ -7,7 +7,7 @@ std::string EnvNote::text() const {
   return field + " differs: base '" + base + "', candidate '" + cand + "'";
 }
 
-std::vector<EnvNote> environment_notes(const RunRow& b, const RunRow& c) {
+std::vector<EnvNote> environment_notes(const RunInfo& b, const RunInfo& c) {
   std::vector<EnvNote> notes;
   auto add = [&](bool warning, const char* field, const std::string& x, const std::string& y) {
     if (x != y) notes.push_back({warning, field, x, y});
@@ -17,7 +17,7 @@ std::vector<EnvNote> environment_notes(const RunRow& b, const RunRow& c) {
   add(true, "gpu", b.gpu, c.gpu);
   add(true, "driver", b.driver, c.driver);
   add(true, "threads", std::to_string(b.threads), std::to_string(c.threads));
-  add(false, "llmbench_version", b.llmbench_version, c.llmbench_version);
+  add(false, "llmbench_version", b.version, c.version);
   add(false, "git_commit", b.git_commit, c.git_commit);
   add(false, "host", b.host, c.host);
   return notes;

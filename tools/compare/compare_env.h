@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/compare/compare_load.h"
+#include "tools/store/run_reader.h"
 
 namespace llmbench {
 
@@ -20,6 +20,6 @@ struct EnvNote {
 };
 
 // One note per differing field, warnings first, in the order listed above.
-std::vector<EnvNote> environment_notes(const RunRow& base, const RunRow& cand);
+std::vector<EnvNote> environment_notes(const RunInfo& base, const RunInfo& cand);
 
 }  // namespace llmbench

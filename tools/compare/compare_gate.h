@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/compare/compare_load.h"
+#include "tools/store/run_reader.h"
 #include "tools/compare/compare_paired.h"
 #include "tools/compare/compare_report.h"
 

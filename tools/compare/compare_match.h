@@ -11,7 +11,7 @@
 #pragma once
 #include <vector>
 
-#include "tools/compare/compare_load.h"
+#include "tools/store/run_reader.h"
 
 namespace llmbench {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "tools/compare/compare_env.h"
-#include "tools/compare/compare_load.h"
+#include "tools/store/run_reader.h"
 #include "tools/compare/compare_verdict.h"
 
 namespace llmbench {

@@ -14,7 +14,7 @@
 #include <fmt/core.h>
 
 #include "kernels/common/error.h"
-#include "tools/store/sqlite_db.h"
+#include "tools/store/store.h"
 
 extern char** environ;
 
@@ -51,37 +51,6 @@ int spawn_and_wait(const std::vector<std::string>& argv, const std::string& log)
   return 255;
 }
 
-std::string now_utc() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-void create_gate_tables(Db& db) {
-  db.exec(R"sql(
-CREATE TABLE IF NOT EXISTS gate (
-  id INTEGER PRIMARY KEY, started_at TEXT NOT NULL, base_bin TEXT NOT NULL,
-  cand_bin TEXT NOT NULL, profile TEXT NOT NULL, rounds INTEGER NOT NULL,
-  order_seed INTEGER NOT NULL, base_db TEXT NOT NULL, cand_db TEXT NOT NULL,
-  wall_s REAL);
-CREATE TABLE IF NOT EXISTS gate_round (
-  gate_id INTEGER NOT NULL REFERENCES gate(id), round INTEGER NOT NULL,
-  side TEXT NOT NULL, position INTEGER NOT NULL, exit_code INTEGER NOT NULL,
-  wall_s REAL NOT NULL, run_id INTEGER);
-CREATE TABLE IF NOT EXISTS gate_sample (
-  gate_id INTEGER NOT NULL REFERENCES gate(id), round INTEGER NOT NULL,
-  side TEXT NOT NULL, case_label TEXT NOT NULL, case_id INTEGER NOT NULL,
-  metric TEXT NOT NULL, rep INTEGER NOT NULL, value REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS gate_result (
-  gate_id INTEGER NOT NULL REFERENCES gate(id), case_label TEXT NOT NULL,
-  metric TEXT NOT NULL, rounds INTEGER NOT NULL, ratio REAL, ci_low REAL, ci_high REAL,
-  p_value REAL, verdict TEXT NOT NULL, aa_ratio REAL, aa_noise_pct REAL);
-)sql");
-}
-
 void require_executable(const std::string& path, const char* what) {
   if (access(path.c_str(), X_OK) != 0)
     throw BadInput(fmt::format("{} '{}' is not an executable file", what, path));
@@ -114,11 +83,12 @@ RoundsResult run_rounds(const RoundsOptions& o) {
   res.log_path = o.db + ".log";
   const auto t0 = Clock::now();
 
-  Db gate(o.db, Db::Mode::kCreate);
-  create_gate_tables(gate);
+  // The gate tables (gate, gate_round, gate_sample, gate_result) are part of the one schema.
+  ResultStore gate_store(o.db);
+  Db& gate = gate_store.db();
   gate.prepare("INSERT INTO gate (started_at, base_bin, cand_bin, profile, rounds, order_seed,"
                " base_db, cand_db) VALUES (?,?,?,?,?,?,?,?)")
-      .bind(1, now_utc()).bind(2, o.base_bin).bind(3, o.cand_bin).bind(4, o.profile)
+      .bind(1, utc_now_iso8601()).bind(2, o.base_bin).bind(3, o.cand_bin).bind(4, o.profile)
       .bind(5, o.rounds).bind(6, std::int64_t(o.order_seed)).bind(7, res.base_db)
       .bind(8, res.cand_db).run();
   res.gate_id = gate.last_insert_id();
@@ -146,7 +116,7 @@ RoundsResult run_rounds(const RoundsOptions& o) {
       run.wall_s = seconds_since(ts);
       if (run.exit_code == 0 || run.exit_code == 1) {
         try {
-          run.run = load_run(SideSpec{db, std::nullopt}, base ? "BASE" : "CAND");
+          run.run = read_bench_run(SideSpec{db, std::nullopt}, base ? "BASE" : "CAND");
         } catch (const BadInput&) {
           run.run.reset();  // no run written: the side is empty this round
         }
@@ -195,7 +165,8 @@ RoundsResult run_rounds(const RoundsOptions& o) {
 }
 
 void store_gate_result(const std::string& gate_db, std::int64_t gate_id, const GateReport& g) {
-  Db db(gate_db, Db::Mode::kReadWrite);
+  ResultStore store(gate_db);
+  Db& db = store.db();
   transaction(db, [&] {
     for (const GateCase& c : g.cases) {
       if (c.status != CaseStatus::kCompared) {

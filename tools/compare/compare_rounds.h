@@ -2,7 +2,7 @@
 // the two llmbench binaries as child processes (posix_spawn), round after round, each round
 // both sides back to back in a randomised order, each side appending one run per round to its
 // own result database (so a base built from an older schema never writes into the head's),
-// then reads every run back (compare_load.h) and records the gate in one database: which run
+// then reads every run back (tools/store/run_reader.h) and records the gate in one database: which run
 // of which side ran in which round and position, and every repetition's samples by round.
 // Not here: the statistics and the verdicts (compare_gate.h), printing (tools/report).
 #pragma once

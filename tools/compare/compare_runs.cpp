@@ -8,7 +8,7 @@
 
 #include "engine/bench/stats.h"
 #include "kernels/common/error.h"
-#include "tools/query/query_runner.h"
+#include "tools/store/schema.h"
 
 namespace llmbench {
 
@@ -21,15 +21,14 @@ std::vector<SideSpec> parse_sides(const std::string& arg, const std::string& wha
   if (list == "all") {
     std::unique_ptr<Db> db;
     try {
-      db = open_query_db(path);
+      db = open_read_only(path);
     } catch (const BadInput& e) {
       throw BadInput(what + ": " + e.what());
     }
     std::vector<SideSpec> out;
     // The shards of one merged sweep (run.run_group, schema 5) load as one run: list each
     // group once, by its first run.
-    auto has_group = db->prepare("SELECT 1 FROM pragma_table_info('run') WHERE name = 'run_group'");
-    auto st = db->prepare(has_group.step()
+    auto st = db->prepare(db->has_column("run", "run_group")
                               ? "SELECT min(id) FROM run GROUP BY COALESCE(run_group, id) ORDER BY 1"
                               : "SELECT id FROM run ORDER BY id");
     while (st.step()) out.push_back({path, st.column_int(0)});

@@ -2,12 +2,12 @@
 // DB:1,2,3) loads several runs per side and compares them with one sample per run (each run's
 // median per case and metric), so the Mann-Whitney test counts runs, not repetitions (which
 // share a run's machine state). With one run per side there is no valid test (compare_report.h,
-// one_run_warning). Not here: loading one run (compare_load.h), the verdicts (compare_verdict.h).
+// one_run_warning). Not here: loading one run (tools/store/run_reader.h), the verdicts (compare_verdict.h).
 #pragma once
 #include <string>
 #include <vector>
 
-#include "tools/compare/compare_load.h"
+#include "tools/store/run_reader.h"
 
 namespace llmbench {
 

@@ -1,7 +1,7 @@
 // What `llmbench compare` compares and how it decides: the metrics (TTFT, TPOT, e2e,
 // throughput) with their direction, the settings (alpha, threshold), and the verdict rule that
 // turns two per-repetition samples into faster / slower / same / too few samples / n/a.
-// Pure: the samples come from compare_load.h, the statistics from compare_stats.h.
+// Pure: the samples come from tools/store/run_reader.h, the statistics from compare_stats.h.
 //
 // Verdict rule (docs/metrics.md, "compare"), with the Hodges-Lehmann ratio r = cand / base,
 // the two-sided Mann-Whitney p-value p, alpha and the threshold t (a fraction):
@@ -22,10 +22,9 @@
 #include <vector>
 
 #include "tools/compare/compare_stats.h"
+#include "tools/store/run_reader.h"
 
 namespace llmbench {
-
-enum class Metric { kTtft, kTpot, kE2e, kThroughput };
 
 struct MetricInfo {
   Metric metric;

@@ -10,18 +10,18 @@ namespace llmbench {
 LoadStore::LoadStore(const std::string& path) : store_(path) {}
 
 std::int64_t LoadStore::begin_run(const LoadPlan& plan, const LoadRunInfo& info) {
-  const RunInfo env = current_run_info();
+  RunInfo env = current_run_info();
+  env.command_line = info.command_line;
   const LoadOptions& o = plan.opt;
   Db& db = store_.db();
   auto q = db.prepare(
-      "INSERT INTO load_run (started_at, status, command_line, llmbench_version, git_commit,"
-      " build_type, host, cpu, label, url, endpoint, model, server_cmd, prompt_kind, mode, seed,"
+      std::string("INSERT INTO load_run (") + kRunEnvColumns +
+      ", status, label, url, endpoint, model, server_cmd, prompt_kind, mode, seed,"
       " num_requests, duration_s, input_len_stddev, output_len_stddev, ignore_eos,"
       " warmup_requests, goodput, connect_timeout_s, first_byte_timeout_s, idle_timeout_s)"
-      " VALUES (?,'running',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  q.bind(1, env.started_at).bind(2, info.command_line).bind(3, env.version)
-      .bind(4, env.git_commit).bind(5, env.build_type).bind(6, env.host).bind(7, env.cpu)
-      .bind(8, info.label).bind(9, info.url).bind(10, info.endpoint).bind(11, info.model)
+      " VALUES (?,?,?,?,?,?,?,'running',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  bind_run_env(q, 1, env);
+  q.bind(8, info.label).bind(9, info.url).bind(10, info.endpoint).bind(11, info.model)
       .bind(12, info.server_cmd).bind(13, info.prompt_kind)
       .bind(14, std::string(mode_name(plan.mode)))
       .bind(15, std::int64_t(o.seed)).bind(16, plan.num_requests);

@@ -1,8 +1,8 @@
 // Writing `llmbench load` results to the SQLite store (docs/schema.md, "Serving benchmark
 // tables"): one load_run row per invocation, then per finished level one load_level row with
 // its load_request and load_chunk rows in one transaction, so an interrupted sweep keeps every
-// level finished before the interruption. The schema itself (version 6) lives in
-// tools/store/store.cpp with the other tables and migrations.
+// level finished before the interruption. The schema itself (tables since version 6) lives in
+// tools/store/schema_sql.cpp with the other tables and migrations.
 #pragma once
 #include <cstdint>
 #include <string>

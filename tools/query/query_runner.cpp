@@ -8,7 +8,7 @@
 
 #include "kernels/common/error.h"
 #include "tools/query/sql_functions.h"
-#include "tools/store/store.h"
+#include "tools/store/schema.h"
 
 namespace llmbench {
 
@@ -137,16 +137,10 @@ void bind_params(Stmt& stmt, const QuerySource& src,
 }  // namespace
 
 std::unique_ptr<Db> open_query_db(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw BadInput("database '" + path + "' does not exist");
-  if (fs::is_directory(path, ec))
-    throw BadInput("database '" + path + "' is a directory, not an SQLite file");
-  auto db = std::make_unique<Db>(path, Db::Mode::kReadOnly);
-  const int version = db->user_version();
-  if (version > kSchemaVersion)
-    throw BadInput("database '" + path + "' has schema version " + std::to_string(version) +
-                   "; this llmbench understands up to " + std::to_string(kSchemaVersion));
+  auto db = open_read_only(path);
+  // Tables and views of the current schema that an older database lacks get empty stand-ins
+  // in memory: a query over them finds no rows instead of failing.
+  add_schema_stand_ins(*db);
   register_sql_functions(db->handle());
   sqlite3_set_authorizer(db->handle(), deny_attach, nullptr);
   return db;

@@ -16,8 +16,10 @@
 
 namespace llmbench {
 
-// Opens `path` read-only (never creating it) and registers median/percentile/stdev. Throws
-// BadInput when the file is missing, is not SQLite, or has a schema newer than this build.
+// Opens `path` read-only (never creating it, and writing no -wal or -shm file beside it: Db's
+// kReadOnly), gives it in-memory stand-ins for the tables and views of the current schema it
+// lacks (add_schema_stand_ins), and registers median/percentile/stdev. Throws BadInput when
+// the file is missing, is not SQLite, or has a schema newer than this build.
 std::unique_ptr<Db> open_query_db(const std::string& path);
 
 struct QuerySource {

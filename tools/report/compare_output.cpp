@@ -29,10 +29,10 @@ std::string settings_text(const CompareSettings& s) {
 }
 
 nlohmann::ordered_json run_json(const LoadedRun& s) {
-  const RunRow& r = s.run;
+  const RunInfo& r = s.run;
   return {{"db", s.path},           {"run_id", r.id},
           {"started_at", r.started_at}, {"command_line", r.command_line},
-          {"llmbench_version", r.llmbench_version}, {"git_commit", r.git_commit},
+          {"llmbench_version", r.version}, {"git_commit", r.git_commit},
           {"build_type", r.build_type}, {"host", r.host},
           {"cpu", r.cpu},           {"gpu", r.gpu},
           {"driver", r.driver},     {"threads", r.threads}};

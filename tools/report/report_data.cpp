@@ -5,7 +5,7 @@
 #include "tools/report/report_data.h"
 
 #include "kernels/common/error.h"
-#include "tools/compare/compare_load.h"
+#include "tools/store/run_reader.h"
 #include "tools/query/query_runner.h"
 #include "tools/report/report_section.h"
 

@@ -14,17 +14,10 @@ json num(const Stmt& s, int i) {
   return s.column_is_null(i) ? json(nullptr) : json(r4(s.column_double(i)));
 }
 
-bool has_table(Db& db, const std::string& t) {
-  Stmt s = db.prepare("SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = ?");
-  s.bind(1, t);
-  return s.step();
-}
+bool has_table(Db& db, const std::string& t) { return db.has_table(t); }
 std::set<std::string> columns_of(Db& db, const std::string& t) {
-  std::set<std::string> out;
-  Stmt s = db.prepare("SELECT name FROM pragma_table_info(?)");
-  s.bind(1, t);
-  while (s.step()) out.insert(s.column_text(0));
-  return out;
+  const std::vector<std::string> cols = db.columns(t);
+  return {cols.begin(), cols.end()};
 }
 
 json axis(const std::string& title, const std::string& type) {

@@ -9,8 +9,8 @@
 namespace llmbench {
 
 namespace {
-// Logs are kept in memory until the server stops; past this many entries the oldest half goes
-// (a long-running server keeps bounded memory; the database then holds the recent ones).
+// The in-memory logs keep at most this many entries; past it the oldest half goes (a
+// long-running server keeps bounded memory; the database, when there is one, has every row).
 constexpr std::size_t kMaxLog = 1 << 20;
 
 template <class T>
@@ -99,6 +99,11 @@ EngineCounters EngineLoop::counters() const {
   return counters_;
 }
 
+void EngineLoop::set_log(EngineLog* log) {
+  std::lock_guard<std::mutex> lock(mu_);
+  log_ = log;
+}
+
 std::vector<StepStats> EngineLoop::step_log() const {
   std::lock_guard<std::mutex> lock(mu_);
   return steps_;
@@ -120,8 +125,9 @@ void EngineLoop::finish_stream(RequestId id, StreamEvent e, const RequestTimes& 
     case FinishReason::kStop: ++counters_.finished_stop; break;
     default: ++counters_.finished_abort; break;
   }
-  append_bounded(requests_, ServedRequest{id, e.prompt_tokens, e.completion_tokens, e.finish,
-                                          times});
+  const ServedRequest record{id, e.prompt_tokens, e.completion_tokens, e.finish, times};
+  if (log_) log_->on_request(record);
+  append_bounded(requests_, record);
   it->second.stream->push(std::move(e));
   streams_.erase(it);
 }
@@ -219,6 +225,7 @@ void EngineLoop::run() {
       ++counters_.steps_total;
       counters_.step_ns_total += st.total_ns;
       counters_.forward_ns_total += st.forward_ns;
+      if (log_) log_->on_step(st);
       append_bounded(steps_, st);
     }
     counters_.running = scheduler_.running();

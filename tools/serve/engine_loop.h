@@ -1,8 +1,9 @@
 // The engine thread of `llmbench serve`: owns the Scheduler, takes requests from HTTP threads
 // (submit / cancel), runs engine steps while there is work, and hands each request's tokens to
 // its RequestStream. HTTP threads never touch the Scheduler; they wait on their stream.
-// It also keeps the counters /metrics reports and a log of steps and finished requests (for
-// the database, serve_store.h).
+// It also keeps the counters /metrics reports, a bounded in-memory log of steps and finished
+// requests, and hands each step and finished request to an EngineLog as it happens (the
+// database of `serve --db`, serve_store.h).
 // Not here: HTTP or JSON (server.h).
 #pragma once
 #include <atomic>
@@ -50,6 +51,15 @@ struct ServedRequest {
   RequestTimes times;
 };
 
+// Receives each engine step and each finished request as it happens, on the engine thread
+// with the engine's lock held: an implementation queues and returns, it never blocks.
+class EngineLog {
+ public:
+  virtual ~EngineLog() = default;
+  virtual void on_step(const StepStats& step) = 0;
+  virtual void on_request(const ServedRequest& request) = 0;
+};
+
 // What /metrics reports.
 struct EngineCounters {
   int running = 0, waiting = 0;          // waiting includes requests not yet seen by the engine
@@ -83,7 +93,10 @@ class EngineLoop {
   bool idle() const;
   EngineCounters counters() const;
   const SchedulerOptions& options() const { return scheduler_.options(); }
-  // The logs so far (copies).
+  // Hands every later step and finished request to `log` (nullptr: none); `log` must outlive
+  // the loop or be unset first. Thread-safe.
+  void set_log(EngineLog* log);
+  // The logs so far (copies; bounded: the oldest half goes past a million entries).
   std::vector<StepStats> step_log() const;
   std::vector<ServedRequest> request_log() const;
 
@@ -108,6 +121,7 @@ class EngineLoop {
   };
   std::map<RequestId, Live> streams_;
   EngineCounters counters_;
+  EngineLog* log_ = nullptr;
   std::vector<StepStats> steps_;
   std::vector<ServedRequest> requests_;
 };

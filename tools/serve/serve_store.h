@@ -1,20 +1,27 @@
-// The serving tables of the SQLite store (docs/schema.md, "Serving tables"): one serve_session
-// row per `llmbench serve --db` run, its engine steps (serve_step: composition and timing) and
-// its finished requests (serve_request: arrival, first scheduled, first token, finished).
-// Written once, when the server stops, in one transaction; tables are created if missing, so
-// any llmbench database (or a new file) can take them. Kept apart from tools/store (the
-// benchmark result schema) on purpose: nothing there changes.
+// The serving tables' writer for `llmbench serve --db` (docs/schema.md, "Serving tables"): one
+// serve_session row per run of the server, its engine steps (serve_step) and its finished
+// requests (serve_request), in the one llmbench schema (tools/store/schema.h). The database is
+// opened and validated when the server starts; rows are stored as they happen: the engine
+// thread queues each step and each finished request (never waiting on SQLite), and a writer
+// thread commits what is queued at most every `commit_interval` in one transaction, so a
+// server killed with SIGKILL loses at most that interval. A commit that fails (a full disk, an
+// I/O error) stops storing for the rest of the session with one line on stderr; serving goes
+// on. Not here: the engine (engine_loop.h) or HTTP (server.h).
 #pragma once
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/serving/scheduler.h"
 #include "tools/serve/engine_loop.h"
+#include "tools/store/store.h"
 
 namespace llmbench {
-
-// The CREATE statements (IF NOT EXISTS), also what docs/schema.md shows.
-extern const char* const kServeSchemaSql;
 
 struct ServeSessionInfo {
   std::string command_line;
@@ -24,10 +31,50 @@ struct ServeSessionInfo {
   int kv_blocks = 0;
 };
 
-// Appends one session with its steps and requests to the database at `path`; returns the
-// session id. Throws Error on any SQLite failure (nothing is half-written: one transaction).
-std::int64_t write_serve_session(const std::string& path, const ServeSessionInfo& info,
-                                 const std::vector<StepStats>& steps,
-                                 const std::vector<ServedRequest>& requests);
+class ServeStore : public EngineLog {
+ public:
+  // Opens (or creates) the database and brings it to the current schema. Throws BadInput for
+  // a path that cannot be opened or created, a file that is not an SQLite database, one that
+  // is not llmbench's, one with a newer schema, or one that cannot be written (a full disk).
+  explicit ServeStore(const std::string& path,
+                      std::chrono::milliseconds commit_interval = std::chrono::milliseconds(500));
+  ~ServeStore() override;  // commits what is queued and stops the writer
+
+  // Inserts the session row (at once) and starts the writer; returns the session id. Throws
+  // BadInput when the row cannot be written for want of space.
+  std::int64_t begin_session(const ServeSessionInfo& info);
+  // EngineLog: queue one row each; called on the engine thread.
+  void on_step(const StepStats& step) override;
+  void on_request(const ServedRequest& request) override;
+  // Commits what is queued and stops the writer (idempotent).
+  void close();
+
+  struct Totals {
+    std::int64_t steps = 0, requests = 0;  // rows committed
+    std::int64_t dropped = 0;              // rows not stored after a failed commit
+    bool failed = false;
+  };
+  Totals totals() const;
+  const std::string& path() const { return path_; }
+
+ private:
+  void insert_session(const ServeSessionInfo& info);
+  void run();
+  // Writes `steps` and `requests` in one transaction; false (after the one stderr line) when
+  // it fails.
+  bool commit(const std::vector<StepStats>& steps, const std::vector<ServedRequest>& requests);
+
+  std::string path_;
+  std::unique_ptr<ResultStore> store_;
+  std::chrono::milliseconds interval_;
+  std::int64_t session_ = 0;
+  std::thread writer_;
+  mutable std::mutex mu_;  // everything below
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::vector<StepStats> steps_;
+  std::vector<ServedRequest> requests_;
+  Totals totals_;
+};
 
 }  // namespace llmbench

@@ -20,7 +20,8 @@ struct TableRemap {
 };
 
 // Id spaces: "run", "import", "case", "sample", "process", "thread", "track", "event",
-// "arg_set", "flow", "counter", "load_run", "load_level", "load_request".
+// "arg_set", "flow", "counter", "load_run", "load_level", "load_request", "serve_session",
+// "gate".
 const std::vector<TableRemap>& remaps() {
   static const std::vector<TableRemap> kRemaps = {
       {"run", {{"id", "run"}}},
@@ -42,6 +43,14 @@ const std::vector<TableRemap>& remaps() {
       {"load_level", {{"id", "load_level"}, {"load_run_id", "load_run"}}},
       {"load_request", {{"id", "load_request"}, {"level_id", "load_level"}}},
       {"load_chunk", {{"request_id", "load_request"}}},
+      {"serve_session", {{"id", "serve_session"}}},
+      {"serve_step", {{"session_id", "serve_session"}}},
+      {"serve_request", {{"session_id", "serve_session"}}},
+      // gate_round.run_id and gate_sample.case_id point into the side databases, not this one.
+      {"gate", {{"id", "gate"}}},
+      {"gate_round", {{"gate_id", "gate"}}},
+      {"gate_sample", {{"gate_id", "gate"}}},
+      {"gate_result", {{"gate_id", "gate"}}},
   };
   return kRemaps;
 }
@@ -58,6 +67,8 @@ const std::map<std::string, std::string>& id_space_max() {
       {"load_run", "SELECT MAX(id) FROM load_run"},
       {"load_level", "SELECT MAX(id) FROM load_level"},
       {"load_request", "SELECT MAX(id) FROM load_request"},
+      {"serve_session", "SELECT MAX(id) FROM serve_session"},
+      {"gate", "SELECT MAX(id) FROM gate"},
   };
   return kMax;
 }
@@ -65,14 +76,6 @@ const std::map<std::string, std::string>& id_space_max() {
 std::int64_t scalar(Db& db, const std::string& sql) {
   auto q = db.prepare(sql);
   return q.step() ? q.column_int(0) : 0;
-}
-
-std::vector<std::string> columns(Db& db, const std::string& schema, const std::string& table) {
-  std::vector<std::string> cols;
-  auto q = db.prepare("SELECT name FROM pragma_table_info(?, ?) ORDER BY cid");
-  q.bind(1, table).bind(2, schema);
-  while (q.step()) cols.push_back(q.column_text(0));
-  return cols;
 }
 
 std::string quote_literal(const std::string& s) {
@@ -113,7 +116,7 @@ MergedInput merge_one(Db& db, const std::string& in) {
     for (const auto& [space, sql] : id_space_max()) offset[space] = scalar(db, sql);
     for (const TableRemap& r : remaps()) {
       std::string cols, exprs;
-      for (const std::string& c : columns(db, "src", r.table)) {
+      for (const std::string& c : db.columns(r.table, "src")) {
         cols += (cols.empty() ? "" : ", ") + c;
         auto it = r.shifted.find(c);
         exprs += (exprs.empty() ? "" : ", ") +

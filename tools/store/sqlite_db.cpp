@@ -1,18 +1,66 @@
 // SQLite RAII wrappers (see sqlite_db.h).
 #include "tools/store/sqlite_db.h"
 
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+
 #include "engine/checkpoint/input_file.h"
 #include "kernels/common/error.h"
 
 namespace llmbench {
 
+namespace {
+
+// Whether the file at `path` is an SQLite database in WAL mode: its header's read and write
+// format versions (bytes 18 and 19) are 2.
+bool wal_mode_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char header[20] = {};
+  if (!in.read(header, sizeof header)) return false;
+  return std::string_view(header, 16) == std::string_view("SQLite format 3\0", 16) &&
+         header[18] == 2 && header[19] == 2;
+}
+
+// "file:" URI of `path` (made absolute) with the query `query`: every byte that could end or
+// change the path in a URI (?, #, %, and anything not plainly printable) percent-encoded.
+std::string file_uri(const std::string& path, const std::string& query) {
+  std::error_code ec;
+  std::string abs = std::filesystem::absolute(path, ec).string();
+  if (ec) abs = path;
+  std::string out = "file://";
+  const char* hex = "0123456789ABCDEF";
+  for (unsigned char c : abs) {
+    if (std::isalnum(c) || std::string_view("/._-~").find(char(c)) != std::string_view::npos) {
+      out += char(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out + "?" + query;
+}
+
+}  // namespace
+
 Db::Db(const std::string& path, Mode mode) : path_(path) {
   // SQLite would open a FIFO and then block reading it.
   refuse_special_file(path, "database");
-  const int flags = mode == Mode::kReadOnly ? SQLITE_OPEN_READONLY
-                    : mode == Mode::kCreate  ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
-                                             : SQLITE_OPEN_READWRITE;
-  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+  int flags = mode == Mode::kReadOnly ? SQLITE_OPEN_READONLY
+              : mode == Mode::kCreate  ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+                                       : SQLITE_OPEN_READWRITE;
+  std::string name = path;
+  std::error_code ec;
+  if (mode == Mode::kReadOnly && wal_mode_file(path) &&
+      !std::filesystem::exists(path + "-wal", ec)) {
+    // No connection has the database open (the last one to close removes the -wal file), so
+    // the main file holds every committed transaction: read it as an immutable file.
+    name = file_uri(path, "immutable=1");
+    flags |= SQLITE_OPEN_URI;
+  }
+  if (sqlite3_open_v2(name.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     db_ = nullptr;
@@ -55,6 +103,25 @@ int Db::user_version() {
   Stmt s(db_, "PRAGMA user_version");
   s.step();
   return int(s.column_int(0));
+}
+
+std::vector<std::string> Db::columns(const std::string& table, const std::string& schema) {
+  std::vector<std::string> cols;
+  auto q = prepare("SELECT name FROM pragma_table_info(?, ?) ORDER BY cid");
+  q.bind(1, table).bind(2, schema);
+  while (q.step()) cols.push_back(q.column_text(0));
+  return cols;
+}
+
+bool Db::has_column(const std::string& table, const std::string& column) {
+  const auto cols = columns(table);
+  return std::find(cols.begin(), cols.end(), column) != cols.end();
+}
+
+bool Db::has_table(const std::string& name) {
+  auto q = prepare("SELECT 1 FROM main.sqlite_schema WHERE type IN ('table', 'view') AND name = ?");
+  q.bind(1, name);
+  return q.step();
 }
 
 Stmt::Stmt(sqlite3* db, const std::string& sql) : db_(db), sql_(sql) {

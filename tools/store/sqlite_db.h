@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace llmbench {
 
@@ -18,7 +19,11 @@ class Db {
  public:
   enum class Mode { kReadOnly, kReadWrite, kCreate };
   // Opens the database at `path`; only kCreate creates a missing file. Throws BadInput when
-  // the file cannot be opened or is not an SQLite database.
+  // the file cannot be opened or is not an SQLite database. kReadOnly writes nothing beside
+  // the file either: a WAL database that no connection has open (no -wal file) is opened
+  // immutable, because a plain read-only open would create -wal and -shm files and leave them
+  // behind (SQLite 3.40); one with a -wal file (a writer is running, or one was killed) is read
+  // through that file and the -shm that comes with it.
   Db(const std::string& path, Mode mode);
   Db(const std::string& path, bool create) : Db(path, create ? Mode::kCreate : Mode::kReadWrite) {}
   Db(const Db&) = delete;
@@ -32,6 +37,13 @@ class Db {
   Stmt prepare(const std::string& sql);
   std::int64_t last_insert_id() const { return sqlite3_last_insert_rowid(db_); }
   int user_version();
+  // The columns of `table` in declaration order (PRAGMA table_info); empty when there is no
+  // such table or view. `schema`: "main", "temp" or an attached name.
+  std::vector<std::string> columns(const std::string& table, const std::string& schema = "main");
+  bool has_column(const std::string& table, const std::string& column);
+  // Whether a table or view `name` exists in the database file (the main schema: not a temp
+  // stand-in).
+  bool has_table(const std::string& name);
 
  private:
   sqlite3* db_ = nullptr;

@@ -1,9 +1,9 @@
 // The result store: an SQLite database that accumulates runs (append, like a lab notebook).
-// Tables run, bench_case, bench_sample, bench_step, and the serving benchmark's load_* tables
-// (docs/schema.md); schema version in
-// PRAGMA user_version; WAL; one transaction per case so an interrupted sweep keeps every
-// finished case. A case's traced repetition goes to the trace tables (process, thread, track,
-// event) in the same transaction.
+// Opening one brings it to the one schema of every llmbench database (schema.h,
+// docs/schema.md); ResultStore writes the run tables (run, bench_case, bench_sample,
+// bench_step), one transaction per case so an interrupted sweep keeps every finished case. A
+// case's traced repetition goes to the trace tables (process, thread, track, event) in the
+// same transaction. The load, serve and gate writers open their databases through it too.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -13,21 +13,17 @@
 
 #include "engine/bench/bench_case.h"
 #include "tools/store/run_info.h"
+#include "tools/store/schema.h"
 #include "tools/store/setup_lock.h"
 #include "tools/store/sqlite_db.h"
 
 namespace llmbench {
 
-inline constexpr int kSchemaVersion = 9;
-
-// Creates the schema of `version` (1..kSchemaVersion) on an empty database, as the llmbench of
-// that version did: tests use it to build old databases and check their migration.
-void create_schema_version(Db& db, int version);
-
 class ResultStore {
  public:
-  // Opens or creates the database and brings its schema to kSchemaVersion. Throws BadInput
-  // when the file is not an SQLite database or has a newer schema.
+  // Opens or creates the database and brings its schema to kSchemaVersion (migrate_schema).
+  // Throws BadInput when the file is not an SQLite database, is not llmbench's, or has a newer
+  // schema.
   explicit ResultStore(const std::string& path);
 
   // Inserts the run row (status 'running'); returns its id.

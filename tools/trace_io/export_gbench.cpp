@@ -10,6 +10,7 @@
 #include <map>
 
 #include "kernels/common/error.h"
+#include "tools/compare/compare_verdict.h"
 
 namespace llmbench {
 
@@ -21,7 +22,7 @@ std::string gbench_name(const CaseSamples& c, Metric m) {
 
 nlohmann::ordered_json gbench_json(const LoadedRun& loaded, const std::vector<Metric>& metrics) {
   using nlohmann::ordered_json;
-  const RunRow& run = loaded.run;
+  const RunInfo& run = loaded.run;
   std::string build_type = run.build_type;
   std::transform(build_type.begin(), build_type.end(), build_type.begin(),
                  [](unsigned char ch) { return char(std::tolower(ch)); });
@@ -37,7 +38,7 @@ nlohmann::ordered_json gbench_json(const LoadedRun& loaded, const std::vector<Me
       {"json_schema_version", 1},
       {"llmbench", {{"db", loaded.path},
                     {"run_id", run.id},
-                    {"llmbench_version", run.llmbench_version},
+                    {"llmbench_version", run.version},
                     {"git_commit", run.git_commit},
                     {"cpu", run.cpu},
                     {"threads", run.threads},

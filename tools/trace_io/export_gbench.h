@@ -4,12 +4,12 @@
 // Each (case, metric) is one benchmark name, e.g. "small/fp32/cpu/b16/p128/n1/t2/ttft", with
 // one "iteration" row per measured repetition (iterations 1, real_time = cpu_time = the
 // sample in ms). Only time metrics (ttft, tpot, e2e) fit the format. The database is opened
-// read-only (compare_load.h).
+// read-only (tools/store/run_reader.h).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "tools/compare/compare_load.h"
+#include "tools/store/run_reader.h"
 
 namespace llmbench {
 

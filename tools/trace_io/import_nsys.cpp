@@ -96,11 +96,8 @@ class NsysReader {
 };
 
 std::set<std::string> NsysReader::columns(const std::string& table) {
-  std::set<std::string> out;
-  auto s = db_.prepare("SELECT name FROM pragma_table_info(?)");
-  s.bind(1, table);
-  while (s.step()) out.insert(s.column_text(0));
-  return out;
+  const std::vector<std::string> cols = db_.columns(table);
+  return {cols.begin(), cols.end()};
 }
 
 std::optional<Stmt> NsysReader::select(const std::string& table,

@@ -1,25 +1,21 @@
 // Reads one run of a result database, read-only, as per-repetition samples: the run row (its
-// environment) and every case with its configuration, status and, per measured repetition,
-// TTFT, TPOT (the mean of that repetition's decode steps), e2e and throughput. Used by
-// `llmbench compare` (one side each) and `llmbench export gbench`. Never writes to the file.
+// environment, RunInfo) and every case with its configuration, status and, per measured
+// repetition, TTFT, TPOT (the mean of that repetition's decode steps), e2e and throughput; or
+// one `llmbench load` run as such cases, one per level. Used by `llmbench compare` (one side
+// each), its gate, the report's compare view and `llmbench export gbench`. Never writes to the
+// file. Not here: matching cases and verdicts (tools/compare).
 #pragma once
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "tools/compare/compare_verdict.h"
+#include "tools/store/run_info.h"
 
 namespace llmbench {
 
-// The `run` row: what the run says about its environment.
-struct RunRow {
-  std::int64_t id = 0;
-  std::string started_at, command_line, llmbench_version, git_commit, build_type, host, cpu, gpu,
-      driver, peak_source;
-  int threads = 0;
-  double peak_bandwidth_gbps = 0, peak_tflops = 0;
-};
+// The per-repetition metrics a case's samples hold.
+enum class Metric { kTtft, kTpot, kE2e, kThroughput };
 
 struct CaseSamples {
   std::int64_t case_id = 0;
@@ -30,7 +26,7 @@ struct CaseSamples {
   // One value per measured repetition, in repetition order.
   std::vector<double> ttft_ms, e2e_ms, throughput_tok_s;
   std::optional<std::vector<double>> tpot_ms;  // nullopt when max_new_tokens == 1
-  // Serving levels (load_serving_run): the label to show instead of the engine case's.
+  // Serving levels (read_serving_run): the label to show instead of the engine case's.
   std::string display;
 
   bool ok() const { return status == "ok"; }
@@ -53,22 +49,22 @@ SideSpec parse_side(const std::string& arg);
 
 struct LoadedRun {
   std::string path;
-  RunRow run;
+  RunInfo run;
   std::vector<CaseSamples> cases;  // in insertion (case id) order
 };
 
 // Opens spec.path read-only and loads the run. Throws BadInput naming `what` ("BASE",
 // "CAND", "DB") when the file is missing, not SQLite, not an llmbench result database, has no
 // runs, or has no run with the requested id.
-LoadedRun load_run(const SideSpec& spec, const std::string& what);
+LoadedRun read_bench_run(const SideSpec& spec, const std::string& what);
 
-// Opens spec.path read-only and loads one `llmbench load` run (load_run; spec.run_id is a
+// Opens spec.path read-only and loads one `llmbench load` run (spec.run_id is a
 // load_run id, default the latest) as cases: one per level, one sample per ok request (TTFT,
 // TPOT with 2+ output tokens, E2EL as e2e, and that request's output tokens / E2EL as
 // throughput). Levels match by concurrency or rate and burstiness, endpoint and lengths, not
 // by server or model name, so two servers compare level by level. Throws BadInput like
-// load_run.
-LoadedRun load_serving_run(const SideSpec& spec, const std::string& what);
+// read_bench_run.
+LoadedRun read_serving_run(const SideSpec& spec, const std::string& what);
 
 // Whether the database at `path` holds serving runs (load_run rows) and no engine runs: what
 // `llmbench compare` compares as serving runs without --serving.

@@ -1,5 +1,5 @@
-// Loading one run's samples read-only (see compare_load.h).
-#include "tools/compare/compare_load.h"
+// Reading one run's samples read-only (see run_reader.h).
+#include "tools/store/run_reader.h"
 
 #include <nlohmann/json.hpp>
 
@@ -10,8 +10,7 @@
 #include <map>
 
 #include "kernels/common/error.h"
-#include "tools/store/run_info.h"
-#include "tools/query/query_runner.h"
+#include "tools/store/schema.h"
 
 namespace llmbench {
 
@@ -78,7 +77,7 @@ void require_llmbench_tables(Db& db, const std::string& what, const std::string&
                    "bench_sample and bench_step)");
 }
 
-RunRow read_run(Db& db, const SideSpec& spec, const std::string& what) {
+RunInfo read_run(Db& db, const SideSpec& spec, const std::string& what) {
   std::int64_t id = 0;
   if (spec.run_id) {
     id = *spec.run_id;
@@ -88,40 +87,29 @@ RunRow read_run(Db& db, const SideSpec& spec, const std::string& what) {
       throw BadInput(what + " '" + spec.path + "' has no runs");
     id = latest.column_int(0);
   }
-  const std::optional<RunInfo> info = read_run_info(db, id);
+  std::optional<RunInfo> info = read_run_info(db, id);
   if (!info) {
     auto ids = db.prepare("SELECT group_concat(id, ', ') FROM (SELECT id FROM run ORDER BY id)");
     ids.step();
     throw BadInput(what + " '" + spec.path + "' has no run " + std::to_string(id) + " (runs: " +
                    ids.column_text(0) + ")");
   }
-  RunRow r;
-  r.id = id;
-  r.started_at = info->started_at;
-  r.command_line = info->command_line;
-  r.llmbench_version = info->version;
-  r.git_commit = info->git_commit;
-  r.build_type = info->build_type;
-  r.host = info->host;
-  r.cpu = info->cpu;
-  r.gpu = info->gpu;
-  r.driver = info->driver;
-  r.threads = info->threads;
-  r.peak_bandwidth_gbps = info->peaks.bandwidth_gbps;
-  r.peak_tflops = info->peaks.tflops;
-  r.peak_source = info->peaks.source;
-  return r;
+  return *info;
+}
+
+// Opens `path` read-only; a failure names `what` ("BASE", "CAND", "DB").
+std::unique_ptr<Db> open_side(const std::string& path, const std::string& what) {
+  try {
+    return open_read_only(path);
+  } catch (const BadInput& e) {
+    throw BadInput(what + ": " + e.what());
+  }
 }
 
 }  // namespace
 
-LoadedRun load_run(const SideSpec& spec, const std::string& what) {
-  std::unique_ptr<Db> db;
-  try {
-    db = open_query_db(spec.path);
-  } catch (const BadInput& e) {
-    throw BadInput(what + ": " + e.what());
-  }
+LoadedRun read_bench_run(const SideSpec& spec, const std::string& what) {
+  std::unique_ptr<Db> db = open_side(spec.path, what);
   require_llmbench_tables(*db, what, spec.path);
   LoadedRun out;
   out.path = spec.path;
@@ -129,9 +117,8 @@ LoadedRun load_run(const SideSpec& spec, const std::string& what) {
 
   // The run's cases, and those of the other shards of its sweep when shards were merged
   // (run.run_group, schema version 5): a merged sweep compares as one run.
-  auto has_group = db->prepare("SELECT 1 FROM pragma_table_info('run') WHERE name = 'run_group'");
   const std::string runs =
-      has_group.step()
+      db->has_column("run", "run_group")
           ? "(SELECT id FROM run WHERE COALESCE(run_group, id) ="
             " (SELECT COALESCE(run_group, id) FROM run WHERE id = ?1))"
           : "(?1)";
@@ -182,14 +169,8 @@ LoadedRun load_run(const SideSpec& spec, const std::string& what) {
 
 namespace {
 
-bool has_table(Db& db, const std::string& name) {
-  auto q = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
-  q.bind(1, name);
-  return q.step();
-}
-
 std::int64_t count_rows(Db& db, const std::string& table) {
-  if (!has_table(db, table)) return 0;
+  if (!db.has_table(table)) return 0;
   auto q = db.prepare("SELECT COUNT(*) FROM " + table);
   q.step();
   return q.column_int(0);
@@ -202,21 +183,16 @@ bool serving_only(const std::string& path) {
   if (!std::filesystem::is_regular_file(path, ec)) return false;
   std::unique_ptr<Db> db;
   try {
-    db = open_query_db(path);
+    db = open_read_only(path);
   } catch (const BadInput&) {
     return false;
   }
   return count_rows(*db, "load_run") > 0 && count_rows(*db, "run") == 0;
 }
 
-LoadedRun load_serving_run(const SideSpec& spec, const std::string& what) {
-  std::unique_ptr<Db> db;
-  try {
-    db = open_query_db(spec.path);
-  } catch (const BadInput& e) {
-    throw BadInput(what + ": " + e.what());
-  }
-  if (!has_table(*db, "load_run"))
+LoadedRun read_serving_run(const SideSpec& spec, const std::string& what) {
+  std::unique_ptr<Db> db = open_side(spec.path, what);
+  if (!db->has_table("load_run"))
     throw BadInput(what + " '" + spec.path + "' has no serving runs (no load_run table: it was "
                    "written before `llmbench load` existed)");
   LoadedRun out;
@@ -230,27 +206,19 @@ LoadedRun load_serving_run(const SideSpec& spec, const std::string& what) {
       throw BadInput(what + " '" + spec.path + "' has no serving runs (llmbench load)");
     id = latest.column_int(0);
   }
-  auto run = db->prepare(
-      "SELECT started_at, command_line, llmbench_version, git_commit, build_type, host, cpu,"
-      " label, endpoint FROM load_run WHERE id = ?");
-  run.bind(1, id);
-  if (!run.step()) {
+  std::optional<RunInfo> run = read_load_run_info(*db, id);
+  if (!run) {
     auto ids = db->prepare("SELECT group_concat(id, ', ') FROM (SELECT id FROM load_run ORDER BY id)");
     ids.step();
     throw BadInput(what + " '" + spec.path + "' has no load run " + std::to_string(id) +
                    " (load runs: " + ids.column_text(0) + ")");
   }
-  RunRow& r = out.run;
-  r.id = id;
-  r.started_at = run.column_text(0);
-  r.command_line = run.column_text(1);
-  r.llmbench_version = run.column_text(2);
-  r.git_commit = run.column_text(3);
-  r.build_type = run.column_text(4);
-  r.host = run.column_text(5);
-  r.cpu = run.column_text(6);
-  r.peak_source = "serving run '" + run.column_text(7) + "'";
-  const std::string endpoint = run.column_text(8);
+  out.run = *run;
+  auto labels = db->prepare("SELECT label, endpoint FROM load_run WHERE id = ?");
+  labels.bind(1, id);
+  labels.step();
+  out.run.peaks.source = "serving run '" + labels.column_text(0) + "'";
+  const std::string endpoint = labels.column_text(1);
 
   std::map<std::int64_t, std::size_t> index;  // level id -> position in out.cases
   auto levels = db->prepare(

@@ -1,0 +1,170 @@
+// The one schema (tools/store/schema.h): every open brings a database to the current schema,
+// adding the tables and columns it lacks whatever its version says; databases of `serve --db`
+// and of the gate from before version 10 (their tables at version 0) migrate; a foreign or a
+// newer database is refused; and a read-only open writes nothing beside the file, while still
+// reading what a live writer has committed to its -wal file.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <vector>
+#include <set>
+#include <string>
+
+#include "kernels/common/error.h"
+#include "tools/store/schema.h"
+#include "tools/store/store.h"
+
+namespace llmbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = fs::path(LLMBENCH_TEST_SCRATCH) / "store" / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::set<std::string> files_in(const fs::path& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.insert(e.path().filename());
+  return out;
+}
+
+TEST(Schema, EveryOpenAddsWhatTheDatabaseLacks) {
+  const fs::path db = fresh_dir("every_open") / "x.db";
+  { ResultStore s(db.string()); }
+  {
+    // A database of the current version that lacks a column, a field-list column and a table.
+    Db d(db.string(), Db::Mode::kReadWrite);
+    d.exec("ALTER TABLE serve_request DROP COLUMN finished_ns");
+    d.exec("ALTER TABLE bench_case DROP COLUMN tpot_ms_p99");
+    d.exec("DROP TABLE gate_result");
+    d.exec("DROP VIEW device_op");
+    EXPECT_EQ(d.user_version(), kSchemaVersion);
+    EXPECT_FALSE(d.has_column("serve_request", "finished_ns"));
+  }
+  ResultStore s(db.string());
+  EXPECT_TRUE(s.db().has_column("serve_request", "finished_ns"));
+  EXPECT_TRUE(s.db().has_column("bench_case", "tpot_ms_p99"));
+  EXPECT_TRUE(s.db().has_table("gate_result"));
+  EXPECT_TRUE(s.db().has_table("device_op"));
+}
+
+TEST(Schema, EveryVersionMigratesToTheSameTables) {
+  const fs::path dir = fresh_dir("versions");
+  std::vector<std::string> current;
+  {
+    ResultStore s((dir / "new.db").string());
+    auto q = s.db().prepare("SELECT type || ' ' || name FROM sqlite_schema ORDER BY 1");
+    while (q.step()) current.push_back(q.column_text(0));
+  }
+  for (int v = 1; v < kSchemaVersion; ++v) {
+    SCOPED_TRACE("version " + std::to_string(v));
+    const fs::path p = dir / ("v" + std::to_string(v) + ".db");
+    {
+      Db d(p.string(), Db::Mode::kCreate);
+      create_schema_version(d, v);
+    }
+    ResultStore s(p.string());
+    EXPECT_EQ(s.db().user_version(), kSchemaVersion);
+    std::vector<std::string> got;
+    auto q = s.db().prepare("SELECT type || ' ' || name FROM sqlite_schema ORDER BY 1");
+    while (q.step()) got.push_back(q.column_text(0));
+    EXPECT_EQ(got, current);
+    for (const std::string& t : {"bench_case", "run", "serve_request", "load_request", "gate"})
+      EXPECT_EQ(s.db().columns(t).size(),
+                Db((dir / "new.db").string(), Db::Mode::kReadOnly).columns(t).size())
+          << t;
+  }
+}
+
+TEST(Schema, ServingAndGateDatabasesFromBeforeVersion9Migrate) {
+  const fs::path dir = fresh_dir("old_serving");
+  const fs::path db = dir / "serve.db";
+  {
+    // What `serve --db` wrote before version 10: its tables, user_version 0, and a row.
+    Db d(db.string(), Db::Mode::kCreate);
+    d.exec("CREATE TABLE serve_session (id INTEGER PRIMARY KEY, started_unix_ns INTEGER NOT NULL,"
+           " command_line TEXT, model TEXT, dtype TEXT, backend TEXT, device TEXT,"
+           " max_num_seqs INTEGER, max_num_batched_tokens INTEGER, chunked_prefill INTEGER,"
+           " kv_block_size INTEGER, kv_blocks INTEGER);"
+           "INSERT INTO serve_session (started_unix_ns, model) VALUES (1, 'tiny');");
+  }
+  ResultStore s(db.string());
+  EXPECT_EQ(s.db().user_version(), kSchemaVersion);
+  auto q = s.db().prepare("SELECT model FROM serve_session");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.column_text(0), "tiny");
+  EXPECT_TRUE(s.db().has_table("run"));
+  EXPECT_TRUE(s.db().has_table("gate_sample"));
+}
+
+TEST(Schema, ForeignAndNewerDatabasesAreRefused) {
+  const fs::path dir = fresh_dir("refused");
+  {
+    Db d((dir / "foreign.db").string(), Db::Mode::kCreate);
+    d.exec("CREATE TABLE run (x INTEGER)");
+  }
+  EXPECT_THROW(ResultStore((dir / "foreign.db").string()), BadInput);
+  {
+    Db d((dir / "newer.db").string(), Db::Mode::kCreate);
+    d.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion + 1));
+  }
+  EXPECT_THROW(ResultStore((dir / "newer.db").string()), BadInput);
+  EXPECT_THROW(open_read_only((dir / "newer.db").string()), BadInput);
+}
+
+TEST(Schema, ReadOnlyOpenWritesNothingBesideTheFile) {
+  const fs::path dir = fresh_dir("read_only");
+  const fs::path db = dir / "x.db";
+  {
+    ResultStore s(db.string());  // WAL; closing the last connection removes -wal and -shm
+    s.db().exec("INSERT INTO gate (started_at, base_bin, cand_bin, profile, rounds, order_seed,"
+                " base_db, cand_db) VALUES ('t', 'a', 'b', 'p', 1, 0, 'x', 'y')");
+  }
+  const std::set<std::string> before = files_in(dir);
+  ASSERT_EQ(before, std::set<std::string>{"x.db"});
+  {
+    auto r = open_read_only(db.string());
+    auto q = r->prepare("SELECT count(*) FROM gate");
+    ASSERT_TRUE(q.step());
+    EXPECT_EQ(q.column_int(0), 1);
+    add_schema_stand_ins(*r);
+    EXPECT_EQ(files_in(dir), before);
+  }
+  EXPECT_EQ(files_in(dir), before);
+  // A writer with the database open: its committed rows are in the -wal file, and a reader
+  // sees them.
+  ResultStore writer(db.string());
+  writer.db().exec("PRAGMA wal_autocheckpoint = 0");
+  writer.db().exec("INSERT INTO gate (started_at, base_bin, cand_bin, profile, rounds,"
+                   " order_seed, base_db, cand_db) VALUES ('t', 'a', 'b', 'p', 1, 0, 'x', 'y')");
+  auto r = open_read_only(db.string());
+  auto q = r->prepare("SELECT count(*) FROM gate");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.column_int(0), 2);
+  EXPECT_THROW(r->exec("INSERT INTO gate (started_at, base_bin, cand_bin, profile, rounds,"
+                       " order_seed, base_db, cand_db) VALUES ('t', 'a', 'b', 'p', 1, 0, 'x', 'y')"),
+               Error);
+}
+
+TEST(Schema, StandInsGiveAnOlderDatabaseEveryTableEmpty) {
+  const fs::path dir = fresh_dir("stand_ins");
+  const fs::path db = dir / "v8.db";
+  {
+    Db d(db.string(), Db::Mode::kCreate);
+    create_schema_version(d, 8);
+  }
+  auto r = open_read_only(db.string());
+  EXPECT_FALSE(r->has_table("serve_step"));
+  add_schema_stand_ins(*r);
+  auto q = r->prepare("SELECT (SELECT count(*) FROM serve_step) + (SELECT count(*) FROM device_op)");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.column_int(0), 0);
+  EXPECT_EQ(files_in(dir), std::set<std::string>{"v8.db"});
+}
+
+}  // namespace
+}  // namespace llmbench

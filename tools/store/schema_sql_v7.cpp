@@ -1,0 +1,186 @@
+// The schema's history from version 7 on (versions 1 to 6: schema_sql.cpp): load's file
+// workloads (7), per-dtype peaks (8), load's SLO search and server metrics (9), and the serving
+// and gate tables with the device-query views joining the one schema (10). A released script
+// never changes: a new table or column goes into a new version's script.
+#include "tools/store/schema.h"
+
+namespace llmbench {
+
+namespace {
+
+// Version 7: file workloads of `llmbench load` (docs/serving.md "Datasets"): what a run read and
+// how its lengths are known, and each request's session and turn (a single-turn request is its
+// own session, turn 0), so TTFT can be read against the turn (query load_ttft_by_turn).
+constexpr const char* kSchemaV7 = R"sql(
+ALTER TABLE load_run ADD COLUMN dataset_name TEXT NOT NULL DEFAULT 'random';  -- random | sharegpt | jsonl | mooncake
+ALTER TABLE load_run ADD COLUMN dataset_path TEXT;          -- NULL for random
+ALTER TABLE load_run ADD COLUMN tokenizer TEXT;             -- --tokenizer, NULL when none
+ALTER TABLE load_run ADD COLUMN lengths TEXT;               -- where prompt/output lengths came from
+ALTER TABLE load_run ADD COLUMN use_server_responses INTEGER NOT NULL DEFAULT 0;  -- 1: history = server replies
+ALTER TABLE load_run ADD COLUMN think_time_ms REAL NOT NULL DEFAULT 0;
+ALTER TABLE load_run ADD COLUMN time_scale REAL NOT NULL DEFAULT 1;     -- trace levels
+ALTER TABLE load_run ADD COLUMN hash_block_size INTEGER;    -- trace levels, NULL otherwise
+ALTER TABLE load_request ADD COLUMN session_index INTEGER;  -- 0-based session in the level
+ALTER TABLE load_request ADD COLUMN turn_index INTEGER;     -- 0-based turn in its session
+)sql";
+
+// Version 8: every dtype's GEMM peak on the run row (a stored MFU of any dtype can be
+// recomputed: MFU = prefill_tflops / the case dtype's peak), and the read roof probed beside
+// each case (bench_case's read_gbps_before/_after, mbu_peak_gbps, mfu_peak_tflops, roof_check,
+// added from the field list after this script). NULL: not measured (older runs; int8/int4 on
+// CUDA).
+constexpr const char* kSchemaV8 = R"sql(
+ALTER TABLE run ADD COLUMN peak_fp32_tflops REAL;  -- GEMM peaks per dtype, 1e12 FLOP/s
+ALTER TABLE run ADD COLUMN peak_bf16_tflops REAL;
+ALTER TABLE run ADD COLUMN peak_fp16_tflops REAL;
+ALTER TABLE run ADD COLUMN peak_int8_tflops REAL;
+ALTER TABLE run ADD COLUMN peak_int4_tflops REAL;
+)sql";
+
+// Version 9: the SLO search and server metrics of `llmbench load` (docs/schema.md). A load run
+// says which sweep placed its levels ('list': the flags' product; 'slo': the SLO frontier
+// search) and, for the search, its target and result; each level its role in the search.
+// Server metrics scraped during a level are counter tracks (Perfetto's shape) tied to it by
+// track.load_level_id, with the family's Prometheus type; the level keeps its scrape counts.
+constexpr const char* kSchemaV9 = R"sql(
+ALTER TABLE load_run ADD COLUMN sweep TEXT NOT NULL DEFAULT 'list';  -- list | slo
+ALTER TABLE load_run ADD COLUMN goodput_target REAL;      -- slo: share of good requests asked
+ALTER TABLE load_run ADD COLUMN slo_frontier_rate REAL;   -- slo: highest rate meeting it (NULL: none)
+ALTER TABLE load_run ADD COLUMN server_metrics_url TEXT;  -- --server-metrics, NULL when off
+ALTER TABLE load_level ADD COLUMN sweep_role TEXT;        -- slo: throughput | probe; NULL for list
+ALTER TABLE load_level ADD COLUMN good_fraction REAL;     -- with --goodput: good / requests
+ALTER TABLE load_level ADD COLUMN metrics_url TEXT;
+ALTER TABLE load_level ADD COLUMN metrics_scrapes INTEGER;          -- answered with HTTP 200
+ALTER TABLE load_level ADD COLUMN metrics_failed_scrapes INTEGER;   -- no answer or not 200
+ALTER TABLE load_level ADD COLUMN metrics_rejected_lines INTEGER;   -- malformed lines refused
+ALTER TABLE load_level ADD COLUMN metrics_first_problem TEXT;
+ALTER TABLE track ADD COLUMN load_level_id INTEGER REFERENCES load_level(id);
+ALTER TABLE track ADD COLUMN metric_type TEXT;  -- server metrics: counter | gauge | histogram | ...
+CREATE INDEX IF NOT EXISTS track_load_level ON track(load_level_id) WHERE load_level_id IS NOT NULL;
+)sql";
+
+// Version 10: one schema for every llmbench database (docs/schema.md). The tables of
+// `llmbench serve --db` (serve_*) and of the interleaved gate `llmbench compare --run`
+// (gate_*) join the schema (both used to create their own tables outside the version), and
+// two views give the device queries their common start: track_scope says which trace each
+// track belongs to and whether it is the default trace (the latest import, or in a database
+// without imports the latest traced case); device_op lists the device work of every trace
+// (imported kernels, copies and sets; every op of an llmbench trace) with the host slice
+// that launched it.
+constexpr const char* kSchemaV10 = R"sql(
+CREATE TABLE IF NOT EXISTS serve_session (
+  id                     INTEGER PRIMARY KEY,
+  started_unix_ns        INTEGER NOT NULL,  -- wall clock at the server's origin
+  command_line           TEXT,
+  model                  TEXT,
+  dtype                  TEXT,
+  backend                TEXT,
+  device                 TEXT,
+  max_num_seqs           INTEGER,
+  max_num_batched_tokens INTEGER,
+  chunked_prefill        INTEGER,           -- 1 on, 0 off
+  kv_block_size          INTEGER,
+  kv_blocks              INTEGER
+);
+CREATE TABLE IF NOT EXISTS serve_step (
+  session_id      INTEGER NOT NULL REFERENCES serve_session(id),
+  step            INTEGER NOT NULL,         -- 1, 2, ... within the session
+  start_ns        INTEGER NOT NULL,         -- since the server's origin
+  dur_ns          INTEGER NOT NULL,         -- the whole step: scheduling + forward + bookkeeping
+  forward_ns      INTEGER NOT NULL,         -- the forward pass alone
+  prefill_tokens  INTEGER NOT NULL,         -- prompt rows (whole prompts and chunks)
+  decode_rows     INTEGER NOT NULL,
+  seqs            INTEGER NOT NULL,         -- sequences with rows in the step
+  running         INTEGER NOT NULL,         -- after the step
+  waiting         INTEGER NOT NULL,         -- after the step
+  kv_blocks_used  INTEGER NOT NULL,         -- after the step
+  PRIMARY KEY (session_id, step)
+);
+CREATE TABLE IF NOT EXISTS serve_request (
+  session_id          INTEGER NOT NULL REFERENCES serve_session(id),
+  request_id          INTEGER NOT NULL,
+  prompt_tokens       INTEGER NOT NULL,
+  completion_tokens   INTEGER NOT NULL,
+  finish_reason       TEXT NOT NULL,        -- length | stop | abort
+  arrival_ns          INTEGER,              -- queued by the engine (NULL: never reached it)
+  first_scheduled_ns  INTEGER,              -- start of the first step with its rows
+  first_token_ns      INTEGER,              -- end of the step that produced its first token
+  finished_ns         INTEGER,
+  PRIMARY KEY (session_id, request_id)
+);
+CREATE TABLE IF NOT EXISTS gate (
+  id                    INTEGER PRIMARY KEY,
+  started_at            TEXT NOT NULL,      -- UTC ISO 8601
+  base_bin              TEXT NOT NULL,
+  cand_bin              TEXT NOT NULL,
+  profile               TEXT NOT NULL,
+  rounds                INTEGER NOT NULL,
+  order_seed            INTEGER NOT NULL,
+  base_db               TEXT NOT NULL,      -- the base side's own result database
+  cand_db               TEXT NOT NULL,
+  wall_s                REAL                -- the whole gate; NULL until it finished
+);
+CREATE TABLE IF NOT EXISTS gate_round (
+  gate_id               INTEGER NOT NULL REFERENCES gate(id),
+  round                 INTEGER NOT NULL,   -- 1-based
+  side                  TEXT NOT NULL,      -- base | cand
+  position              INTEGER NOT NULL,   -- 0: ran first in its round
+  exit_code             INTEGER NOT NULL,
+  wall_s                REAL NOT NULL,
+  run_id                INTEGER             -- run.id in the side's database; NULL: none written
+);
+CREATE TABLE IF NOT EXISTS gate_sample (
+  gate_id               INTEGER NOT NULL REFERENCES gate(id),
+  round                 INTEGER NOT NULL,
+  side                  TEXT NOT NULL,
+  case_label            TEXT NOT NULL,
+  case_id               INTEGER NOT NULL,   -- bench_case.id in the side's database
+  metric                TEXT NOT NULL,      -- ttft_ms | tpot_ms | e2e_ms | throughput_tok_s
+  rep                   INTEGER NOT NULL,
+  value                 REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS gate_result (
+  gate_id               INTEGER NOT NULL REFERENCES gate(id),
+  case_label            TEXT NOT NULL,
+  metric                TEXT NOT NULL,      -- '-' for a case that was not compared
+  rounds                INTEGER NOT NULL,
+  ratio                 REAL,
+  ci_low                REAL,
+  ci_high               REAL,
+  p_value               REAL,
+  verdict               TEXT NOT NULL,
+  aa_ratio              REAL,
+  aa_noise_pct          REAL
+);
+CREATE INDEX IF NOT EXISTS gate_sample_gate ON gate_sample(gate_id, round);
+CREATE VIEW IF NOT EXISTS track_scope AS
+  SELECT t.id, t.name, t.type, t.import_id, t.case_id, t.device_id, t.stream_id,
+         t.case_id IS NOT NULL AS own,
+         COALESCE(CASE WHEN EXISTS (SELECT 1 FROM import)
+                       THEN t.import_id = (SELECT MAX(id) FROM import)
+                       ELSE t.case_id = (SELECT MAX(case_id) FROM track) END, 0) AS latest
+  FROM track AS t;
+CREATE VIEW IF NOT EXISTS device_op AS
+  SELECT s.id, s.ts, s.dur, s.track_id, s.name, s.category, s.bytes, t.import_id, t.case_id,
+         t.latest,
+         CASE WHEN t.own THEN s.id
+              ELSE (SELECT MIN(f.slice_out) FROM flow AS f WHERE f.slice_in = s.id) END AS launch_id
+  FROM slice AS s JOIN track_scope AS t ON t.id = s.track_id
+  WHERE (NOT t.own AND lower(COALESCE(s.category, ''))
+                       IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'memcpy', 'memset'))
+     OR (t.own AND s.category IS NOT 'range');
+)sql";
+
+}  // namespace
+
+const char* schema_step_sql_from_v7(int version) {
+  switch (version) {
+    case 7: return kSchemaV7;
+    case 8: return kSchemaV8;
+    case 9: return kSchemaV9;
+    case 10: return kSchemaV10;
+  }
+  return nullptr;
+}
+
+}  // namespace llmbench
