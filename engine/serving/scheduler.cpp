@@ -23,6 +23,8 @@ struct Scheduler::Sequence {
   GenerationRequest req;
   int slot = -1;
   std::vector<std::int32_t> blocks;
+  std::vector<std::uint64_t> hashes;  // chained hashes of its full, written blocks
+  int cached_tokens = 0;             // prompt tokens taken from the prefix cache
   int prefilled = 0;                 // prompt tokens whose k/v are cached
   std::vector<std::int32_t> output;  // generated tokens
   RequestTimes times;
@@ -57,7 +59,8 @@ RaggedLimits limits_of(const SchedulerOptions& o) {
 Scheduler::Scheduler(const Model& model, const SchedulerOptions& options,
                      std::chrono::steady_clock::time_point origin)
     : model_(model), opt_(resolved(options, model.config())), origin_(origin),
-      pool_(limits_of(opt_).n_blocks, opt_.block_size), forward_(model, limits_of(opt_)) {
+      pool_(limits_of(opt_).n_blocks, opt_.block_size, opt_.prefix_caching),
+      forward_(model, limits_of(opt_)) {
   for (int s = opt_.max_num_seqs - 1; s >= 0; --s) free_slots_.push_back(s);
 }
 
@@ -142,6 +145,41 @@ void Scheduler::finish(Sequence& s, FinishReason why, std::vector<RequestUpdate>
   s.slot = -1;
 }
 
+bool Scheduler::admit(Sequence& s) {
+  const int prompt = int(s.req.prompt.size());
+  const int need = pool_.blocks_for(prompt + s.req.max_tokens);
+  // At least the prompt's last token is run, for the logits of the first output token.
+  const BlockPool::Match m = pool_.lookup(s.req.prompt, (prompt - 1) / pool_.block_size());
+  if (need - m.blocks > pool_.free() - m.free_blocks) return false;
+  pool_.take(m, s.req.prompt, s.blocks);
+  LLMBENCH_CHECK(pool_.allocate(need - m.blocks, s.blocks), "block pool: admission miscounted");
+  s.hashes = m.hashes;
+  s.cached_tokens = s.prefilled = m.blocks * pool_.block_size();
+  prefix_query_tokens_ += prompt;
+  prefix_hit_tokens_ += s.cached_tokens;
+  return true;
+}
+
+void Scheduler::register_written_blocks(Sequence& s) {
+  if (!pool_.prefix_caching()) return;
+  const int prompt = int(s.req.prompt.size()), B = pool_.block_size();
+  // Positions whose k/v are written: the prompt so far, then every generated token but the
+  // newest (it is written by the next decode row).
+  const int written = s.prefilled < prompt ? s.prefilled : prompt + int(s.output.size()) - 1;
+  std::vector<std::int32_t> tokens(std::size_t(B), 0);
+  for (int b = int(s.hashes.size()); (b + 1) * B <= written; ++b) {
+    for (int i = 0; i < B; ++i) {
+      const int p = b * B + i;
+      tokens[std::size_t(i)] = p < prompt ? s.req.prompt[std::size_t(p)]
+                                          : s.output[std::size_t(p - prompt)];
+    }
+    const std::uint64_t parent = b > 0 ? s.hashes.back() : 0;
+    const std::uint64_t h = BlockPool::chain_hash(parent, tokens.data(), B);
+    pool_.register_block(s.blocks[std::size_t(b)], h, parent, tokens.data());
+    s.hashes.push_back(h);
+  }
+}
+
 // What schedule() decided for one step: its rows in order, the sequence of each row, and
 // what is left of the token budget.
 struct Scheduler::StepPlan {
@@ -149,6 +187,7 @@ struct Scheduler::StepPlan {
   std::vector<Sequence*> seqs;  // seqs[i] owns rows[i]
   int budget = 0;               // rows left of max_num_batched_tokens
   int prefill_tokens = 0, decode_rows = 0;
+  int cached_tokens = 0;        // prompt tokens of the admitted requests found cached
 
   void add(Sequence& s, const RaggedSeq& row) {
     rows.push_back(row);
@@ -172,8 +211,8 @@ void Scheduler::admit_waiting(StepPlan& plan) {
     Sequence& s = *waiting_.front();
     const int remaining = int(s.req.prompt.size());
     if (!opt_.chunked_prefill && remaining > plan.budget) break;
-    const int need = pool_.blocks_for(int(s.req.prompt.size()) + s.req.max_tokens);
-    if (!pool_.allocate(need, s.blocks)) break;
+    if (!admit(s)) break;
+    plan.cached_tokens += s.cached_tokens;
     s.slot = free_slots_.back();
     free_slots_.pop_back();
     forward_.set_blocks(s.slot, s.blocks);
@@ -228,14 +267,19 @@ std::vector<RequestUpdate> Scheduler::update_from_output(const StepPlan& plan,
   for (std::size_t i = 0; i < plan.seqs.size(); ++i) {
     Sequence& s = *plan.seqs[i];
     if (s.prefilled < int(s.req.prompt.size())) s.prefilled += plan.rows[i].n_tokens;
-    if (!s.samples) continue;
+    if (!s.samples) {
+      register_written_blocks(s);
+      continue;
+    }
     const std::int32_t token = next[sampled];
     s.output.push_back(token);
+    register_written_blocks(s);
     if (s.times.first_token_ns < 0) s.times.first_token_ns = end_ns;
     RequestUpdate u;
     u.id = s.id;
     u.token = token;
     u.prompt_tokens = int(s.req.prompt.size());
+    u.cached_tokens = s.cached_tokens;
     u.completion_tokens = int(s.output.size());
     if (opt_.keep_logits)
       u.logits.assign(logits.begin() + std::ptrdiff_t(sampled * V),
@@ -273,6 +317,7 @@ std::vector<RequestUpdate> Scheduler::step(StepStats* stats) {
     stats->running = running();
     stats->waiting = waiting();
     stats->blocks_used = pool_.used();
+    stats->cached_tokens = plan.cached_tokens;
     stats->start_ns = start_ns;
     stats->forward_ns = forward_ns;
     stats->total_ns = now_ns() - start_ns;

@@ -46,6 +46,10 @@ struct SchedulerOptions {
   int max_len = 0;           // positions per sequence (prompt + max_tokens); 0: the context length
   int eos_token_id = -1;     // -1: the model has none (random weights), generation stops at length
   bool keep_logits = false;  // tests: each update carries the logits its token came from
+  // Automatic prefix caching (block_pool.h): a request reuses the cached full blocks of its
+  // longest cached prefix and prefills only the rest. Off here, so offline ragged cases time
+  // every prefill; `serve` turns it on by default (--no-prefix-caching).
+  bool prefix_caching = false;
 };
 
 struct GenerationRequest {
@@ -72,6 +76,7 @@ struct RequestUpdate {
   std::optional<std::int32_t> token;  // the token this step produced, if any
   FinishReason finish = FinishReason::kNone;
   int prompt_tokens = 0;
+  int cached_tokens = 0;              // prompt tokens whose k/v came from the prefix cache
   int completion_tokens = 0;          // so far, including `token`
   RequestTimes times;                 // complete when finish != kNone
   std::vector<float> logits;          // keep_logits only: [vocab], the logits of `token`
@@ -85,6 +90,7 @@ struct StepStats {
   int seqs = 0;                 // sequences with rows in the step
   int running = 0, waiting = 0; // after the step
   int blocks_used = 0;          // after the step
+  int cached_tokens = 0;        // prompt tokens of requests admitted in the step that were cached
   std::int64_t start_ns = 0;    // since the origin
   std::int64_t forward_ns = 0;  // RaggedForward::step (includes its host-side enqueue)
   std::int64_t total_ns = 0;    // step(): scheduling + forward + bookkeeping
@@ -117,6 +123,11 @@ class Scheduler {
   int waiting() const { return int(waiting_.size()); }
   int blocks_used() const { return pool_.used(); }
   int blocks_total() const { return pool_.total(); }
+  // Prefix caching: full blocks holding a cached prefix (in use or not), and over all admitted
+  // requests, the prompt tokens looked up and the tokens found cached.
+  int blocks_cached() const { return pool_.cached(); }
+  std::int64_t prefix_query_tokens() const { return prefix_query_tokens_; }
+  std::int64_t prefix_hit_tokens() const { return prefix_hit_tokens_; }
   std::int64_t steps() const { return steps_; }
   std::int64_t kv_pool_bytes() const { return forward_.pool_bytes(); }
   // Records later steps' ops into `tracer` (nullptr: stop); resolved after each step.
@@ -148,6 +159,11 @@ class Scheduler {
   std::vector<RequestUpdate> update_from_output(const StepPlan& plan,
                                                 const std::vector<std::int32_t>& next);
   void finish(Sequence& s, FinishReason why, std::vector<RequestUpdate>& out);
+  // Admission: a slot and the blocks for prompt + max_tokens, the cached prefix's blocks shared
+  // (prefix caching); false (nothing taken) when the pool is short.
+  bool admit(Sequence& s);
+  // Registers every full block of `s` whose k and v are now written with the prefix cache.
+  void register_written_blocks(Sequence& s);
 
   const Model& model_;
   SchedulerOptions opt_;
@@ -159,6 +175,7 @@ class Scheduler {
   std::vector<std::unique_ptr<Sequence>> running_;  // admission order
   std::vector<int> free_slots_;
   std::int64_t steps_ = 0;
+  std::int64_t prefix_query_tokens_ = 0, prefix_hit_tokens_ = 0;
 };
 
 }  // namespace llmbench

@@ -107,13 +107,14 @@ struct Streamed {
 
 // POSTs `body` with stream: true; `keep_going(chunks so far)` may stop reading (disconnect).
 inline Streamed post_stream(httplib::Client cli, json body,
-                            std::function<bool(const Streamed&)> keep_going = nullptr) {
+                            std::function<bool(const Streamed&)> keep_going = nullptr,
+                            const std::string& path = "/v1/completions") {
   body["stream"] = true;
   Streamed out;
   std::string pending;
   httplib::Request req;
   req.method = "POST";
-  req.path = "/v1/completions";
+  req.path = path;
   req.set_header("Content-Type", "application/json");
   req.body = body.dump();
   req.content_receiver = [&](const char* data, std::size_t len, std::uint64_t, std::uint64_t) {
@@ -131,7 +132,8 @@ inline Streamed post_stream(httplib::Client cli, json body,
       json chunk = json::parse(payload);
       if (chunk.contains("choices"))
         for (const json& c : chunk["choices"]) {
-          for (const json& id : c["token_ids"]) out.tokens.push_back(id.get<std::int32_t>());
+          for (const json& id : c.value("token_ids", json::array()))
+            out.tokens.push_back(id.get<std::int32_t>());
           if (!c["finish_reason"].is_null()) out.finish_reason = c["finish_reason"];
         }
       out.chunks.push_back(std::move(chunk));

@@ -187,7 +187,14 @@ TEST_F(ServeTest, ShutdownWhileStreamingEndsTheStreamInBoundedTime) {
   EXPECT_LT(s, 3.0);
   ASSERT_EQ(stream.wait_for(std::chrono::seconds(10)), std::future_status::ready);
   const Streamed got = stream.get();
-  EXPECT_EQ(got.finish_reason, "abort");
+  // An aborted stream sends no token-like chunk: an error event, then [DONE].
+  EXPECT_EQ(got.finish_reason, "");
+  ASSERT_FALSE(got.chunks.empty());
+  EXPECT_EQ(got.chunks.back()["error"]["code"], "aborted") << got.raw.substr(got.raw.size() - 300);
+  for (const json& c : got.chunks) {
+    if (!c.contains("choices")) continue;
+    for (const json& choice : c["choices"]) EXPECT_EQ(choice["token_ids"].size(), 1u);
+  }
   EXPECT_TRUE(got.done);
   EXPECT_LT(got.tokens.size(), 3000u);
   // Nothing listens any more.

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -220,6 +221,57 @@ TEST(ServeCli, NonLoopbackHostIsRefused) {
   EXPECT_EQ(c.exit_code(std::chrono::seconds(30)), 2);
   c.wait_for(std::regex("loopback"), std::chrono::seconds(1));
   EXPECT_NE(c.err.find("--host"), std::string::npos) << c.err;
+}
+
+// A second server on a port in use: exit 2 with one line naming the address (cpp-httplib's
+// SO_REUSEPORT once let it start and share the traffic).
+TEST(ServeCli, PortInUseIsExit2WithOneLine) {
+  Child first({"serve", "--model", "tiny", "--port", "0", "--threads", "1"});
+  const std::string port = first.wait_for(kListening, std::chrono::seconds(30));
+  ASSERT_FALSE(port.empty()) << first.err;
+  Child second({"serve", "--model", "tiny", "--backend", "cpu", "--port", port, "--threads", "1"});
+  EXPECT_EQ(second.exit_code(std::chrono::seconds(30)), 2) << second.err;
+  second.wait_for(std::regex("in use\n"), std::chrono::seconds(2));
+  EXPECT_EQ(second.err.rfind("error: --port: cannot listen on 127.0.0.1:" + port, 0), 0u)
+      << second.err;
+  EXPECT_EQ(std::count(second.err.begin(), second.err.end(), '\n'), 1) << second.err;
+  kill(first.pid, SIGTERM);
+  EXPECT_EQ(first.exit_code(std::chrono::seconds(10)), 0) << first.err;
+}
+
+// Flags that cannot work are refused before anything is loaded: exit 2, one line naming the flag.
+TEST(ServeCli, ImpossibleFlagsAreRefusedWithExit2) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--port", "70000"}, "--port"},
+      {{"--port", "-1"}, "--port"},
+      {{"--shutdown-timeout", "inf"}, "--shutdown-timeout"},
+      {{"--shutdown-timeout", "nan"}, "--shutdown-timeout"},
+      {{"--shutdown-timeout", "-1"}, "--shutdown-timeout"},
+      {{"--shutdown-timeout", "1e300"}, "--shutdown-timeout"},
+      {{"--max-waiting", "0"}, "--max-waiting"},
+      {{"--max-waiting", "-5"}, "--max-waiting"},
+      {{"--kv-cache-tokens", "-1"}, "--kv-cache-tokens"},
+      {{"--max-model-len", "-1"}, "--max-model-len"},
+      {{"--max-model-len", "100000"}, "--max-model-len"},
+      {{"--http-threads", "0"}, "--http-threads"},
+      {{"--http-threads", "100000"}, "--http-threads"},
+      {{"--threads", "100000"}, "--threads"},
+      {{"--max-num-seqs", "100000000"}, "--max-num-seqs"},
+      {{"--dtype", "fp8"}, "--dtype"},
+      {{"--chat-template", "jinja"}, "--chat-template"},
+      // Fits the flag ranges, not the memory: refused before allocating (the estimate).
+      {{"--kv-cache-tokens", "1000000000"}, "not enough host memory"},
+  };
+  for (const auto& [flags, named] : cases) {
+    std::vector<std::string> args = {"serve", "--model", "tiny", "--backend", "cpu", "--port", "0"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    Child c(args);
+    EXPECT_EQ(c.exit_code(std::chrono::seconds(30)), 2) << flags[0] << " " << flags[1] << ": "
+                                                        << c.err;
+    c.wait_for(std::regex("\n"), std::chrono::seconds(2));
+    EXPECT_NE(c.err.find(named), std::string::npos) << c.err;
+    EXPECT_EQ(c.err.find("listening"), std::string::npos) << c.err;
+  }
 }
 
 }  // namespace

@@ -20,6 +20,8 @@
 #include "tools/cli/commands.h"
 #include "tools/run/run_plan.h"
 #include "tools/run/signals.h"
+#include "tools/serve/chat_template.h"
+#include "tools/serve/serve_memory.h"
 #include "tools/serve/serve_store.h"
 #include "tools/serve/server.h"
 
@@ -38,6 +40,7 @@ struct ServeArgs {
   SchedulerOptions sched;
   bool no_chunked_prefill = false;
   std::string db;  // --db: the serving tables, stored as the server runs
+  std::string chat_template;  // --chat-template NAME ("": the checkpoint's or the preset's)
 };
 
 // Runs `f` (the CPU weight load, which fills and converts with OpenMP) on a thread that ends
@@ -69,22 +72,60 @@ bool loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
-int run_serve(ServeArgs a, const std::string& command_line) {
+template <class T>
+void require_range(const char* flag, T value, T lo, T hi) {
+  if (!(value >= lo && value <= hi))  // also false for NaN
+    throw BadInput(fmt::format("{}: expected a value in [{}, {}]; got {}", flag, lo, hi, value));
+}
+
+// Every flag checked before anything is loaded (exit 2 with one line naming the flag).
+void check_flags(const ServeArgs& a) {
   if (!loopback(a.serve.host))
     throw BadInput("--host: llmbench serve listens on loopback addresses only (127.0.0.1, ::1); "
                    "got '" + a.serve.host + "'");
+  require_range("--port", a.serve.port, 0, 65535);
+  require_range("--threads", a.threads, 0, 4096);  // `run`'s cap
+  require_range("--shutdown-timeout", a.shutdown_timeout_s, 0.0, 3600.0);
+  require_range("--max-waiting", a.serve.max_waiting, 1, 1 << 20);
+  require_range("--http-threads", a.serve.http_threads, 1, 1024);
+  require_range("--max-connections", a.serve.max_connections, 1, 65536);
+  require_range("--max-num-seqs", a.sched.max_num_seqs, 1, 1 << 16);
+  require_range("--max-num-batched-tokens", a.sched.max_num_batched_tokens, 1, 1 << 20);
+  require_range("--kv-block-size", a.sched.block_size, 1, 4096);
+  require_range("--kv-cache-tokens", a.sched.kv_cache_tokens, 0, 1 << 30);
+  require_range("--max-model-len", a.sched.max_len, 0, 1 << 24);
+  if (!a.chat_template.empty() && !chat_template_by_name(a.chat_template))
+    throw BadInput("--chat-template: expected one of " + chat_template_names() + "; got '" +
+                   a.chat_template + "'");
+}
+
+// --chat-template, else the checkpoint's own (refused when unknown), else the preset's default.
+std::optional<ChatTemplate> choose_chat_template(const ServeArgs& a, bool preset) {
+  if (!a.chat_template.empty()) return chat_template_by_name(a.chat_template);
+  if (preset) return preset_chat_template(a.model);
+  return checkpoint_chat_template(a.model);
+}
+
+int run_serve(ServeArgs a, const std::string& command_line) {
+  check_flags(a);
   const auto dtype = parse_dtype(a.dtype);
-  if (!dtype) throw BadInput("--dtype: expected fp32, fp16 or bf16; got '" + a.dtype + "'");
+  if (!dtype)
+    throw BadInput("--dtype: expected fp32, fp16, bf16, int8 or int4; got '" + a.dtype + "'");
   a.sched.chunked_prefill = !a.no_chunked_prefill;
   // --db is opened (and a bad path or a file that is not an llmbench database refused) before
   // the model loads.
   std::optional<ServeStore> store;
   if (!a.db.empty()) store.emplace(a.db);
   const ModelConfig c = resolve_model(a.model);
+  if (a.sched.max_len > c.max_seq_len)
+    throw BadInput(fmt::format("--max-model-len: {} exceeds the context length of '{}' ({})",
+                               a.sched.max_len, c.name, c.max_seq_len));
+  check_serve_fits(estimate_serve_memory(c, *dtype, a.sched), available_host_memory());
   const BackendChoice choice = choose_backend(a.backend);
   if (!choice.notice.empty()) fmt::print(stderr, "{}\n", choice.notice);
   std::unique_ptr<Backend> backend = make_backend(choice.name, a.threads, false);
   const bool preset = find_preset(a.model) != nullptr;
+  a.serve.chat_template = choose_chat_template(a, preset);
   const auto t0 = std::chrono::steady_clock::now();
   auto load = [&] {
     return preset ? load_weights(c, RandomWeights(a.seed), *backend, *dtype)
@@ -109,12 +150,13 @@ int run_serve(ServeArgs a, const std::string& command_line) {
   const EngineCounters k = server.engine().counters();
   fmt::print(stderr,
              "serve: {} {} on {} ({}), loaded in {:.2f} s; KV pool {} blocks of {} ({:.1f} MiB); "
-             "max-num-seqs {}, max-num-batched-tokens {}, chunked prefill {}\n",
+             "max-num-seqs {}, max-num-batched-tokens {}, chunked prefill {}, prefix caching {}\n",
              c.name, dtype_name(*dtype), choice.name, backend->device_description(),
              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
              k.kv_blocks_total, server.engine().options().block_size,
              double(k.kv_pool_bytes) / (1 << 20), a.sched.max_num_seqs,
-             a.sched.max_num_batched_tokens, a.sched.chunked_prefill ? "on" : "off");
+             a.sched.max_num_batched_tokens, a.sched.chunked_prefill ? "on" : "off",
+             a.sched.prefix_caching ? "on" : "off");
   if (store) {
     ServeSessionInfo info;
     info.command_line = command_line;
@@ -133,7 +175,8 @@ int run_serve(ServeArgs a, const std::string& command_line) {
     fmt::print(stderr, "serve: storing session {} in {} as it runs\n", id, a.db);
   }
   fmt::print(stderr, "serve: listening on http://{}:{}\n", a.serve.host, port);
-  fmt::print(stderr, "serve: text prompts: {}\n", server.tokenizer().name());
+  fmt::print(stderr, "serve: text prompts: {}; chat template: {}\n", server.tokenizer().name(),
+             a.serve.chat_template ? a.serve.chat_template->name : "none (chat requests get 400)");
   std::fflush(stderr);
 
   std::thread http([&] { server.serve(); });
@@ -165,7 +208,8 @@ void add_serve_command(CLI::App& root, CommandContext& ctx) {
   cmd->footer("Examples:\n  llmbench serve --model small --port 8000\n  llmbench serve --model tiny --port 0 --max-num-seqs 16 --db serve.db\n  curl -s http://127.0.0.1:8000/v1/completions -d '{\"model\":\"small\",\"prompt\":\"hello\",\"max_tokens\":16}'");
   cmd->add_option("--model", a->model, "Preset name or Hugging Face checkpoint directory")
       ->capture_default_str();
-  cmd->add_option("--dtype", a->dtype, "fp32|fp16|bf16")->capture_default_str();
+  cmd->add_option("--dtype", a->dtype, "Weight dtype: fp32|fp16|bf16|int8|int4")
+      ->capture_default_str();
   cmd->add_option("--backend", a->backend, "auto|cpu|cuda")->capture_default_str();
   cmd->add_option("--threads", a->threads, "CPU threads (0: the runtime's default)");
   cmd->add_option("--seed", a->seed, "Seed of random weights")->capture_default_str();
@@ -178,6 +222,9 @@ void add_serve_command(CLI::App& root, CommandContext& ctx) {
   cmd->add_option("--max-num-batched-tokens", a->sched.max_num_batched_tokens,
                   "Rows (tokens) per engine step")
       ->capture_default_str();
+  a->sched.prefix_caching = true;  // as vLLM V1: see docs/serving.md, "Prefix caching"
+  cmd->add_flag("--enable-prefix-caching,!--no-prefix-caching", a->sched.prefix_caching,
+                "Reuse cached KV blocks of shared prompt prefixes (default: on)");
   cmd->add_flag("--no-chunked-prefill", a->no_chunked_prefill,
                 "Run each prompt whole in one step (prompts over the token budget are refused)");
   cmd->add_option("--kv-block-size", a->sched.block_size, "Positions per KV block")
@@ -189,8 +236,15 @@ void add_serve_command(CLI::App& root, CommandContext& ctx) {
   cmd->add_option("--max-waiting", a->serve.max_waiting,
                   "Queued requests beyond this are refused with 429")
       ->capture_default_str();
-  cmd->add_option("--http-threads", a->serve.http_threads, "Concurrent HTTP connections")
+  cmd->add_option("--http-threads", a->serve.http_threads,
+                  "HTTP worker threads: completions answered at once (1..1024)")
       ->capture_default_str();
+  cmd->add_option("--max-connections", a->serve.max_connections,
+                  "Open connections; one more is answered 503 (1..65536)")
+      ->capture_default_str();
+  cmd->add_option("--chat-template", a->chat_template,
+                  "Chat template: " + chat_template_names() +
+                      " (default: the checkpoint's tokenizer_config.json, or the preset's)");
   cmd->add_option("--shutdown-timeout", a->shutdown_timeout_s,
                   "Seconds in-flight requests get after SIGINT/SIGTERM before they are aborted")
       ->capture_default_str();

@@ -1,7 +1,9 @@
 // Parsing POST /v1/completions bodies (see completion_request.h).
 #include "tools/serve/completion_request.h"
 
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 namespace llmbench {
 
@@ -16,7 +18,17 @@ std::string error_json(const ApiError& e) {
 namespace {
 
 ApiError bad(const std::string& param, const std::string& message) {
-  return ApiError(400, message, "invalid_request_error", param);
+  return bad_request(param, message);
+}
+
+// An integer, or a JSON number with an integral value (2.0); nullopt for anything else.
+std::optional<std::int64_t> integral(const json& v) {
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.0e15) return std::int64_t(d);
+  }
+  return std::nullopt;
 }
 
 // A sampling option we do not implement: absent, null, or its greedy/neutral value is fine.
@@ -33,9 +45,9 @@ void refuse_unless(const json& body, const char* name, const json& neutral) {
 int int_field(const json& body, const char* name, int fallback, int lo, int hi) {
   auto it = body.find(name);
   if (it == body.end() || it->is_null()) return fallback;
-  if (!it->is_number_integer())
-    throw bad(name, std::string("'") + name + "' must be an integer");
-  const auto v = it->get<std::int64_t>();
+  const auto parsed = integral(*it);
+  if (!parsed) throw bad(name, std::string("'") + name + "' must be an integer");
+  const auto v = *parsed;
   if (v < lo || v > hi)
     throw bad(name, std::string("'") + name + "' must be in [" + std::to_string(lo) + ", " +
                         std::to_string(hi) + "]; got " + std::to_string(v));
@@ -49,10 +61,40 @@ bool bool_field(const json& body, const char* name, bool fallback) {
   return it->get<bool>();
 }
 
+// The prompt array: token ids, or a one-element array holding a string or an id array.
+std::vector<std::int32_t> array_prompt(const json& p, const Tokenizer& tok) {
+  const json* ids = &p;
+  if (p.size() == 1 && (p[0].is_string() || p[0].is_array())) ids = &p[0];
+  if (ids->is_string()) return tok.encode(ids->get<std::string>());
+  bool has_string = false, has_number = false;
+  for (const json& v : *ids) {
+    has_string |= v.is_string();
+    has_number |= v.is_number();
+  }
+  if (has_string && has_number)
+    throw bad("prompt", "'prompt' mixes token ids and strings; send one string or an array of "
+                        "integer token ids");
+  std::vector<std::int32_t> prompt;
+  for (const json& v : *ids) {
+    if (v.is_array() || v.is_string())
+      throw bad("prompt", "several prompts in one request are not supported; send one "
+                          "request per prompt");
+    const auto id = integral(v);
+    if (!id) throw bad("prompt", "'prompt' must be a string or an array of integer token ids");
+    if (*id < INT32_MIN || *id > INT32_MAX)
+      throw bad("prompt", "prompt token id " + std::to_string(*id) + " is out of range");
+    prompt.push_back(std::int32_t(*id));
+  }
+  return prompt;
+}
+
 }  // namespace
 
-CompletionRequest parse_completion_request(const std::string& body_text,
-                                           const Tokenizer& tok) {
+ApiError bad_request(const std::string& param, const std::string& message) {
+  return ApiError(400, message, "invalid_request_error", param);
+}
+
+json parse_body_object(const std::string& body_text) {
   json body;
   try {
     body = json::parse(body_text);
@@ -60,42 +102,44 @@ CompletionRequest parse_completion_request(const std::string& body_text,
     throw bad("", std::string("the body is not valid JSON: ") + e.what());
   }
   if (!body.is_object()) throw bad("", "the body must be a JSON object");
+  return body;
+}
+
+CompletionRequest parse_completion_request(const std::string& body_text,
+                                           const Tokenizer& tok) {
+  const json body = parse_body_object(body_text);
   CompletionRequest r;
-  if (auto it = body.find("model"); it != body.end() && !it->is_null()) {
-    if (!it->is_string()) throw bad("model", "'model' must be a string");
-    r.model = it->get<std::string>();
-  }
 
   auto p = body.find("prompt");
   if (p == body.end() || p->is_null()) throw bad("prompt", "'prompt' is required");
   if (p->is_string()) {
     r.prompt = tok.encode(p->get<std::string>());
   } else if (p->is_array()) {
-    // An array of token ids; a one-element array holding a string or an id array is the same
-    // single prompt. Several prompts in one request are not supported.
-    const json* ids = &*p;
-    if (p->size() == 1 && ((*p)[0].is_string() || (*p)[0].is_array())) ids = &(*p)[0];
-    if (ids->is_string()) {
-      r.prompt = tok.encode(ids->get<std::string>());
-    } else {
-      for (const json& v : *ids) {
-        if (v.is_array() || v.is_string())
-          throw bad("prompt", "several prompts in one request are not supported; send one "
-                              "request per prompt");
-        if (!v.is_number_integer())
-          throw bad("prompt", "'prompt' must be a string or an array of integer token ids");
-        const auto id = v.get<std::int64_t>();
-        if (id < INT32_MIN || id > INT32_MAX)
-          throw bad("prompt", "prompt token id " + std::to_string(id) + " is out of range");
-        r.prompt.push_back(std::int32_t(id));
-      }
-    }
+    r.prompt = array_prompt(*p, tok);
   } else {
     throw bad("prompt", "'prompt' must be a string or an array of integer token ids");
   }
   if (r.prompt.empty()) throw bad("prompt", "'prompt' is empty");
+  parse_common_fields(body, r);
+  return r;
+}
 
+void parse_common_fields(const json& body, CompletionRequest& r) {
+  if (auto it = body.find("model"); it != body.end() && !it->is_null()) {
+    if (!it->is_string()) throw bad("model", "'model' must be a string");
+    r.model = it->get<std::string>();
+  }
+  // max_completion_tokens is OpenAI's current name; max_tokens the older one. Both: equal.
+  const bool has_new = body.contains("max_completion_tokens") &&
+                       !body["max_completion_tokens"].is_null();
   r.max_tokens = int_field(body, "max_tokens", 16, 1, 1 << 30);
+  if (has_new) {
+    const int n = int_field(body, "max_completion_tokens", 16, 1, 1 << 30);
+    if (body.contains("max_tokens") && !body["max_tokens"].is_null() && n != r.max_tokens)
+      throw bad("max_completion_tokens",
+                "'max_tokens' and 'max_completion_tokens' differ; send one of them");
+    r.max_tokens = n;
+  }
   r.stream = bool_field(body, "stream", false);
   r.ignore_eos = bool_field(body, "ignore_eos", false);
   if (auto it = body.find("stream_options"); it != body.end() && !it->is_null()) {
@@ -115,7 +159,9 @@ CompletionRequest parse_completion_request(const std::string& body_text,
   }
   refuse_unless(body, "n", 1);
   refuse_unless(body, "best_of", 1);
-  refuse_unless(body, "logprobs", json(nullptr));
+  if (!body.contains("logprobs") || body["logprobs"] != false)  // chat's logprobs is a bool
+    refuse_unless(body, "logprobs", json(nullptr));
+  refuse_unless(body, "top_logprobs", json(nullptr));
   refuse_unless(body, "echo", false);
   refuse_unless(body, "presence_penalty", 0);
   refuse_unless(body, "frequency_penalty", 0);
@@ -129,7 +175,6 @@ CompletionRequest parse_completion_request(const std::string& body_text,
   if (auto it = body.find("logit_bias"); it != body.end() && !it->is_null() &&
                                          !(it->is_object() && it->empty()))
     throw bad("logit_bias", "'logit_bias' is not supported");
-  return r;
 }
 
 }  // namespace llmbench

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "tools/serve/tokenizer.h"
 
 namespace llmbench {
@@ -30,7 +32,7 @@ std::string error_json(const ApiError& e);
 struct CompletionRequest {
   std::string model;                // as sent (may be empty)
   std::vector<std::int32_t> prompt;  // token ids (a text prompt is encoded)
-  int max_tokens = 16;              // OpenAI's default
+  int max_tokens = 16;              // max_tokens or max_completion_tokens (OpenAI's default 16)
   bool stream = false;
   bool include_usage = false;       // stream_options.include_usage
   bool ignore_eos = false;          // extension (vLLM's name)
@@ -40,6 +42,14 @@ struct CompletionRequest {
 // best_of > 1, logprobs, echo, stop, penalties, logit_bias, suffix, top_k > 1, min_tokens > 0,
 // ...) are refused with a 400 naming the parameter. An absent temperature means greedy.
 // Unknown fields are ignored, as OpenAI-compatible servers do.
+// Integer fields accept integer-valued JSON numbers (2.0 is 2).
 CompletionRequest parse_completion_request(const std::string& body, const Tokenizer& tok);
+
+// Shared by /v1/completions and /v1/chat/completions: the body parsed as a JSON object (400
+// otherwise), and every field but the prompt (model, max_tokens / max_completion_tokens,
+// stream, stream_options, ignore_eos, the sampling refusals) read into `r`.
+nlohmann::json parse_body_object(const std::string& body_text);
+void parse_common_fields(const nlohmann::json& body, CompletionRequest& r);
+ApiError bad_request(const std::string& param, const std::string& message);
 
 }  // namespace llmbench

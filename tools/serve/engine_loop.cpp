@@ -120,12 +120,14 @@ void EngineLoop::finish_stream(RequestId id, StreamEvent e, const RequestTimes& 
   if (it == streams_.end()) return;
   e.prompt_tokens = it->second.prompt_tokens;  // an abort carries no counts of its own
   e.completion_tokens = std::max(e.completion_tokens, it->second.completion_tokens);
+  e.cached_tokens = std::max(e.cached_tokens, it->second.cached_tokens);
   switch (e.finish) {
     case FinishReason::kLength: ++counters_.finished_length; break;
     case FinishReason::kStop: ++counters_.finished_stop; break;
     default: ++counters_.finished_abort; break;
   }
-  const ServedRequest record{id, e.prompt_tokens, e.completion_tokens, e.finish, times};
+  const ServedRequest record{id, e.prompt_tokens, e.completion_tokens, e.finish, times,
+                              e.cached_tokens};
   if (log_) log_->on_request(record);
   append_bounded(requests_, record);
   it->second.stream->push(std::move(e));
@@ -211,12 +213,14 @@ void EngineLoop::run() {
       ev.token = u.token;
       ev.finish = u.finish;
       ev.prompt_tokens = u.prompt_tokens;
+      ev.cached_tokens = u.cached_tokens;
       ev.completion_tokens = u.completion_tokens;
       ++counters_.generation_tokens_total;
       if (u.finish != FinishReason::kNone) {
         finish_stream(u.id, std::move(ev), u.times);
       } else if (auto it = streams_.find(u.id); it != streams_.end()) {
         it->second.completion_tokens = u.completion_tokens;
+        it->second.cached_tokens = u.cached_tokens;
         it->second.stream->push(std::move(ev));
       }
     }
@@ -231,6 +235,9 @@ void EngineLoop::run() {
     counters_.running = scheduler_.running();
     counters_.waiting = scheduler_.waiting() + int(inbox_.size());
     counters_.kv_blocks_used = scheduler_.blocks_used();
+    counters_.kv_blocks_cached = scheduler_.blocks_cached();
+    counters_.prefix_query_tokens_total = scheduler_.prefix_query_tokens();
+    counters_.prefix_hit_tokens_total = scheduler_.prefix_hit_tokens();
   }
 }
 

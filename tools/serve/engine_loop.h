@@ -26,6 +26,7 @@ struct StreamEvent {
   std::optional<std::int32_t> token;
   FinishReason finish = FinishReason::kNone;
   int prompt_tokens = 0;
+  int cached_tokens = 0;  // of the prompt, from the prefix cache
   int completion_tokens = 0;
   std::string error;  // set when the engine failed (finish is then kAbort)
 };
@@ -49,6 +50,7 @@ struct ServedRequest {
   int prompt_tokens = 0, completion_tokens = 0;
   FinishReason finish = FinishReason::kNone;
   RequestTimes times;
+  int cached_tokens = 0;  // prompt tokens whose k/v came from the prefix cache
 };
 
 // Receives each engine step and each finished request as it happens, on the engine thread
@@ -68,6 +70,9 @@ struct EngineCounters {
   std::int64_t prompt_tokens_total = 0;      // prompt tokens run (prefill rows)
   std::int64_t generation_tokens_total = 0;  // tokens generated
   std::int64_t finished_length = 0, finished_stop = 0, finished_abort = 0;
+  std::int64_t prefix_query_tokens_total = 0;  // prompt tokens looked up in the prefix cache
+  std::int64_t prefix_hit_tokens_total = 0;    // of which found cached
+  int kv_blocks_cached = 0;                    // blocks holding a cached prefix
   std::int64_t steps_total = 0;
   std::int64_t step_ns_total = 0, forward_ns_total = 0;  // host overhead = step - forward
 };
@@ -117,7 +122,7 @@ class EngineLoop {
   std::vector<RequestId> cancels_;
   struct Live {  // a request queued or running
     std::shared_ptr<RequestStream> stream;
-    int prompt_tokens = 0, completion_tokens = 0;
+    int prompt_tokens = 0, completion_tokens = 0, cached_tokens = 0;
   };
   std::map<RequestId, Live> streams_;
   EngineCounters counters_;

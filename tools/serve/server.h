@@ -1,17 +1,16 @@
 // `llmbench serve`: an OpenAI-compatible HTTP server over the continuous-batching engine
-// (cpp-httplib, Debian libcpp-httplib-dev). Endpoints (docs/serving.md):
-//   POST /v1/completions   greedy completions, JSON or server-sent events (stream: true)
-//   GET  /v1/models        the one served model
-//   GET  /health           200 while serving, 503 while shutting down
-//   GET  /metrics          Prometheus text: running / waiting requests, KV blocks, tokens, steps
-// One engine thread (engine_loop.h) runs the steps; each HTTP request waits on its own stream.
-// A client that disconnects mid-stream is cancelled and its blocks freed at the next step
-// boundary. shutdown() stops accepting (new completions get 503, /health 503), lets in-flight
-// requests finish for a grace period, aborts the rest (their streams end with finish_reason
-// "abort" and [DONE]), and only then closes the listening socket: cpp-httplib ends every
-// chunked response at once when its server stops, so closing first would cut streams.
-// Writing to a closed socket must not kill the process: constructing a Server ignores SIGPIPE
-// (process-wide).
+// (its own HTTP/1.x layer, http_server.h). Endpoints (docs/serving.md):
+//   POST /v1/completions        greedy completions, JSON or server-sent events (stream: true)
+//   POST /v1/chat/completions   the same for `messages`, rendered with the chat template
+//   GET  /v1/models, /v1/models/{id}   the one served model
+//   GET  /health                200 while serving, 503 while shutting down
+//   GET  /metrics               Prometheus text: running / waiting requests, KV blocks, tokens
+// /health and /metrics are answered on the HTTP I/O thread (they never wait for a worker);
+// completions run on a worker that waits on the request's stream from the engine thread
+// (engine_loop.h). A client that disconnects mid-stream is cancelled and its blocks freed at
+// the next step boundary. shutdown() stops accepting (new completions get 503, /health 503),
+// lets in-flight requests finish for a grace period, aborts the rest (an aborted stream ends
+// with an error event and [DONE]), and only then stops the HTTP server.
 // Not here: loading the model or the CLI (tools/cli/cmd_serve.cpp).
 #pragma once
 #include <atomic>
@@ -19,14 +18,16 @@
 #include <memory>
 #include <string>
 
+#include <optional>
+
 #include "engine/model/model.h"
 #include "engine/serving/scheduler.h"
+#include "tools/serve/chat_template.h"
+#include "tools/serve/completion_request.h"
+#include "tools/serve/completion_response.h"
 #include "tools/serve/engine_loop.h"
+#include "tools/serve/http_server.h"
 #include "tools/serve/tokenizer.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace llmbench {
 
@@ -35,10 +36,15 @@ struct ServeOptions {
   int port = 8000;               // 0: an ephemeral port (bind() says which)
   std::string model_name;        // what /v1/models lists and requests may name
   int max_waiting = 256;         // queued requests beyond this get 429
-  int http_threads = 64;         // concurrent connections served
+  int http_threads = 64;         // worker threads: completions answered at once
+  int max_connections = 256;     // open connections; one more is answered 503
+  std::chrono::milliseconds head_timeout{10000};  // a request head must arrive within this
+  std::size_t max_body_bytes = std::size_t(64) << 20;  // larger bodies get 413
   int omp_threads = 0;           // the engine thread's OpenMP threads (0: the runtime's default)
   // A SentencePiece tokenizer.model for text prompts ("": the byte-level mapping; tokenizer.h).
   std::string tokenizer_model;
+  // The chat template (nullopt: /v1/chat/completions answers 400 saying how to choose one).
+  std::optional<ChatTemplate> chat_template;
 };
 
 class Server {
@@ -46,7 +52,8 @@ class Server {
   Server(const Model& model, const SchedulerOptions& scheduler, const ServeOptions& options);
   ~Server();
 
-  // Binds the listening socket; returns the port. Throws Error when it cannot.
+  // Binds the listening socket; returns the port. Throws BadInput naming the address when
+  // it cannot (in use, not local).
   int bind();
   // Serves until shutdown(); call from one thread after bind().
   void serve();
@@ -62,13 +69,30 @@ class Server {
 
  private:
   void routes();
+  // Route handlers.
+  void handle_health(const HttpRequest& req, HttpResponse& res);
+  void handle_models(const HttpRequest& req, HttpResponse& res);
+  void handle_model(const HttpRequest& req, HttpResponse& res);
+  void handle_metrics(const HttpRequest& req, HttpResponse& res);
+  void handle_completions(const HttpRequest& req, HttpResponse& res);
+  void handle_chat(const HttpRequest& req, HttpResponse& res);
+  // Shared by both completion APIs (server_answer.cpp): checks, queues and answers a parsed
+  // request, whole or as server-sent events.
+  void answer(CompletionRequest r, bool chat, HttpResponse& res);
+  void answer_whole(RequestId id, RequestStream& stream, const ResponseShape& shape,
+                    HttpResponse& res);
+  // The one SSE writer: token chunks as the engine produces them, then usage and [DONE].
+  void answer_stream(RequestId id, RequestStream& stream, const ResponseShape& shape,
+                     bool include_usage, HttpResponse& res);
+  void send_error(HttpResponse& res, const ApiError& e, const HttpHeaders& extra = {});
+  nlohmann::json model_json() const;
 
   const Model& model_;
   ServeOptions opt_;
   Tokenizer tokenizer_;
   std::chrono::steady_clock::time_point origin_;
   std::unique_ptr<EngineLoop> engine_;
-  std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<HttpServer> http_;
   std::atomic<bool> draining_{false};
   std::atomic<int> active_handlers_{0};  // completions being answered (streams until released)
   std::atomic<std::uint64_t> completion_ids_{0};

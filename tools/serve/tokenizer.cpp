@@ -84,6 +84,17 @@ std::vector<std::int32_t> Tokenizer::encode(std::string_view text) const {
   return ids;
 }
 
+std::optional<std::int32_t> Tokenizer::special_id(std::string_view piece) const {
+#ifdef LLMBENCH_HAVE_SENTENCEPIECE
+  if (sp_) {
+    const int id = sp_->proc.PieceToId(piece);
+    if (id >= 0 && !sp_->proc.IsUnknown(id) && sp_->proc.IdToPiece(id) == piece) return id;
+  }
+#endif
+  (void)piece;
+  return std::nullopt;
+}
+
 std::string Tokenizer::decode(std::int32_t id) const {
 #ifdef LLMBENCH_HAVE_SENTENCEPIECE
   if (sp_) {

@@ -15,6 +15,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,9 @@ class Tokenizer {
   std::string name() const;
   bool is_sentencepiece() const { return sp_ != nullptr; }
   std::vector<std::int32_t> encode(std::string_view text) const;
+  // The id of a special token written as text in a chat template ("<s>", "<|im_start|>"), when
+  // this tokenizer has it as one piece; nullopt otherwise (the byte mapping never has).
+  std::optional<std::int32_t> special_id(std::string_view piece) const;
   // One streamed token.
   std::string decode(std::int32_t id) const;
   // A whole completion.
