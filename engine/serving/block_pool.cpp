@@ -41,7 +41,12 @@ bool BlockPool::allocate(int n, std::vector<std::int32_t>& blocks) {
 }
 
 void BlockPool::release(std::vector<std::int32_t>& blocks) {
-  for (auto b : blocks) {
+  // Tail first (as vLLM frees): a sequence's last block joins the LRU list before its first, so
+  // under pressure a cached prefix is shortened from its end. Evicting the head first would make
+  // every later block of the chain unreachable (a lookup stops at the first miss) while they
+  // still sit in the cache, and the head is the block other prompts are most likely to share.
+  for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
+    const std::int32_t b = *it;
     const auto i = std::size_t(b);
     LLMBENCH_CHECK(refs_[i] > 0, "block pool: a block was released twice");
     if (--refs_[i] > 0) continue;
@@ -55,9 +60,12 @@ void BlockPool::release(std::vector<std::int32_t>& blocks) {
 }
 
 std::uint64_t BlockPool::chain_hash(std::uint64_t parent, const std::int32_t* tokens, int n) {
-  // FNV-1a over the parent hash and the tokens' bytes, then a final avalanche (splitmix64):
-  // equal hashes are then checked against the stored tokens, so quality only matters for speed.
-  std::uint64_t h = 1469598103934665603ull ^ parent;
+  // FNV-1a over the parent hash's and the tokens' bytes, then a final avalanche (splitmix64).
+  // The parent enters only through its bytes: seeding with it as well let the first byte cancel
+  // it (parents 0 and 7 hashed alike), and a lookup trusts the parent hash for the whole prefix
+  // before this block (find() compares this block's tokens and its parent's hash, not the
+  // tokens of every earlier block).
+  std::uint64_t h = 1469598103934665603ull;
   auto mix = [&h](std::uint32_t v) {
     for (int k = 0; k < 4; ++k) {
       h ^= (v >> (8 * k)) & 0xffu;
@@ -71,9 +79,10 @@ std::uint64_t BlockPool::chain_hash(std::uint64_t parent, const std::int32_t* to
   return h == 0 ? 1 : h;  // 0 is "no parent"
 }
 
-std::int32_t BlockPool::find(std::uint64_t hash, const std::int32_t* tokens) const {
+std::int32_t BlockPool::find(std::uint64_t hash, std::uint64_t parent,
+                             const std::int32_t* tokens) const {
   auto it = by_hash_.find(hash);
-  if (it == by_hash_.end()) return -1;
+  if (it == by_hash_.end() || it->second.parent != parent) return -1;
   return std::equal(it->second.tokens.begin(), it->second.tokens.end(), tokens) ? it->second.id
                                                                                 : -1;
 }
@@ -86,7 +95,7 @@ BlockPool::Match BlockPool::lookup(const std::vector<std::int32_t>& tokens, int 
   for (int b = 0; b < full; ++b) {
     const std::int32_t* t = tokens.data() + std::size_t(b) * block_size_;
     const std::uint64_t h = chain_hash(parent, t, block_size_);
-    const std::int32_t id = find(h, t);
+    const std::int32_t id = find(h, parent, t);
     if (id < 0) break;
     ++m.blocks;
     if (refs_[std::size_t(id)] == 0) ++m.free_blocks;
@@ -99,7 +108,9 @@ BlockPool::Match BlockPool::lookup(const std::vector<std::int32_t>& tokens, int 
 void BlockPool::take(const Match& m, const std::vector<std::int32_t>& tokens,
                      std::vector<std::int32_t>& blocks) {
   for (int b = 0; b < m.blocks; ++b) {
-    const std::int32_t id = find(m.hashes[std::size_t(b)], tokens.data() + std::size_t(b) * block_size_);
+    const std::uint64_t parent = b > 0 ? m.hashes[std::size_t(b) - 1] : 0;
+    const std::int32_t id =
+        find(m.hashes[std::size_t(b)], parent, tokens.data() + std::size_t(b) * block_size_);
     LLMBENCH_CHECK(id >= 0, "block pool: a matched prefix block was evicted before take()");
     const auto i = std::size_t(id);
     if (refs_[i]++ == 0) {  // revived from the LRU list
@@ -109,12 +120,13 @@ void BlockPool::take(const Match& m, const std::vector<std::int32_t>& tokens,
   }
 }
 
-bool BlockPool::register_block(std::int32_t id, std::uint64_t hash, const std::int32_t* tokens) {
+bool BlockPool::register_block(std::int32_t id, std::uint64_t hash, std::uint64_t parent,
+                               const std::int32_t* tokens) {
   if (!prefix_caching_) return false;
   const auto i = std::size_t(id);
   if (registered_[i]) return hash_of_[i] == hash;
   if (by_hash_.count(hash)) return false;  // another block holds this prefix
-  by_hash_.emplace(hash, Cached{id, std::vector<std::int32_t>(tokens, tokens + block_size_)});
+  by_hash_.emplace(hash, Cached{id, parent, std::vector<std::int32_t>(tokens, tokens + block_size_)});
   hash_of_[i] = hash;
   registered_[i] = true;
   return true;

@@ -12,7 +12,8 @@
 // sequences is shared, never copied (a reference count), and only full blocks are shared, so
 // no sequence ever writes into a shared block. A block whose last reference goes keeps its
 // contents and hash, on an LRU list, until an allocation needs it (blocks never cached are
-// handed out first, then the least recently freed cached one, whose hash is dropped).
+// handed out first, then the least recently freed cached one, whose hash is dropped). A
+// sequence's blocks are freed tail first, so eviction shortens a cached prefix from its end.
 #pragma once
 #include <cstdint>
 #include <list>
@@ -58,17 +59,22 @@ class BlockPool {
   // appends their ids to `blocks`.
   void take(const Match& m, const std::vector<std::int32_t>& tokens,
             std::vector<std::int32_t>& blocks);
-  // Registers block `id` (full, its k and v written) under `hash` with its `tokens`; false
-  // when another block already holds that prefix (this one stays private).
-  bool register_block(std::int32_t id, std::uint64_t hash, const std::int32_t* tokens);
+  // Registers block `id` (full, its k and v written) under `hash` = chain_hash(parent, tokens)
+  // with its `parent` hash (0 for a first block) and `tokens`; false when another block already
+  // holds that prefix (this one stays private).
+  bool register_block(std::int32_t id, std::uint64_t hash, std::uint64_t parent,
+                      const std::int32_t* tokens);
 
  private:
   struct Cached {
     std::int32_t id;
-    std::vector<std::int32_t> tokens;  // compared on lookup: a hash collision is never a hit
+    std::uint64_t parent;              // the parent block's hash (0: a first block)
+    std::vector<std::int32_t> tokens;  // compared on lookup with `parent`: a hash collision of
+                                       // this block is never a hit
   };
-  // The cached block for `hash` holding exactly `tokens`, or -1.
-  std::int32_t find(std::uint64_t hash, const std::int32_t* tokens) const;
+  // The cached block for `hash` whose parent hashed to `parent` and that holds exactly
+  // `tokens`, or -1.
+  std::int32_t find(std::uint64_t hash, std::uint64_t parent, const std::int32_t* tokens) const;
 
   int n_blocks_, block_size_;
   bool prefix_caching_;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include "engine/serving/block_pool.h"
 #include "engine/model/cpu_backend.h"
@@ -160,21 +161,28 @@ TEST_F(PrefixCache, RequestsSharingAPrefixStillBeingPrefilledAreCorrect) {
   compare(o, reqs);
 }
 
-TEST(BlockPoolPrefix, HashesChainRefsCountAndEvictionIsLru) {
+TEST(BlockPoolPrefix, HashesChainRefsCountAndEvictionIsLruTailFirst) {
   BlockPool pool(4, 2, true);
   const std::vector<std::int32_t> t = {1, 2, 3, 4, 5, 6};
-  EXPECT_NE(BlockPool::chain_hash(0, t.data(), 2), BlockPool::chain_hash(7, t.data(), 2));
+  // The parent hash changes the hash for every parent, small ones included (a seed xor once let
+  // the parent's low byte cancel: parents 0 and 7 hashed alike).
+  std::set<std::uint64_t> seen;
+  for (std::uint64_t parent = 0; parent < 1024; ++parent)
+    seen.insert(BlockPool::chain_hash(parent, t.data(), 2));
+  EXPECT_EQ(seen.size(), 1024u);
   std::vector<std::int32_t> a;
   ASSERT_TRUE(pool.allocate(3, a));
   std::uint64_t h = 0;
   for (int b = 0; b < 3; ++b) {
-    h = BlockPool::chain_hash(h, t.data() + 2 * b, 2);
-    EXPECT_TRUE(pool.register_block(a[std::size_t(b)], h, t.data() + 2 * b));
+    const std::uint64_t parent = h;
+    h = BlockPool::chain_hash(parent, t.data() + 2 * b, 2);
+    EXPECT_TRUE(pool.register_block(a[std::size_t(b)], h, parent, t.data() + 2 * b));
   }
   EXPECT_EQ(pool.cached(), 3);
   const BlockPool::Match m = pool.lookup(t, 3);
   EXPECT_EQ(m.blocks, 3);
   EXPECT_EQ(m.free_blocks, 0);
+  EXPECT_EQ(pool.lookup({9, 9, 3, 4}, 2).blocks, 0);  // block 2's tokens after another prefix
   std::vector<std::int32_t> b;
   pool.take(m, t, b);  // shared: the same ids, never copies
   EXPECT_EQ(b, a);
@@ -183,11 +191,25 @@ TEST(BlockPoolPrefix, HashesChainRefsCountAndEvictionIsLru) {
   pool.release(b);
   EXPECT_EQ(pool.used(), 0);
   EXPECT_EQ(pool.cached(), 3);  // kept until needed
+  EXPECT_EQ(pool.lookup(t, 3).free_blocks, 3);
   EXPECT_EQ(pool.lookup({1, 2, 9, 9}, 2).blocks, 1);  // a different second block
   std::vector<std::int32_t> c;
-  ASSERT_TRUE(pool.allocate(2, c));  // the never-cached block first, then the LRU one
+  ASSERT_TRUE(pool.allocate(2, c));  // the never-cached block first, then the LRU one: the
+  EXPECT_EQ(c, (std::vector<std::int32_t>{0, a[2]}));  // tail, freed first (tail-first release)
   EXPECT_EQ(pool.cached(), 2);
-  EXPECT_EQ(pool.lookup(t, 3).blocks, 0);  // the first block (freed first) was evicted
+  EXPECT_EQ(pool.lookup(t, 3).blocks, 2);  // the prefix lost its end, not its head
+  // A revived block is used again: freeing it puts it behind the older cached one.
+  std::vector<std::int32_t> d;
+  pool.take(pool.lookup(t, 1), t, d);
+  EXPECT_EQ(d, (std::vector<std::int32_t>{a[0]}));
+  pool.release(d);
+  pool.release(c);
+  std::vector<std::int32_t> e;
+  ASSERT_TRUE(pool.allocate(3, e));  // c's two (never cached again), then a[1], the LRU one
+  EXPECT_EQ(pool.lookup(t, 3).blocks, 1);
+  EXPECT_EQ(pool.cached(), 1);
+  EXPECT_FALSE(pool.allocate(2, e));  // one block left: nothing taken
+  EXPECT_EQ(pool.free(), 1);
 }
 
 }  // namespace
