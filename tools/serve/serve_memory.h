@@ -1,6 +1,6 @@
 // The memory `llmbench serve` needs, estimated from its flags before anything is allocated:
 // the weights, the paged KV pool, and the ragged step's activations (sized for
-// --max-num-batched-tokens rows and --max-num-seqs sequences), as engine/ragged_forward.cpp
+// --max-num-batched-tokens rows and --max-num-seqs sequences), as engine/model/ragged_forward.cpp
 // allocates them. `serve` refuses (exit 2) what does not fit, as `run` does for a case.
 // Not here: allocation (the Scheduler does it).
 #pragma once
