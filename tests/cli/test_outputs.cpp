@@ -322,10 +322,15 @@ std::set<std::string> help_flags(const std::string& args) {
   const Result r = run_llmbench(args + " --help");
   EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
   std::set<std::string> out;
-  const std::regex option(R"(^\s+(?:-\w,)?(--[a-z0-9-]+))");
+  // Every long name of an option line: a flag with a negation (--a,--no-a) lists both.
+  const std::regex option(R"(^\s+(?:-\w,)?(--[a-z0-9-]+(?:,--[a-z0-9-]+)*))");
+  const std::regex name("--[a-z0-9-]+");
   for (const auto& line : lines(r.out)) {
     std::smatch m;
-    if (std::regex_search(line, m, option) && m[1] != "--help") out.insert(m[1]);
+    if (!std::regex_search(line, m, option)) continue;
+    const std::string names = m[1];
+    for (std::sregex_iterator it(names.begin(), names.end(), name), end; it != end; ++it)
+      if (it->str() != "--help") out.insert(it->str());
   }
   return out;
 }

@@ -15,14 +15,14 @@
 namespace llmbench {
 namespace {
 
-const std::vector<ChatMessage> kConversation = {
+const std::vector<TemplateMessage> kConversation = {
     {"system", "You are terse."},
     {"user", "Hi there"},
     {"assistant", "Hello."},
     {"user", " Count to 3. "},
 };
 
-std::string render(const char* name, const std::vector<ChatMessage>& m = kConversation) {
+std::string render(const char* name, const std::vector<TemplateMessage>& m = kConversation) {
   return render_chat(*chat_template_by_name(name), m);
 }
 

@@ -27,12 +27,12 @@ std::string message_content(const json& m, std::size_t i) {
   return text;
 }
 
-std::vector<ChatMessage> parse_messages(const json& body) {
+std::vector<TemplateMessage> parse_messages(const json& body) {
   auto it = body.find("messages");
   if (it == body.end() || it->is_null()) throw bad_request("messages", "'messages' is required");
   if (!it->is_array() || it->empty())
     throw bad_request("messages", "'messages' must be a non-empty array of messages");
-  std::vector<ChatMessage> out;
+  std::vector<TemplateMessage> out;
   for (std::size_t i = 0; i < it->size(); ++i) {
     const json& m = (*it)[i];
     if (!m.is_object() || !m.contains("role") || !m["role"].is_string())
@@ -43,7 +43,7 @@ std::vector<ChatMessage> parse_messages(const json& body) {
     if (role != "system" && role != "user" && role != "assistant")
       throw bad_request("messages", "'messages[" + std::to_string(i) + "].role' = '" + role +
                                         "' is not supported (system, user, assistant)");
-    out.push_back(ChatMessage{role, message_content(m, i)});
+    out.push_back(TemplateMessage{role, message_content(m, i)});
   }
   return out;
 }
@@ -80,7 +80,7 @@ std::vector<std::int32_t> tokenize_chat(const std::string& rendered, ChatFamily 
 CompletionRequest parse_chat_request(const std::string& body_text, const ChatTemplate* tmpl,
                                      const Tokenizer& tok) {
   const json body = parse_body_object(body_text);
-  const std::vector<ChatMessage> messages = parse_messages(body);
+  const std::vector<TemplateMessage> messages = parse_messages(body);
   CompletionRequest r;
   parse_common_fields(body, r);
   if (!tmpl)

@@ -20,12 +20,12 @@ std::string strip(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \t\n\r\f\v") - b + 1);
 }
 
-const ChatMessage* leading_system(const std::vector<ChatMessage>& m) {
+const TemplateMessage* leading_system(const std::vector<TemplateMessage>& m) {
   return !m.empty() && m[0].role == "system" ? &m[0] : nullptr;
 }
 
 // user, assistant, user, ... after an optional leading system message (llama2, mistral).
-void require_alternation(const std::vector<ChatMessage>& m, std::size_t from, const char* family) {
+void require_alternation(const std::vector<TemplateMessage>& m, std::size_t from, const char* family) {
   for (std::size_t i = from; i < m.size(); ++i) {
     const char* want = (i - from) % 2 == 0 ? "user" : "assistant";
     if (m[i].role != want)
@@ -36,8 +36,8 @@ void require_alternation(const std::vector<ChatMessage>& m, std::size_t from, co
   }
 }
 
-std::string render_llama2(const std::vector<ChatMessage>& m) {
-  const ChatMessage* sys = leading_system(m);
+std::string render_llama2(const std::vector<TemplateMessage>& m) {
+  const TemplateMessage* sys = leading_system(m);
   const std::size_t from = sys ? 1 : 0;
   require_alternation(m, from, "llama2");
   std::string out;
@@ -50,36 +50,36 @@ std::string render_llama2(const std::vector<ChatMessage>& m) {
   return out;
 }
 
-std::string render_llama3(const std::vector<ChatMessage>& m) {
+std::string render_llama3(const std::vector<TemplateMessage>& m) {
   std::string out = "<|begin_of_text|>";
-  for (const ChatMessage& msg : m)
+  for (const TemplateMessage& msg : m)
     out += "<|start_header_id|>" + msg.role + "<|end_header_id|>\n\n" + strip(msg.content) +
            "<|eot_id|>";
   return out + "<|start_header_id|>assistant<|end_header_id|>\n\n";
 }
 
-std::string render_chatml(const std::vector<ChatMessage>& m, const std::string& default_system) {
+std::string render_chatml(const std::vector<TemplateMessage>& m, const std::string& default_system) {
   std::string out;
   if (!leading_system(m) && !default_system.empty())
     out += "<|im_start|>system\n" + default_system + "<|im_end|>\n";
-  for (const ChatMessage& msg : m) out += "<|im_start|>" + msg.role + "\n" + msg.content + "<|im_end|>\n";
+  for (const TemplateMessage& msg : m) out += "<|im_start|>" + msg.role + "\n" + msg.content + "<|im_end|>\n";
   return out + "<|im_start|>assistant\n";
 }
 
-std::string render_mistral(const std::vector<ChatMessage>& m) {
+std::string render_mistral(const std::vector<TemplateMessage>& m) {
   if (leading_system(m))
     throw ChatRenderError("the mistral chat template has no system role (Mistral-7B-Instruct "
                           "refuses one); put the instructions in the first user message");
   require_alternation(m, 0, "mistral");
   std::string out = "<s>";
-  for (const ChatMessage& msg : m)
+  for (const TemplateMessage& msg : m)
     out += msg.role == "user" ? "[INST] " + msg.content + " [/INST]" : msg.content + "</s>";
   return out;
 }
 
-std::string render_zephyr(const std::vector<ChatMessage>& m) {
+std::string render_zephyr(const std::vector<TemplateMessage>& m) {
   std::string out;
-  for (const ChatMessage& msg : m) out += "<|" + msg.role + "|>\n" + msg.content + "</s>\n";
+  for (const TemplateMessage& msg : m) out += "<|" + msg.role + "|>\n" + msg.content + "</s>\n";
   return out + "<|assistant|>\n";
 }
 
@@ -167,7 +167,7 @@ ChatTemplate preset_chat_template(std::string_view preset) {
   return *chat_template_by_name("chatml");
 }
 
-std::string render_chat(const ChatTemplate& t, const std::vector<ChatMessage>& messages) {
+std::string render_chat(const ChatTemplate& t, const std::vector<TemplateMessage>& messages) {
   switch (t.family) {
     case ChatFamily::kLlama2: return render_llama2(messages);
     case ChatFamily::kLlama3: return render_llama3(messages);

@@ -27,7 +27,7 @@ struct ChatTemplate {
   std::string name;            // "llama2", "llama3", "chatml", "qwen2", "mistral", "zephyr"
 };
 
-struct ChatMessage {
+struct TemplateMessage {
   std::string role;  // "system", "user" or "assistant"
   std::string content;
 };
@@ -51,7 +51,7 @@ struct ChatRenderError : std::invalid_argument {
 };
 
 // The prompt text of `messages`, ending with the generation prompt.
-std::string render_chat(const ChatTemplate& t, const std::vector<ChatMessage>& messages);
+std::string render_chat(const ChatTemplate& t, const std::vector<TemplateMessage>& messages);
 // The special tokens the family writes as text ("<s>", "<|im_start|>", ...), to be looked up
 // as single ids where the tokenizer has them.
 std::vector<std::string> chat_special_tokens(ChatFamily family);

@@ -30,12 +30,12 @@ const char* http_reason(int status) {
   }
 }
 
-HttpResponse::HttpResponse(int fd, int minor_version, bool keep_alive,
+HttpReply::HttpReply(int fd, int minor_version, bool keep_alive,
                            std::chrono::milliseconds write_timeout)
     : fd_(fd), minor_version_(minor_version), keep_alive_(keep_alive),
       write_timeout_(write_timeout) {}
 
-std::string HttpResponse::head(int status, std::string_view content_type,
+std::string HttpReply::head(int status, std::string_view content_type,
                                const HttpHeaders& extra) const {
   std::string h = "HTTP/1." + std::to_string(minor_version_) + " " + std::to_string(status) +
                   " " + http_reason(status) + "\r\n";
@@ -44,7 +44,7 @@ std::string HttpResponse::head(int status, std::string_view content_type,
   return h;
 }
 
-bool HttpResponse::send(int status, std::string_view content_type, std::string_view body,
+bool HttpReply::send(int status, std::string_view content_type, std::string_view body,
                         const HttpHeaders& extra) {
   started_ = true;
   std::string out = head(status, content_type, extra);
@@ -56,7 +56,7 @@ bool HttpResponse::send(int status, std::string_view content_type, std::string_v
   return write_all(out);
 }
 
-bool HttpResponse::start_stream(int status, std::string_view content_type,
+bool HttpReply::start_stream(int status, std::string_view content_type,
                                 const HttpHeaders& extra) {
   started_ = streaming_ = true;
   std::string out = head(status, content_type, extra);
@@ -71,7 +71,7 @@ bool HttpResponse::start_stream(int status, std::string_view content_type,
   return write_all(out);
 }
 
-bool HttpResponse::write(std::string_view data) {
+bool HttpReply::write(std::string_view data) {
   if (data.empty()) return !broken_;
   if (minor_version_ == 0) return write_all(data);
   char size[24];
@@ -82,19 +82,19 @@ bool HttpResponse::write(std::string_view data) {
   return write_all(out);
 }
 
-bool HttpResponse::end_stream() {
+bool HttpReply::end_stream() {
   if (!streaming_) return !broken_;
   streaming_ = false;
   return minor_version_ == 0 ? !broken_ : write_all("0\r\n\r\n");
 }
 
-bool HttpResponse::client_gone() const {
+bool HttpReply::client_gone() const {
   if (broken_) return true;
   pollfd p{fd_, POLLRDHUP, 0};
   return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
 }
 
-bool HttpResponse::write_all(std::string_view data) {
+bool HttpReply::write_all(std::string_view data) {
   if (broken_) return false;
   const auto deadline = std::chrono::steady_clock::now() + write_timeout_;
   while (!data.empty()) {

@@ -18,10 +18,10 @@ using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
 // "OK", "Not Found", ... ("Unknown" for a status without a phrase here).
 const char* http_reason(int status);
 
-class HttpResponse {
+class HttpReply {
  public:
   // `fd` is non-blocking and stays owned by the server.
-  HttpResponse(int fd, int minor_version, bool keep_alive, std::chrono::milliseconds write_timeout);
+  HttpReply(int fd, int minor_version, bool keep_alive, std::chrono::milliseconds write_timeout);
 
   // A whole response with Content-Length. False when the client could not take it.
   bool send(int status, std::string_view content_type, std::string_view body,

@@ -102,7 +102,7 @@ void HttpServer::wake() {
 }
 
 void HttpServer::refuse(int fd, int status, const std::string& message, const HttpHeaders& extra) {
-  HttpResponse res(fd, 1, false, std::chrono::milliseconds(1000));
+  HttpReply res(fd, 1, false, std::chrono::milliseconds(1000));
   res.send(status, opt_.error_content_type, opt_.error_body(status, message), extra);
 }
 
@@ -191,7 +191,7 @@ void HttpServer::dispatch(Conn& c, HttpRequest req) {
     }
   }
   if (!found) {
-    HttpResponse res(c.fd, req.minor_version, req.keep_alive, opt_.write_timeout);
+    HttpReply res(c.fd, req.minor_version, req.keep_alive, opt_.write_timeout);
     if (path_known)
       res.send(405, opt_.error_content_type,
                opt_.error_body(405, "method " + req.method + " is not allowed on " + req.target));
@@ -202,7 +202,7 @@ void HttpServer::dispatch(Conn& c, HttpRequest req) {
     return;
   }
   if (found->on_io_thread) {
-    HttpResponse res(c.fd, req.minor_version, req.keep_alive, std::chrono::milliseconds(1000));
+    HttpReply res(c.fd, req.minor_version, req.keep_alive, std::chrono::milliseconds(1000));
     found->handler(req, res);
     c.closing = !res.keep_alive();
     return;
@@ -225,7 +225,7 @@ void HttpServer::worker() {
       job = std::move(jobs_.front());
       jobs_.pop_front();
     }
-    HttpResponse res(job.conn->fd, job.request.minor_version, job.request.keep_alive,
+    HttpReply res(job.conn->fd, job.request.minor_version, job.request.keep_alive,
                      opt_.write_timeout);
     try {
       job.route->handler(job.request, res);

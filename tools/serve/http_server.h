@@ -31,7 +31,7 @@
 
 namespace llmbench {
 
-using HttpHandler = std::function<void(const HttpRequest&, HttpResponse&)>;
+using HttpHandler = std::function<void(const HttpRequest&, HttpReply&)>;
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";

@@ -89,11 +89,11 @@ void Server::routes() {
   s.route("POST", "/v1/chat/completions", std::bind(&Server::handle_chat, this, _1, _2));
 }
 
-void Server::send_error(HttpResponse& res, const ApiError& e, const HttpHeaders& extra) {
+void Server::send_error(HttpReply& res, const ApiError& e, const HttpHeaders& extra) {
   res.send(e.status, "application/json", error_json(e), extra);
 }
 
-void Server::handle_health(const HttpRequest&, HttpResponse& res) {
+void Server::handle_health(const HttpRequest&, HttpReply& res) {
   if (draining_) res.send(503, "application/json", R"({"status":"shutting down"})");
   else res.send(200, "application/json", R"({"status":"ok"})");
 }
@@ -106,12 +106,12 @@ json Server::model_json() const {
           {"max_model_len", engine_->options().max_len}};
 }
 
-void Server::handle_models(const HttpRequest&, HttpResponse& res) {
+void Server::handle_models(const HttpRequest&, HttpReply& res) {
   res.send(200, "application/json",
            dump_json({{"object", "list"}, {"data", json::array({model_json()})}}));
 }
 
-void Server::handle_model(const HttpRequest& req, HttpResponse& res) {
+void Server::handle_model(const HttpRequest& req, HttpReply& res) {
   const std::string id = req.target.substr(std::string("/v1/models/").size());
   if (id != opt_.model_name) {
     send_error(res, ApiError(404, "the model '" + id + "' does not exist; this server serves '" +
@@ -122,11 +122,11 @@ void Server::handle_model(const HttpRequest& req, HttpResponse& res) {
   res.send(200, "application/json", dump_json(model_json()));
 }
 
-void Server::handle_metrics(const HttpRequest&, HttpResponse& res) {
+void Server::handle_metrics(const HttpRequest&, HttpReply& res) {
   res.send(200, "text/plain; version=0.0.4", metrics_text());
 }
 
-void Server::handle_completions(const HttpRequest& req, HttpResponse& res) {
+void Server::handle_completions(const HttpRequest& req, HttpReply& res) {
   try {
     answer(parse_completion_request(req.body, tokenizer_), false, res);
   } catch (const ApiError& e) {
@@ -134,7 +134,7 @@ void Server::handle_completions(const HttpRequest& req, HttpResponse& res) {
   }
 }
 
-void Server::handle_chat(const HttpRequest& req, HttpResponse& res) {
+void Server::handle_chat(const HttpRequest& req, HttpReply& res) {
   try {
     answer(parse_chat_request(req.body, opt_.chat_template ? &*opt_.chat_template : nullptr,
                               tokenizer_),

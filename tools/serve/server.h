@@ -70,21 +70,21 @@ class Server {
  private:
   void routes();
   // Route handlers.
-  void handle_health(const HttpRequest& req, HttpResponse& res);
-  void handle_models(const HttpRequest& req, HttpResponse& res);
-  void handle_model(const HttpRequest& req, HttpResponse& res);
-  void handle_metrics(const HttpRequest& req, HttpResponse& res);
-  void handle_completions(const HttpRequest& req, HttpResponse& res);
-  void handle_chat(const HttpRequest& req, HttpResponse& res);
+  void handle_health(const HttpRequest& req, HttpReply& res);
+  void handle_models(const HttpRequest& req, HttpReply& res);
+  void handle_model(const HttpRequest& req, HttpReply& res);
+  void handle_metrics(const HttpRequest& req, HttpReply& res);
+  void handle_completions(const HttpRequest& req, HttpReply& res);
+  void handle_chat(const HttpRequest& req, HttpReply& res);
   // Shared by both completion APIs (server_answer.cpp): checks, queues and answers a parsed
   // request, whole or as server-sent events.
-  void answer(CompletionRequest r, bool chat, HttpResponse& res);
+  void answer(CompletionRequest r, bool chat, HttpReply& res);
   void answer_whole(RequestId id, RequestStream& stream, const ResponseShape& shape,
-                    HttpResponse& res);
+                    HttpReply& res);
   // The one SSE writer: token chunks as the engine produces them, then usage and [DONE].
   void answer_stream(RequestId id, RequestStream& stream, const ResponseShape& shape,
-                     bool include_usage, HttpResponse& res);
-  void send_error(HttpResponse& res, const ApiError& e, const HttpHeaders& extra = {});
+                     bool include_usage, HttpReply& res);
+  void send_error(HttpReply& res, const ApiError& e, const HttpHeaders& extra = {});
   nlohmann::json model_json() const;
 
   const Model& model_;

@@ -43,7 +43,7 @@ std::string abort_event(const StreamEvent& e) {
 
 }  // namespace
 
-void Server::answer(CompletionRequest r, bool chat, HttpResponse& res) {
+void Server::answer(CompletionRequest r, bool chat, HttpReply& res) {
   if (draining_) {
     send_error(res, ApiError(503, "the server is shutting down", "service_unavailable"),
                {{"Retry-After", "5"}});
@@ -86,7 +86,7 @@ void Server::answer(CompletionRequest r, bool chat, HttpResponse& res) {
 }
 
 void Server::answer_whole(RequestId id, RequestStream& stream, const ResponseShape& shape,
-                          HttpResponse& res) {
+                          HttpReply& res) {
   std::vector<std::int32_t> tokens;
   FinishReason finish = FinishReason::kNone;
   std::string error;
@@ -115,7 +115,7 @@ void Server::answer_whole(RequestId id, RequestStream& stream, const ResponseSha
 }
 
 void Server::answer_stream(RequestId id, RequestStream& stream, const ResponseShape& shape,
-                           bool include_usage, HttpResponse& res) {
+                           bool include_usage, HttpReply& res) {
   bool finished = false;
   if (res.start_stream(200, "text/event-stream", {{"Cache-Control", "no-cache"}})) {
     bool role_sent = !shape.chat;
