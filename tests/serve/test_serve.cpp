@@ -158,7 +158,7 @@ TEST_F(ServeTest, BadRequestsGetErrorObjectsAndTheServerGoesOn) {
   expect_error(client().Get("/v1/nothing"), 404, "");
 }
 
-TEST_F(ServeTest, FullQueueGets429) {
+TEST_F(ServeTest, FullQueueGets429WithRetryAfter) {
   ServeOptions opt;
   opt.max_waiting = 0;
   start(tiny(), {}, opt);
@@ -166,6 +166,7 @@ TEST_F(ServeTest, FullQueueGets429) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 429);
   EXPECT_EQ(json::parse(res->body)["error"]["type"], "rate_limit_error");
+  EXPECT_EQ(res->get_header_value("Retry-After"), "1");
 }
 
 TEST_F(ServeTest, ShutdownWhileStreamingEndsTheStreamInBoundedTime) {

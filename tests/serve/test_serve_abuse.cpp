@@ -220,16 +220,6 @@ TEST_F(ServeTest, Http10StreamsWithoutChunkedFraming) {
   EXPECT_NE(payload.find("data: [DONE]\n\n"), std::string::npos) << payload;
 }
 
-TEST_F(ServeTest, QueueFullAndShuttingDownCarryRetryAfter) {
-  ServeOptions opt;
-  opt.max_waiting = 0;
-  start(tiny(), {}, opt);
-  auto res = client().Post("/v1/completions", R"({"prompt": "x"})", "application/json");
-  ASSERT_TRUE(res);
-  EXPECT_EQ(res->status, 429);
-  EXPECT_EQ(res->get_header_value("Retry-After"), "1");
-}
-
 TEST_F(ServeTest, ShuttingDownAnswers503WithRetryAfter) {
   start(slow_config());
   std::atomic<bool> streaming{false};
