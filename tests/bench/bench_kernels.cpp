@@ -38,6 +38,10 @@ constexpr int kKvHeads = 4;
 constexpr int kHeadDim = 64;
 constexpr int kVocab = 32000;
 constexpr double kMinTimeS = 0.1;  // short default runtime per benchmark
+// The `small` preset's decode matrices (hidden 768, ffn 2048): short weight rows (1.5 KB in
+// bf16), where a kernel's per-tile start-up shows.
+constexpr int kSmallHidden = 768;
+constexpr int kSmallFfn = 2048;
 
 // Deterministic values in [-0.5, 0.5): cheap to generate for tens of millions of floats.
 std::vector<float> filled(std::size_t n) {
@@ -194,6 +198,18 @@ void BM_matmul_half(benchmark::State& state, DType dtype) {
 BENCHMARK_CAPTURE(BM_matmul_half, bf16_decode, DType::kBf16)->Apply(decode_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_matmul_half, fp16_decode, DType::kFp16)->Apply(decode_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+// The small preset at batch 1: qkv (768 + 2 x 256 kv), gate/up, down and the head.
+void small_decode_shapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"m", "n", "k"})
+      ->Args({1, kSmallHidden + 512, kSmallHidden})
+      ->Args({1, 2 * kSmallFfn, kSmallHidden})
+      ->Args({1, kSmallHidden, kSmallFfn})
+      ->Args({1, kVocab, kSmallHidden});
+}
+BENCHMARK_CAPTURE(BM_matmul_half, bf16_decode_small, DType::kBf16)->Apply(small_decode_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_half, fp16_decode_small, DType::kFp16)->Apply(small_decode_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_matmul_half, bf16_prefill, DType::kBf16)->Apply(prefill_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
