@@ -1,6 +1,6 @@
 -- purpose: TTFT and decode-step (TPOT) distributions per case from the raw untraced samples: median, p90, p99, sample stdev
 -- params: run_id = NULL (run.id; NULL: the latest run)
--- columns: case_id (bench_case.id), model (preset), dtype (weight type), backend (cpu|cuda), batch (sequences), prompt_len (tokens), max_new_tokens (tokens per sequence), variants (engine variants, JSON), n (measured repetitions), ttft_ms_p50 (ms), ttft_ms_p90 (ms), ttft_ms_stdev (sample stdev, ms), tpot_n (decode steps over all repetitions), tpot_ms_p50 (ms), tpot_ms_p90 (ms), tpot_ms_p99 (ms), tpot_ms_stdev (sample stdev, ms), tpot_cv (stdev / mean: run-to-run noise)
+-- columns: case_id (bench_case.id), model (preset), dtype (weight type), backend (cpu|cuda), batch (sequences), prompt_len (tokens), max_new_tokens (tokens per sequence), variants (engine variants: default, or the non-default ones as qkv=permute kv_cache=paged/16; variants_label of bench_case.variants), n (measured repetitions), ttft_ms_p50 (ms), ttft_ms_p90 (ms), ttft_ms_stdev (sample stdev, ms), tpot_n (decode steps over all repetitions), tpot_ms_p50 (ms), tpot_ms_p90 (ms), tpot_ms_p99 (ms), tpot_ms_stdev (sample stdev, ms), tpot_cv (stdev / mean: run-to-run noise)
 
 -- Uses llmbench's median / percentile / stdev SQL functions (registered by `llmbench query`;
 -- percentile interpolates linearly between ranks, as numpy does). Distributions are over raw
@@ -31,7 +31,7 @@ tpot AS (
   GROUP BY m.case_id
 )
 SELECT c.id AS case_id, c.model, c.dtype, c.backend, c.batch, c.prompt_len,
-       c.max_new_tokens, c.variants,
+       c.max_new_tokens, variants_label(c.variants) AS variants,
        COALESCE(a.reps, 0) AS n, a.p50 AS ttft_ms_p50, a.p90 AS ttft_ms_p90,
        a.sd AS ttft_ms_stdev, COALESCE(d.steps, 0) AS tpot_n, d.p50 AS tpot_ms_p50,
        d.p90 AS tpot_ms_p90, d.p99 AS tpot_ms_p99, d.sd AS tpot_ms_stdev, d.cv AS tpot_cv

@@ -1,6 +1,6 @@
 -- purpose: per run, engine variants and op, a least-squares fit of the op's time per prefill against batch size (slope, intercept, r^2) and its share of TTFT at the largest batch, steepest first, so that ops growing linearly with batch stand out
 -- params: run_id = NULL (run.id; NULL: the latest run with a trace); max_new_tokens = NULL (fit only cases with this many new tokens, e.g. 1; NULL: every case, their prefill)
--- columns: run_id (run.id; the first run of the sweep when shards were merged), model (preset), backend (cpu or cuda), prompt_len (tokens), variants (bench_case.variants, JSON), name (op), category (op category), batches (distinct batch sizes fitted), max_batch (sequences), us_at_max_batch (op time per prefill at the largest batch, us), slope_us_per_seq (least-squares us added per sequence), intercept_us (fitted time at batch 0, us), r2 (coefficient of determination; NULL with fewer than 3 batch sizes or a constant time), ttft_share_at_max_batch (op time / the traced prefill's time at the largest batch, 0..1)
+-- columns: run_id (run.id; the first run of the sweep when shards were merged), model (preset), backend (cpu or cuda), prompt_len (tokens), variants (engine variants: default, or the non-default ones as qkv=permute kv_cache=paged/16; variants_label of bench_case.variants), name (op), category (op category), batches (distinct batch sizes fitted), max_batch (sequences), us_at_max_batch (op time per prefill at the largest batch, us), slope_us_per_seq (least-squares us added per sequence), intercept_us (fitted time at batch 0, us), r2 (coefficient of determination; NULL with fewer than 3 batch sizes or a constant time), ttft_share_at_max_batch (op time / the traced prefill's time at the largest batch, 0..1)
 
 -- One point per traced case: x = batch, y = the op's total time in the prefill (every call:
 -- all layers), in us (as op_vs_batch), averaged over the case's traced repetitions. One fit per series: cases
@@ -70,7 +70,7 @@ at_max AS (  -- the op's time and the traced TTFT at the series' largest batch
                   AND p.variants = s.variants AND p.name = s.name AND p.x = s.max_x
   GROUP BY s.run_id, s.model, s.dtype, s.backend, s.prompt_len, s.variants, s.name
 )
-SELECT s.run_id, s.model, s.backend, s.prompt_len, s.variants, s.name, s.category, s.batches,
+SELECT s.run_id, s.model, s.backend, s.prompt_len, variants_label(s.variants) AS variants, s.name, s.category, s.batches,
        s.max_x AS max_batch, m.y_max AS us_at_max_batch, s.slope AS slope_us_per_seq,
        (s.sy - s.slope * s.sx) / s.n AS intercept_us,
        CASE WHEN s.batches >= 3 THEN s.r2_raw END AS r2,

@@ -1,6 +1,6 @@
 -- purpose: how each op's time per prefill (or per decode step) grows with batch size across a run's traced cases: least-squares slope, intercept, r^2
 -- params: run_id = NULL (run.id; NULL: the latest run with a trace); phase = 'prefill' ('prefill': time per prefill; 'decode': time per decode step)
--- columns: model (preset), prompt_len (tokens), variants (bench_case.variants, JSON), name (op), category (op category), batches (distinct batch sizes fitted), min_batch (sequences), max_batch (sequences), us_at_min_batch (op time per phase instance at the smallest batch, us), us_at_max_batch (at the largest batch, us), slope_us_per_seq (least-squares us added per sequence), intercept_us (fitted time at batch 0, us), r2 (coefficient of determination; NULL with fewer than 3 batch sizes or constant time), share_at_max_batch (of the phase's traced time at the largest batch: TTFT for prefill, TPOT for decode, 0..1)
+-- columns: model (preset), prompt_len (tokens), variants (engine variants: default, or the non-default ones as qkv=permute kv_cache=paged/16; variants_label of bench_case.variants), name (op), category (op category), batches (distinct batch sizes fitted), min_batch (sequences), max_batch (sequences), us_at_min_batch (op time per phase instance at the smallest batch, us), us_at_max_batch (at the largest batch, us), slope_us_per_seq (least-squares us added per sequence), intercept_us (fitted time at batch 0, us), r2 (coefficient of determination; NULL with fewer than 3 batch sizes or constant time), share_at_max_batch (of the phase's traced time at the largest batch: TTFT for prefill, TPOT for decode, 0..1)
 
 -- An op whose time is mostly slope (a copy of the whole KV cache, a full-logits transfer, a
 -- permute) grows linearly with batch and dominates large batches even when it is invisible at
@@ -68,7 +68,7 @@ at_ends AS (  -- mean op time and phase time at the smallest and largest batch o
                   AND p.name = s.name
   GROUP BY s.model, s.dtype, s.backend, s.prompt_len, s.variants, s.name
 )
-SELECT s.model, s.prompt_len, s.variants, s.name, s.category, s.batches, s.min_x AS min_batch,
+SELECT s.model, s.prompt_len, variants_label(s.variants) AS variants, s.name, s.category, s.batches, s.min_x AS min_batch,
        s.max_x AS max_batch, e.y_min AS us_at_min_batch, e.y_max AS us_at_max_batch,
        s.slope AS slope_us_per_seq,
        (s.sy - s.slope * s.sx) / s.n AS intercept_us,

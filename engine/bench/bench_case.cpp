@@ -55,12 +55,12 @@ CaseResult run_static_case(const Model& model, const CaseSpec& spec, const Peaks
 }  // namespace
 
 void set_trace_overheads(CaseResult& r) {
-  r.trace_overhead_ttft = double(r.traced_sample->ttft_ns) / 1e6 / r.metrics.ttft_ms_p50;
-  if (r.metrics.tpot_ms_mean) {
+  r.trace_overhead_ttft = double(r.traced_sample->ttft_ns) / 1e6 / r.metrics.ttft_ms.percentile(50);
+  if (r.metrics.tpot_ms) {
     double sum = 0;
     for (auto d : r.traced_sample->decode_ns) sum += double(d);
     r.trace_overhead_tpot =
-        sum / double(r.traced_sample->decode_ns.size()) / 1e6 / *r.metrics.tpot_ms_mean;
+        sum / double(r.traced_sample->decode_ns.size()) / 1e6 / r.metrics.tpot_ms->mean;
   }
 }
 

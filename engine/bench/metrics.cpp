@@ -85,33 +85,21 @@ CaseMetrics compute_metrics(int batch, int prompt_len, int max_new_tokens,
       decode_s += double(s.decode_ns[i]) / 1e9;
     }
   }
-  m.ttft_ms_p50 = median(ttft_ms);
-  m.ttft_ms_p10 = percentile(ttft_ms, 10);
-  m.ttft_ms_p90 = percentile(ttft_ms, 90);
-  m.ttft_ms_p99 = percentile(ttft_ms, 99);
-  m.ttft_ms_mean = mean(ttft_ms);
-  m.ttft_ms_stdev = stdev(ttft_ms);
-  m.e2e_ms_p50 = median(e2e_ms);
-  m.e2e_ms_p10 = percentile(e2e_ms, 10);
-  m.e2e_ms_p90 = percentile(e2e_ms, 90);
-  const double ttft_s = m.ttft_ms_p50 / 1e3;
+  m.ttft_ms = sample_stats(std::move(ttft_ms));
+  m.e2e_ms = sample_stats(std::move(e2e_ms));
+  const double ttft_s = m.ttft_ms.percentile(50) / 1e3;
   // Static cases: batch x prompt_len and batch x max_new_tokens; ragged ones: their real counts.
   const double prompt_tokens =
       cost.prompt_tokens > 0 ? double(cost.prompt_tokens) : double(batch) * prompt_len;
   const double generated_tokens =
       cost.generated_tokens > 0 ? double(cost.generated_tokens) : double(batch) * max_new_tokens;
   m.prefill_tok_s = prompt_tokens / ttft_s;
-  m.throughput_tok_s = generated_tokens / (m.e2e_ms_p50 / 1e3);
+  m.throughput_tok_s = generated_tokens / (m.e2e_ms.percentile(50) / 1e3);
   m.prefill_tflops = double(cost.prefill_flops) / ttft_s / 1e12;
   if (peaks.tflops > 0) m.mfu = m.prefill_tflops / peaks.tflops;
   if (!tpot_ms.empty()) {
     m.tpot_samples = int(tpot_ms.size());
-    m.tpot_ms_mean = mean(tpot_ms);
-    m.tpot_ms_p10 = percentile(tpot_ms, 10);
-    m.tpot_ms_p50 = percentile(tpot_ms, 50);
-    m.tpot_ms_stdev = stdev(tpot_ms);
-    m.tpot_ms_p90 = percentile(tpot_ms, 90);
-    m.tpot_ms_p99 = percentile(tpot_ms, 99);
+    m.tpot_ms = sample_stats(std::move(tpot_ms));
     // Sequences per decode step: batch for a static case; a ragged case's mean over its steps
     // (every repetition runs the same steps, so this is decode tokens / decode time).
     double rows = double(batch);
@@ -120,7 +108,7 @@ CaseMetrics compute_metrics(int batch, int prompt_len, int max_new_tokens,
       for (int r : cost.decode_rows) sum += r;
       rows = double(sum) / double(cost.decode_rows.size());
     }
-    m.decode_tok_s = rows / (*m.tpot_ms_mean / 1e3);
+    m.decode_tok_s = rows / (m.tpot_ms->mean / 1e3);
     m.decode_gbps = decode_bytes / decode_s / 1e9;
     if (peaks.bandwidth_gbps > 0) m.mbu = *m.decode_gbps / peaks.bandwidth_gbps;
   }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/bench/stats.h"
 #include "engine/model/config.h"
 
 namespace llmbench {
@@ -72,11 +73,10 @@ CaseCost ragged_case_cost(const ModelConfig& c, const std::vector<int>& prompt_l
 struct CaseMetrics {
   int repetitions = 0;                      // measured repetitions (n of every TTFT/e2e figure)
   int tpot_samples = 0;                     // decode steps behind the TPOT figures (n x steps)
-  double ttft_ms_p50 = 0, ttft_ms_p10 = 0, ttft_ms_p90 = 0, ttft_ms_p99 = 0;
-  double ttft_ms_mean = 0, ttft_ms_stdev = 0;
-  double e2e_ms_p50 = 0, e2e_ms_p10 = 0, e2e_ms_p90 = 0;
-  std::optional<double> tpot_ms_mean, tpot_ms_p10, tpot_ms_p50, tpot_ms_p90, tpot_ms_p99,
-      tpot_ms_stdev;
+  // The samples of each latency, ms, with mean, stdev and any percentile (the field list
+  // prints the statistics of tools/store/result_fields.h's kStatistics from them).
+  SampleStats ttft_ms, e2e_ms;              // one sample per repetition
+  std::optional<SampleStats> tpot_ms;       // one per decode step; none with one new token
   double prefill_tok_s = 0;                 // prompt tokens / median TTFT
   std::optional<double> decode_tok_s;       // mean sequences per decode step / mean TPOT
   double throughput_tok_s = 0;              // generated tokens / median e2e

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "kernels/common/error.h"
 
@@ -40,6 +41,17 @@ double stdev(const std::vector<double>& xs) {
   double ss = 0;
   for (double x : xs) ss += (x - m) * (x - m);
   return std::sqrt(ss / double(xs.size() - 1));
+}
+
+SampleStats sample_stats(std::vector<double> xs) {
+  LLMBENCH_CHECK(!xs.empty(), "statistics of no samples");
+  std::sort(xs.begin(), xs.end());
+  SampleStats s;
+  s.n = int(xs.size());
+  s.mean = mean(xs);
+  s.stdev = stdev(xs);
+  s.sorted = std::move(xs);
+  return s;
 }
 
 }  // namespace llmbench

@@ -16,4 +16,15 @@ double percentile_sorted(const std::vector<double>& sorted, double p);
 double median(const std::vector<double>& xs);
 double stdev(const std::vector<double>& xs);
 
+// The samples of one metric, sorted, with their mean and stdev: any percentile can be asked of
+// it (the field lists of tools/store expand a metric over the statistics they print).
+struct SampleStats {
+  int n = 0;
+  double mean = 0, stdev = 0;
+  std::vector<double> sorted;
+  double percentile(double p) const { return percentile_sorted(sorted, p); }
+};
+// Throws llmbench::Error for no samples, as the functions above do.
+SampleStats sample_stats(std::vector<double> xs);
+
 }  // namespace llmbench

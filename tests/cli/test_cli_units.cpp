@@ -1,9 +1,19 @@
 // Pieces of the subcommands that need no process: the --metric words of compare and
-// export gbench (tools/cli/metric_flags.h).
+// export gbench (tools/cli/metric_flags.h), typo suggestions (tools/cli/suggest.h), the
+// debug-build warning and how numbers and statistics are named and printed (tools/console,
+// tools/store/result_fields.h).
 #include <gtest/gtest.h>
+
+#include <limits>
+#include <map>
 
 #include "kernels/common/error.h"
 #include "tools/cli/metric_flags.h"
+#include "tools/cli/suggest.h"
+#include "tools/console/build_warning.h"
+#include "tools/console/field_rows.h"
+#include "tools/store/result_fields.h"
+#include "tools/store/variants_json.h"
 
 namespace llmbench {
 namespace {
@@ -16,6 +26,110 @@ TEST(MetricFlags, ParsesMetricLists) {
   EXPECT_THROW(parse_metrics("--metric", "latency"), BadInput);
   EXPECT_THROW(parse_metrics("--metric", ""), BadInput);
   EXPECT_THROW(parse_metrics("--metric", "ttft,"), BadInput);
+}
+
+TEST(Suggest, EditDistanceCountsInsertionsDeletionsSubstitutionsAndSwaps) {
+  EXPECT_EQ(edit_distance("run", "run"), 0);
+  EXPECT_EQ(edit_distance("runn", "run"), 1);      // insertion
+  EXPECT_EQ(edit_distance("--bach", "--batch"), 1);  // deletion
+  EXPECT_EQ(edit_distance("qeury", "query"), 1);   // two neighbours swapped
+  EXPECT_EQ(edit_distance("rpeort", "report"), 1);
+  EXPECT_EQ(edit_distance("", "abc"), 3);
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3);
+}
+
+TEST(Suggest, NearestWordOnlyWhenCloseEnough) {
+  const std::vector<std::string> subs = {"run", "sweep", "merge", "models", "roofline", "query",
+                                         "import", "compare", "export", "serve", "load", "report"};
+  EXPECT_EQ(nearest_word("runn", subs), "run");
+  EXPECT_EQ(nearest_word("reprot", subs), "report");
+  EXPECT_EQ(nearest_word("sever", subs), "serve");
+  EXPECT_EQ(nearest_word("benchmark", subs), std::nullopt);  // nothing near
+  EXPECT_EQ(nearest_word("xy", subs), std::nullopt);
+  const std::vector<std::string> flags = {"--batch", "--backend", "--prompt-len", "--repeat"};
+  EXPECT_EQ(nearest_word("--bach", flags), "--batch");
+  EXPECT_EQ(nearest_word("--prompt_len", flags), "--prompt-len");
+  EXPECT_EQ(nearest_word("--repet", flags), "--repeat");
+}
+
+TEST(BuildWarning, OneLineOnlyWithoutOptimisation) {
+  EXPECT_EQ(debug_build_warning(true), "");
+  EXPECT_EQ(debug_build_warning(false), "warning: debug build, performance may be affected\n");
+#if defined(__OPTIMIZE__)
+  EXPECT_TRUE(built_with_optimisation());
+#else
+  EXPECT_FALSE(built_with_optimisation());
+#endif
+}
+
+TEST(Numbers, ShortestFormWithoutArithmeticArtefacts) {
+  EXPECT_EQ(format_number(130276.1 / 1e6), "0.1302761");  // not 0.13027609999999998
+  EXPECT_EQ(format_number(0.1 + 0.2), "0.3");
+  EXPECT_EQ(format_number(1.0 / 3.0), "0.333333333333333");  // 15 significant digits
+  EXPECT_EQ(format_number(2.0), "2");
+  EXPECT_EQ(format_number(123456789012.5), "123456789012.5");
+  EXPECT_EQ(format_number(1e-5), "1e-05");
+  EXPECT_EQ(format_number(std::numeric_limits<double>::infinity()), "inf");
+  EXPECT_EQ(field_cell(FieldValue(130276.1 / 1e6), 2, true), "0.1302761");  // csv
+  EXPECT_EQ(field_cell(FieldValue(130276.1 / 1e6), 2, false), "0.13");      // table
+  EXPECT_EQ(field_cell(FieldValue(std::monostate{}), 2, false), "n/a");
+  EXPECT_EQ(field_cell(FieldValue(std::monostate{}), 2, true), "");
+  EXPECT_EQ(field_json(FieldValue(130276.1 / 1e6), false).dump(), "0.1302761");
+}
+
+TEST(Statistics, PercentileNamesSayWhichTail) {
+  std::vector<std::string> lower, higher;
+  for (const Statistic& s : kStatistics) {
+    lower.push_back(statistic_suffix(s, false));
+    higher.push_back(statistic_suffix(s, true));
+  }
+  EXPECT_EQ(lower, (std::vector<std::string>{"mean", "stdev", "p10", "p50", "p90", "p95", "p99"}));
+  // Higher is better (tokens/s): the slow tail is the low one, and the names say so.
+  EXPECT_EQ(higher, (std::vector<std::string>{"mean", "stdev", "p90", "p50", "p10", "p5", "p1"}));
+}
+
+// One entry of a distribution metric gives one field per statistic, each reading the samples.
+TEST(Statistics, OneEntryExpandsOverEveryStatistic) {
+  struct Src {
+    SampleStats s;
+  };
+  std::vector<Field<Src>> fields;
+  add_statistic_fields(fields, "rate_tok_s", "rate", 1, true,
+                       +[](const Src& x) -> const SampleStats* { return &x.s; }, {"p50"});
+  ASSERT_EQ(fields.size(), std::size(kStatistics));
+  Src src{sample_stats({10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110})};
+  std::map<std::string, double> got;
+  for (const auto& f : fields) got[f.name] = std::get<double>(f.get(src, FieldSink::kCsv));
+  EXPECT_DOUBLE_EQ(got.at("rate_tok_s_mean"), 60);
+  EXPECT_DOUBLE_EQ(got.at("rate_tok_s_p50"), 60);
+  EXPECT_DOUBLE_EQ(got.at("rate_tok_s_p1"), 11);  // 10 + 0.01 x 10 x 10
+  EXPECT_DOUBLE_EQ(got.at("rate_tok_s_p90"), 100);
+  // Only the named statistic is in the table.
+  for (const auto& f : fields) EXPECT_EQ(bool(f.outputs & kTable), f.name == "rate_tok_s_p50") << f.name;
+}
+
+// One rendering of variants: the stored JSON reads back to the same variants, and its label is
+// what every output prints.
+TEST(VariantsLabel, StoredJsonReadsBackAndPrintsOneWay) {
+  Variants naive;
+  naive.qkv = QkvLayout::kPermute;
+  naive.kv_cache = KvCacheKind::kPaged;
+  naive.kv_cache_block = 4;
+  naive.logits = LogitsMode::kAll;
+  Variants ragged;
+  ragged.prompt_len_stddev = 8;
+  ragged.timer = TimerMode::kHostNoSync;
+  for (const Variants& v : {Variants{}, naive, ragged}) {
+    const auto back = variants_from_json(variants_json(v));
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(*back, v);
+    EXPECT_EQ(variants_label(variants_json(v).dump()), variants_label(v));
+  }
+  EXPECT_EQ(variants_label(Variants{}), "default");
+  EXPECT_EQ(variants_label(naive), "qkv=permute kv_cache=paged/4 logits=all");
+  EXPECT_EQ(variants_label(std::string("{}")), "default");  // rows from before variants
+  EXPECT_EQ(variants_label(std::string("not json")), "not json");
+  EXPECT_EQ(variants_label(std::string(R"({"qkv":"sideways"})")), R"({"qkv":"sideways"})");
 }
 
 }  // namespace

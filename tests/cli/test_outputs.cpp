@@ -68,7 +68,10 @@ TEST(Outputs, EveryFormatAndTheDatabaseUseTheFieldListNames) {
     if (f.outputs & kTable) want_table.emplace_back(f.name);
     if (f.outputs & kDb) want_db.emplace_back(f.name);
   }
-  EXPECT_EQ(split(lines(csv.out).at(0), ','), want_csv);
+  // csv: the schema version, run and commit first on every row, then the field list.
+  std::vector<std::string> with_stamp = {"schema_version", "run_id", "git_commit"};
+  with_stamp.insert(with_stamp.end(), want_csv.begin(), want_csv.end());
+  EXPECT_EQ(split(lines(csv.out).at(0), ','), with_stamp);
   const Result table = run_llmbench("run" + kTiny + "--max-new-tokens 1 --db " + db.string(), dir);
   ASSERT_EQ(table.exit_code, 0) << table.err;
   std::stringstream header(lines(table.out).at(0));
@@ -166,7 +169,43 @@ TEST(Outputs, JsonlWritesEachCaseAsItEndsSoAKilledSweepLeavesWholeLines) {
   for (const auto& line : got) {
     const auto j = nlohmann::json::parse(line);  // every line whole
     EXPECT_EQ(j["run_id"], 1);
+    EXPECT_EQ(j["schema_version"], kSchemaVersion);
+    EXPECT_FALSE(j["git_commit"].get<std::string>().empty());
     EXPECT_EQ(j["status"], "ok");
+  }
+}
+
+// Every format names the schema version, the run and the commit: csv on every row (a row
+// pasted elsewhere still says where it came from), json at the top, table and md under the
+// table.
+TEST(Outputs, EveryFormatNamesTheSchemaVersionRunAndCommit) {
+  const fs::path dir = scratch_dir();
+  const fs::path db = dir / "r.db";
+  for (const char* f : {"r.db", "r.db-wal", "r.db-shm"}) fs::remove(dir / f);
+  const std::string args = "run" + kTiny + "--batch 1,2 --max-new-tokens 1 --db " + db.string();
+  const Result json = run_llmbench(args + " --format json", dir);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto j = nlohmann::ordered_json::parse(json.out);
+  EXPECT_EQ(j.begin().key(), "schema_version");
+  EXPECT_EQ(j["schema_version"], kSchemaVersion);
+  const std::string commit = j["run"]["git_commit"];
+  ASSERT_FALSE(commit.empty());
+  const Result csv = run_llmbench(args + " --format csv", dir);
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  const auto rows = lines(csv.out);
+  ASSERT_EQ(rows.size(), 3u);
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const auto cells = split(rows[i], ',');
+    EXPECT_EQ(cells.at(0), std::to_string(kSchemaVersion));
+    EXPECT_EQ(cells.at(1), "2");  // the second run of the database
+    EXPECT_EQ(cells.at(2), commit);
+  }
+  for (const char* format : {"table", "md"}) {
+    const Result t = run_llmbench(args + " --format " + format, dir);
+    ASSERT_EQ(t.exit_code, 0) << t.err;
+    EXPECT_NE(t.out.find("schema version " + std::to_string(kSchemaVersion) + ", run_id " +
+                         (format == std::string("table") ? "3" : "4") + ", commit " + commit),
+              std::string::npos) << t.out;
   }
 }
 
@@ -454,6 +493,15 @@ TEST(Outputs, QueryTakesInlineSqlReadOnly) {
   EXPECT_EQ(w.exit_code, 2);
   EXPECT_EQ(lines(w.err).size(), 1u) << w.err;
   EXPECT_EQ(slurp(dir / "r.db"), before);
+  // Numbers at full precision without arithmetic artefacts, in csv and json alike.
+  const std::string sql = " \"SELECT 130276.1 / 1e6 AS x, 0.1 + 0.2 AS y\" --format ";
+  const Result csv = run_llmbench("query " + (dir / "r.db").string() + sql + "csv", dir);
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_EQ(csv.out, "x,y\n0.1302761,0.3\n");
+  const Result json = run_llmbench("query " + (dir / "r.db").string() + sql + "json", dir);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"x\": 0.1302761,"), std::string::npos) << json.out;
+  EXPECT_EQ(json.out.find("0.13027609999999998"), std::string::npos) << json.out;
 }
 
 // Every dtype's GEMM peak is stored (run row, json peaks) and each case divides by its own

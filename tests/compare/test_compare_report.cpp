@@ -197,7 +197,8 @@ TEST(CompareMatch, VariantsAreNormalisedAndTraceIsNotPartOfTheKey) {
   ASSERT_EQ(m.pairs.size(), 1u);
   EXPECT_EQ(m.pairs[0].cand, &lc.cases[1]);
   ASSERT_EQ(m.cand_only.size(), 1u);
-  EXPECT_EQ(lb.cases[0].label(), "tiny fp32 cpu b2 p16 n3 t2 kv_cache=concat qkv=permute");
+  // Named as every output names variants (variants_label).
+  EXPECT_EQ(lb.cases[0].label(), "tiny fp32 cpu b2 p16 n3 t2 qkv=permute kv_cache=concat");
 }
 
 TEST(CompareMatch, DuplicateConfigurationsAreMatchedInOrder) {

@@ -104,15 +104,15 @@ TEST(Metrics, ExactValuesFromSyntheticTimings) {
   Peaks peaks{10.0, 0.5, "test"};
   const CaseMetrics m = compute_metrics(/*batch=*/4, /*prompt_len=*/100, /*new=*/3, cost, samples, peaks);
   EXPECT_EQ(m.repetitions, 3);
-  EXPECT_DOUBLE_EQ(m.ttft_ms_p50, 20.0);
-  EXPECT_DOUBLE_EQ(m.ttft_ms_mean, 20.0);
-  EXPECT_DOUBLE_EQ(m.ttft_ms_p90, 28.0);
-  EXPECT_DOUBLE_EQ(m.e2e_ms_p50, 24.0);
+  EXPECT_DOUBLE_EQ(m.ttft_ms.percentile(50), 20.0);
+  EXPECT_DOUBLE_EQ(m.ttft_ms.mean, 20.0);
+  EXPECT_DOUBLE_EQ(m.ttft_ms.percentile(90), 28.0);
+  EXPECT_DOUBLE_EQ(m.e2e_ms.percentile(50), 24.0);
   // TPOT samples {2,4,2,2,4,6} ms: mean 10/3, p50 3, p90 5, p99 5.9
-  EXPECT_DOUBLE_EQ(*m.tpot_ms_mean, 20.0 / 6.0);
-  EXPECT_DOUBLE_EQ(*m.tpot_ms_p50, 3.0);
-  EXPECT_DOUBLE_EQ(*m.tpot_ms_p90, 5.0);
-  EXPECT_NEAR(*m.tpot_ms_p99, 5.9, 1e-12);
+  EXPECT_DOUBLE_EQ(m.tpot_ms->mean, 20.0 / 6.0);
+  EXPECT_DOUBLE_EQ(m.tpot_ms->percentile(50), 3.0);
+  EXPECT_DOUBLE_EQ(m.tpot_ms->percentile(90), 5.0);
+  EXPECT_NEAR(m.tpot_ms->percentile(99), 5.9, 1e-12);
   EXPECT_DOUBLE_EQ(m.prefill_tok_s, 4 * 100 / 0.020);        // 20000
   EXPECT_DOUBLE_EQ(m.throughput_tok_s, 4 * 3 / 0.024);       // 500
   EXPECT_DOUBLE_EQ(*m.decode_tok_s, 4 / (20.0 / 6.0 / 1e3));  // 1200
@@ -127,11 +127,10 @@ TEST(Metrics, SingleTokenHasNoTpotOrMbu) {
   CaseCost cost;
   cost.prefill_flops = 1000;
   const CaseMetrics m = compute_metrics(16, 128, 1, cost, {{5'000'000, {}}}, Peaks{20, 1, "t"});
-  EXPECT_FALSE(m.tpot_ms_mean.has_value());
-  EXPECT_FALSE(m.tpot_ms_p99.has_value());
+  EXPECT_FALSE(m.tpot_ms.has_value());
   EXPECT_FALSE(m.mbu.has_value());
   EXPECT_FALSE(m.decode_tok_s.has_value());
-  EXPECT_DOUBLE_EQ(m.e2e_ms_p50, 5.0);
+  EXPECT_DOUBLE_EQ(m.e2e_ms.percentile(50), 5.0);
   EXPECT_DOUBLE_EQ(m.throughput_tok_s, 16 / 0.005);
 }
 

@@ -62,7 +62,14 @@ TEST(LoadCli, SweepAgainstServeStoresEveryRequestAndTheServingTable) {
     EXPECT_GT(l["ttft_ms_p50"].get<double>(), 0);
     EXPECT_LE(l["ttft_ms_p50"].get<double>(), l["e2el_ms_p50"].get<double>());
     EXPECT_FALSE(l.contains("goodput_req_s")) << "no --goodput, so no goodput column";
+    // A higher-is-better rate names its low tail: p1 (99% of requests were at least this fast).
+    ASSERT_TRUE(l.contains("user_tok_s_p1")) << l.dump();
+    EXPECT_FALSE(l.contains("user_tok_s_p99"));
+    EXPECT_LE(l["user_tok_s_p1"].get<double>(), l["user_tok_s_p50"].get<double>());
   }
+  // The output names the schema version and the commit, as every format does.
+  EXPECT_TRUE(out["schema_version"].is_number_integer()) << out.dump();
+  EXPECT_FALSE(out["run"]["git_commit"].get<std::string>().empty());
   // Every request and chunk stored (llmbench serve streams one chunk per token).
   EXPECT_EQ(scalar(db, "SELECT COUNT(*) FROM load_level"), 2);
   EXPECT_EQ(scalar(db, "SELECT COUNT(*) FROM load_request WHERE status = 'ok' AND output_tokens = 8"

@@ -290,14 +290,14 @@ TEST(LoadMetrics, ExactValuesOfOneLevel) {
   EXPECT_DOUBLE_EQ(s.output_tok_s, 5 / 0.3);
   EXPECT_DOUBLE_EQ(s.total_tok_s, 27 / 0.3);
   EXPECT_DOUBLE_EQ(s.ttft_ms->mean, 150);
-  EXPECT_DOUBLE_EQ(s.ttft_ms->p50, 150);
-  EXPECT_DOUBLE_EQ(s.ttft_ms->p90, 190);  // 100 + 0.9 x 100
+  EXPECT_DOUBLE_EQ(s.ttft_ms->percentile(50), 150);
+  EXPECT_DOUBLE_EQ(s.ttft_ms->percentile(90), 190);  // 100 + 0.9 x 100
   EXPECT_DOUBLE_EQ(s.ttft_ms->stdev, std::sqrt(5000.0));
   EXPECT_DOUBLE_EQ(s.tpot_ms->mean, 17.5);
   EXPECT_EQ(s.itl_ms->n, 3);
-  EXPECT_DOUBLE_EQ(s.itl_ms->p50, 20);
+  EXPECT_DOUBLE_EQ(s.itl_ms->percentile(50), 20);
   EXPECT_NEAR(s.itl_ms->mean, 50.0 / 3, 1e-12);
-  EXPECT_DOUBLE_EQ(s.e2el_ms->p50, 175);
+  EXPECT_DOUBLE_EQ(s.e2el_ms->percentile(50), 175);
   EXPECT_DOUBLE_EQ(s.user_tok_s->mean, (3 / 0.13 + 2 / 0.22) / 2);
   EXPECT_EQ(s.good, 1);  // TTFT 200 > 150
   EXPECT_DOUBLE_EQ(*s.goodput_req_s, 1 / 0.3);

@@ -138,7 +138,7 @@ class OpBatchFit : public testing::Test {
 TEST_F(OpBatchFit, ExactLineGivesItsSlopeInterceptAndUnitR2) {
   const auto rows = run({{"max_new_tokens", "1"}});
   ASSERT_EQ(rows.size(), 4u);  // two ops x two variants; ranges never appear
-  const std::string fast = variants_json(Variants{}).dump();
+  const std::string fast = variants_label(Variants{});
   const auto& r = rows.at(fast + "|permute_q");
   EXPECT_NEAR(real(r.at("slope_us_per_seq")) / 1e3, 0.5, 1e-9);
   EXPECT_NEAR(real(r.at("intercept_us")) / 1e3, 2.0, 1e-9);
@@ -153,7 +153,7 @@ TEST_F(OpBatchFit, ExactLineGivesItsSlopeInterceptAndUnitR2) {
 TEST_F(OpBatchFit, NoisyPointsMatchAnIndependentFit) {
   const auto rows = run({{"max_new_tokens", "1"}});
   const Fit want = least_squares({1, 2, 4, 8}, kNoisy);
-  const auto& r = rows.at(variants_json(Variants{}).dump() + "|noisy");
+  const auto& r = rows.at(variants_label(Variants{}) + "|noisy");
   EXPECT_NEAR(real(r.at("slope_us_per_seq")) / 1e3, want.slope, 1e-9);
   EXPECT_NEAR(real(r.at("intercept_us")) / 1e3, want.intercept, 1e-9);
   EXPECT_NEAR(real(r.at("r2")), want.r2, 1e-9);
@@ -164,7 +164,7 @@ TEST_F(OpBatchFit, EachVariantsSeriesIsFittedAloneAndTheSteepestComesFirst) {
   const auto rows = run({{"max_new_tokens", "1"}});
   Variants naive;
   naive.qkv = QkvLayout::kPermute;
-  const auto& r = rows.at(variants_json(naive).dump() + "|permute_q");
+  const auto& r = rows.at(variants_label(naive) + "|permute_q");
   EXPECT_NEAR(real(r.at("slope_us_per_seq")) / 1e3, 3.0, 1e-9);
   EXPECT_NEAR(real(r.at("intercept_us")) / 1e3, 1.0, 1e-9);
   EXPECT_NEAR(real(r.at("ttft_share_at_max_batch")), 25.0 / 160.0, 1e-9);
@@ -181,7 +181,7 @@ TEST_F(OpBatchFit, EachVariantsSeriesIsFittedAloneAndTheSteepestComesFirst) {
 
 TEST_F(OpBatchFit, WithoutTheFilterEveryCasesPrefillCountsAndDecodeNeverDoes) {
   const auto rows = run({});
-  const auto& r = rows.at(variants_json(Variants{}).dump() + "|permute_q");
+  const auto& r = rows.at(variants_label(Variants{}) + "|permute_q");
   // Batch 16 joins the same line (its decode-phase 900 ms permute is ignored).
   EXPECT_EQ(real(r.at("batches")), 5);
   EXPECT_EQ(real(r.at("max_batch")), 16);

@@ -10,10 +10,9 @@
 //     share that minute's machine state and are no independent samples;
 //   - several runs per side, interleaved rounds, or --repetitions-independent: the change must
 //     be significant (Mann-Whitney / paired test, p < --alpha) AND worse than the threshold.
-// Exit code 1 when any metric of any case regresses,
-// 3 when nothing regressed but the comparison could not decide (too few samples or rounds;
-// --allow-inconclusive makes that 0), 0 otherwise, 2 for bad input. Warnings and environment
-// differences go to stderr, one line each.
+// Exit code 1 when any metric of any case regresses, 3 when nothing regressed but the
+// comparison could not decide (too few samples or rounds; --allow-inconclusive makes that 0),
+// 0 otherwise, 2 for bad input. Warnings and environment differences go to stderr, one line each.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <unistd.h>

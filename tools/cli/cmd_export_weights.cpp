@@ -13,7 +13,7 @@
 #include "engine/model/config.h"
 #include "kernels/common/error.h"
 #include "engine/model/weights.h"
-#include "tools/run/flag_values.h"
+#include "tools/console/flag_values.h"
 #include "tools/cli/commands.h"
 #include "engine/checkpoint/hf_config_writer.h"
 #include "engine/checkpoint/safetensors_writer.h"

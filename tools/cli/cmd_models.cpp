@@ -8,7 +8,7 @@
 
 #include "engine/model/config.h"
 #include "tools/cli/commands.h"
-#include "tools/report/printers.h"
+#include "tools/console/printers.h"
 
 namespace llmbench {
 

@@ -15,7 +15,7 @@
 #include "kernels/common/error.h"
 #include "tools/query/bundled_queries.h"
 #include "tools/cli/commands.h"
-#include "tools/report/printers.h"
+#include "tools/console/printers.h"
 #include "tools/report/query_output.h"
 #include "tools/query/query_runner.h"
 

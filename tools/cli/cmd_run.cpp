@@ -7,7 +7,7 @@
 
 #include "kernels/common/error.h"
 #include "tools/run/bundled_profiles.h"
-#include "tools/report/printers.h"
+#include "tools/console/printers.h"
 #include "tools/run/profile.h"
 
 #include "tools/cli/commands.h"

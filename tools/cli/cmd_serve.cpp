@@ -17,9 +17,10 @@
 #include "engine/checkpoint/hf_checkpoint.h"
 #include "engine/serving/scheduler.h"
 #include "kernels/common/error.h"
+#include "tools/console/build_warning.h"
 #include "tools/cli/commands.h"
 #include "tools/run/run_plan.h"
-#include "tools/run/signals.h"
+#include "tools/console/signals.h"
 #include "tools/serve/chat_template.h"
 #include "tools/serve/serve_memory.h"
 #include "tools/serve/serve_store.h"
@@ -112,6 +113,7 @@ int run_serve(ServeArgs a, const std::string& command_line) {
   if (!dtype)
     throw BadInput("--dtype: expected fp32, fp16, bf16, int8 or int4; got '" + a.dtype + "'");
   a.sched.chunked_prefill = !a.no_chunked_prefill;
+  warn_if_debug_build();
   // --db is opened (and a bad path or a file that is not an llmbench database refused) before
   // the model loads.
   std::optional<ServeStore> store;

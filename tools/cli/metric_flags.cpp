@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "kernels/common/error.h"
-#include "tools/run/flag_values.h"
+#include "tools/console/flag_values.h"
 
 namespace llmbench {
 

@@ -7,10 +7,11 @@
 
 #include <cmath>
 
+#include "tools/console/build_warning.h"
+#include "tools/console/signals.h"
 #include "tools/load/load_session.h"
 #include "tools/load/slo_sweep.h"
 #include "tools/load/sweep_store.h"
-#include "tools/run/signals.h"
 
 namespace llmbench {
 
@@ -88,6 +89,7 @@ std::string request_body(const std::string& model, bool chat, bool token_ids,
 
 int run_load(const LoadOptions& options, const std::string& command_line) {
   const LoadPlan plan = make_load_plan(options);
+  warn_if_debug_build();  // a -O0 client's own stamps would be slower too
   // Ctrl-C from here on interrupts cooperatively (the first level then stops at once), so a
   // server we started is always stopped; it runs in its own process group and does not get
   // the terminal's SIGINT itself.

@@ -10,17 +10,7 @@ namespace llmbench {
 
 std::optional<Dist> distribution(const std::vector<double>& xs) {
   if (xs.empty()) return std::nullopt;
-  std::vector<double> s = xs;
-  std::sort(s.begin(), s.end());
-  Dist d;
-  d.n = int(s.size());
-  d.mean = mean(s);
-  d.stdev = stdev(s);
-  d.p50 = percentile_sorted(s, 50);
-  d.p90 = percentile_sorted(s, 90);
-  d.p95 = percentile_sorted(s, 95);
-  d.p99 = percentile_sorted(s, 99);
-  return d;
+  return sample_stats(xs);
 }
 
 int input_tokens_of(const RequestRecord& r) { return r.prompt_tokens.value_or(r.input_len); }

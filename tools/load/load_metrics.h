@@ -8,16 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "engine/bench/stats.h"
 #include "tools/load/load_client.h"
 #include "tools/load/load_plan.h"
 
 namespace llmbench {
 
 // Mean, sample stdev and percentiles of one latency (or rate), over its samples.
-struct Dist {
-  int n = 0;
-  double mean = 0, stdev = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0;
-};
+using Dist = SampleStats;
 // nullopt for no samples.
 std::optional<Dist> distribution(const std::vector<double>& xs);
 

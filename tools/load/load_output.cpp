@@ -5,135 +5,119 @@
 
 #include <cmath>
 
-#include "tools/report/printers.h"
+#include "tools/console/field_rows.h"
 #include "tools/store/store.h"
 
 namespace llmbench {
 
 namespace {
 
-using Opt = std::optional<double>;
+using T = FieldType;
+using R = FieldRole;
 
-#define LLMBENCH_DIST_FIELDS(metric, dec)                                                        \
-  LoadField{#metric "_mean", false, [](const LevelResult& r) -> Opt {                            \
-              return r.summary.metric ? Opt(r.summary.metric->mean) : std::nullopt; },          \
-            nullptr, dec},                                                                       \
-      LoadField{#metric "_stdev", false, [](const LevelResult& r) -> Opt {                       \
-                  return r.summary.metric ? Opt(r.summary.metric->stdev) : std::nullopt; },      \
-                nullptr, dec},                                                                   \
-      LoadField{#metric "_p50", true, [](const LevelResult& r) -> Opt {                          \
-                  return r.summary.metric ? Opt(r.summary.metric->p50) : std::nullopt; },        \
-                nullptr, dec},                                                                   \
-      LoadField{#metric "_p90", false, [](const LevelResult& r) -> Opt {                         \
-                  return r.summary.metric ? Opt(r.summary.metric->p90) : std::nullopt; },        \
-                nullptr, dec},                                                                   \
-      LoadField{#metric "_p95", false, [](const LevelResult& r) -> Opt {                         \
-                  return r.summary.metric ? Opt(r.summary.metric->p95) : std::nullopt; },        \
-                nullptr, dec},                                                                   \
-      LoadField{#metric "_p99", true, [](const LevelResult& r) -> Opt {                          \
-                  return r.summary.metric ? Opt(r.summary.metric->p99) : std::nullopt; },        \
-                nullptr, dec}
+FieldValue opt(const std::optional<double>& v) {
+  return v ? FieldValue(*v) : FieldValue(std::monostate{});
+}
+FieldValue i64(std::int64_t v) { return v; }
 
-const std::vector<LoadField>& all_fields() {
-  static const std::vector<LoadField> kFields = {
-      {"level", true, nullptr, [](const LevelResult& r) { return r.spec.label(); }, 0},
-      {"concurrency", false,
-       [](const LevelResult& r) -> Opt {
-         return r.spec.mode == LoadMode::kConcurrency ? Opt(r.spec.concurrency) : std::nullopt;
-       },
-       nullptr, 0},
-      {"request_rate", false,
-       [](const LevelResult& r) -> Opt {
-         return r.spec.mode == LoadMode::kRate ? Opt(r.spec.request_rate) : std::nullopt;
-       },
-       nullptr, 2},
-      {"burstiness", false,
-       [](const LevelResult& r) -> Opt {
-         // At an infinite rate every request arrives at 0: burstiness does not apply.
-         return r.spec.mode == LoadMode::kRate && !std::isinf(r.spec.request_rate)
-                    ? Opt(r.spec.burstiness)
-                    : std::nullopt;
-       },
-       nullptr, 2},
-      {"input_len", false, [](const LevelResult& r) -> Opt { return r.spec.input_len; }, nullptr, 0},
-      {"output_len", false, [](const LevelResult& r) -> Opt { return r.spec.output_len; }, nullptr, 0},
-      {"requests", true, [](const LevelResult& r) -> Opt { return r.summary.requests; }, nullptr, 0},
-      {"ok", false, [](const LevelResult& r) -> Opt { return r.summary.ok; }, nullptr, 0},
-      {"failed", true, [](const LevelResult& r) -> Opt { return r.summary.failed; }, nullptr, 0},
-      {"duration_s", false, [](const LevelResult& r) -> Opt { return r.summary.duration_s; }, nullptr, 3},
-      {"request_throughput", true,
-       [](const LevelResult& r) -> Opt { return r.summary.request_throughput; }, nullptr, 2},
-      {"input_tokens", false,
-       [](const LevelResult& r) -> Opt { return double(r.summary.input_tokens); }, nullptr, 0},
-      {"output_tokens", false,
-       [](const LevelResult& r) -> Opt { return double(r.summary.output_tokens); }, nullptr, 0},
-      {"input_tokens_requested", false,
-       [](const LevelResult& r) -> Opt { return r.summary.input_tokens_requested; }, nullptr, 1},
-      {"input_tokens_run", true,
-       [](const LevelResult& r) -> Opt { return r.summary.input_tokens_run; }, nullptr, 1},
-      {"output_tokens_requested", false,
-       [](const LevelResult& r) -> Opt { return r.summary.output_tokens_requested; }, nullptr, 1},
-      {"output_tokens_run", true,
-       [](const LevelResult& r) -> Opt { return r.summary.output_tokens_run; }, nullptr, 1},
-      {"output_tok_s", true, [](const LevelResult& r) -> Opt { return r.summary.output_tok_s; },
-       nullptr, 1},
-      {"total_tok_s", false, [](const LevelResult& r) -> Opt { return r.summary.total_tok_s; },
-       nullptr, 1},
-      LLMBENCH_DIST_FIELDS(ttft_ms, 2),
-      LLMBENCH_DIST_FIELDS(tpot_ms, 3),
-      LLMBENCH_DIST_FIELDS(itl_ms, 3),
-      LLMBENCH_DIST_FIELDS(e2el_ms, 2),
-      LLMBENCH_DIST_FIELDS(user_tok_s, 1),
-      {"goodput_req_s", true, [](const LevelResult& r) -> Opt { return r.summary.goodput_req_s; },
-       nullptr, 2},
-      {"good_fraction", false,
-       [](const LevelResult& r) -> Opt { return r.summary.good_fraction; }, nullptr, 3},
-  };
-  return kFields;
+// One plain field: `get` reads the level.
+LoadField field(std::string name, T type, bool compact, int decimals, std::string doc,
+                FieldValue (*get)(const LevelResult&)) {
+  return LoadField{std::move(name), type, R::kMetric, compact ? unsigned(kTable | kCsv) : unsigned(kCsv),
+                   decimals, std::move(doc), [get](const LevelResult& r, FieldSink) { return get(r); }};
 }
 
-#undef LLMBENCH_DIST_FIELDS
+// Each latency or rate, one entry: expanded over kStatistics (mean, stdev, percentiles).
+struct DistMetric {
+  const char* name;
+  const char* what;
+  int decimals;
+  bool higher_is_better;
+  const Dist* (*of)(const LevelResult&);
+};
+#define LLMBENCH_DIST(member) [](const LevelResult& r) -> const Dist* { \
+    return r.summary.member ? &*r.summary.member : nullptr; }
+const DistMetric kDistMetrics[] = {
+    {"ttft_ms", "time to first token, ms", 2, false, LLMBENCH_DIST(ttft_ms)},
+    {"tpot_ms", "time per output token after the first, ms", 3, false, LLMBENCH_DIST(tpot_ms)},
+    {"itl_ms", "inter-token latency per gap, ms", 3, false, LLMBENCH_DIST(itl_ms)},
+    {"e2el_ms", "end-to-end request latency, ms", 2, false, LLMBENCH_DIST(e2el_ms)},
+    {"user_tok_s", "output tokens/s one user sees", 1, true, LLMBENCH_DIST(user_tok_s)},
+};
+#undef LLMBENCH_DIST
 
-bool is_goodput_field(const LoadField& f) {
-  return std::string_view(f.name) == "goodput_req_s" || std::string_view(f.name) == "good_fraction";
-}
-
-std::string cell(const LoadField& f, const LevelResult& r, bool csv) {
-  if (f.text) return f.text(r);
-  const Opt v = f.number(r);
-  if (!v) return csv ? "" : "n/a";
-  if (std::isinf(*v)) return "inf";
-  if (csv) return fmt::format("{}", *v);
-  return fmt::format("{:.{}f}", *v, f.decimals);
+std::vector<LoadField> build_fields(bool with_goodput) {
+  std::vector<LoadField> f;
+  f.push_back(LoadField{"level", T::kText, R::kKey, kTable | kCsv, 0, "the level's label",
+                        [](const LevelResult& r, FieldSink) -> FieldValue { return r.spec.label(); }});
+  f.push_back(field("concurrency", T::kInt, false, 0, "requests in flight", [](const LevelResult& r) {
+    return r.spec.mode == LoadMode::kConcurrency ? i64(r.spec.concurrency) : FieldValue{};
+  }));
+  f.push_back(field("request_rate", T::kReal, false, 2, "requests/s", [](const LevelResult& r) {
+    return r.spec.mode == LoadMode::kRate ? FieldValue(r.spec.request_rate) : FieldValue{};
+  }));
+  f.push_back(field("burstiness", T::kReal, false, 2, "gamma shape of the arrivals",
+                    [](const LevelResult& r) {
+    // At an infinite rate every request arrives at 0: burstiness does not apply.
+    return r.spec.mode == LoadMode::kRate && !std::isinf(r.spec.request_rate)
+               ? FieldValue(r.spec.burstiness) : FieldValue{};
+  }));
+  f.push_back(field("input_len", T::kInt, false, 0, "prompt tokens asked for",
+                    [](const LevelResult& r) { return i64(r.spec.input_len); }));
+  f.push_back(field("output_len", T::kInt, false, 0, "output tokens asked for",
+                    [](const LevelResult& r) { return i64(r.spec.output_len); }));
+  f.push_back(field("requests", T::kInt, true, 0, "measured requests",
+                    [](const LevelResult& r) { return i64(r.summary.requests); }));
+  f.push_back(field("ok", T::kInt, false, 0, "requests that succeeded",
+                    [](const LevelResult& r) { return i64(r.summary.ok); }));
+  f.push_back(field("failed", T::kInt, true, 0, "requests that failed",
+                    [](const LevelResult& r) { return i64(r.summary.failed); }));
+  f.push_back(field("duration_s", T::kReal, false, 3, "earliest send to latest end, s",
+                    [](const LevelResult& r) { return FieldValue(r.summary.duration_s); }));
+  f.push_back(field("request_throughput", T::kReal, true, 2, "ok requests / duration, req/s",
+                    [](const LevelResult& r) { return FieldValue(r.summary.request_throughput); }));
+  f.push_back(field("input_tokens", T::kInt, false, 0, "input tokens of ok requests",
+                    [](const LevelResult& r) { return i64(r.summary.input_tokens); }));
+  f.push_back(field("output_tokens", T::kInt, false, 0, "output tokens of ok requests",
+                    [](const LevelResult& r) { return i64(r.summary.output_tokens); }));
+  f.push_back(field("input_tokens_requested", T::kReal, false, 1,
+                    "mean prompt tokens sent or aimed at, over ok requests",
+                    [](const LevelResult& r) { return opt(r.summary.input_tokens_requested); }));
+  f.push_back(field("input_tokens_run", T::kReal, true, 1,
+                    "mean usage.prompt_tokens over ok requests that reported it",
+                    [](const LevelResult& r) { return opt(r.summary.input_tokens_run); }));
+  f.push_back(field("output_tokens_requested", T::kReal, false, 1,
+                    "mean max_tokens asked for, over ok requests",
+                    [](const LevelResult& r) { return opt(r.summary.output_tokens_requested); }));
+  f.push_back(field("output_tokens_run", T::kReal, true, 1,
+                    "mean usage.completion_tokens over ok requests that reported it",
+                    [](const LevelResult& r) { return opt(r.summary.output_tokens_run); }));
+  f.push_back(field("output_tok_s", T::kReal, true, 1, "output tokens / duration",
+                    [](const LevelResult& r) { return FieldValue(r.summary.output_tok_s); }));
+  f.push_back(field("total_tok_s", T::kReal, false, 1, "(input + output tokens) / duration",
+                    [](const LevelResult& r) { return FieldValue(r.summary.total_tok_s); }));
+  for (const DistMetric& m : kDistMetrics)
+    add_statistic_fields(f, m.name, m.what, m.decimals, m.higher_is_better, m.of);
+  if (with_goodput) {
+    f.push_back(field("goodput_req_s", T::kReal, true, 2, "ok requests meeting every SLO / duration",
+                      [](const LevelResult& r) { return opt(r.summary.goodput_req_s); }));
+    f.push_back(field("good_fraction", T::kReal, false, 3, "good requests / requests",
+                      [](const LevelResult& r) { return opt(r.summary.good_fraction); }));
+  }
+  return f;
 }
 
 }  // namespace
 
-const std::vector<LoadField>& load_fields(bool with_goodput) {
-  static const std::vector<LoadField> kWithout = [] {
-    std::vector<LoadField> v;
-    for (const LoadField& f : all_fields())
-      if (!is_goodput_field(f)) v.push_back(f);
-    return v;
-  }();
-  return with_goodput ? all_fields() : kWithout;
+std::span<const LoadField> load_fields(bool with_goodput) {
+  static const std::vector<LoadField> kWith = build_fields(true), kWithout = build_fields(false);
+  return with_goodput ? kWith : kWithout;
 }
 
 nlohmann::ordered_json level_json(const LevelResult& r, bool with_goodput) {
   nlohmann::ordered_json l;
   l["level_id"] = r.level_id;
-  for (const LoadField& f : load_fields(with_goodput)) {
-    if (f.text) {
-      l[f.name] = f.text(r);
-      continue;
-    }
-    const Opt v = f.number(r);
-    if (!v) l[f.name] = nullptr;
-    else if (std::isinf(*v)) l[f.name] = "inf";
-    else if (f.decimals == 0 && *v == std::floor(*v) && std::abs(*v) < 9e15)
-      l[f.name] = std::int64_t(*v);  // counts and lengths are integers
-    else l[f.name] = *v;
-  }
+  add_field_json(l, load_fields(with_goodput), r);
   l["first_error"] = r.summary.first_error.empty() ? nlohmann::ordered_json(nullptr)
                                                    : nlohmann::ordered_json(r.summary.first_error);
   return l;
@@ -142,7 +126,12 @@ nlohmann::ordered_json level_json(const LevelResult& r, bool with_goodput) {
 void print_load_results(std::ostream& out, const std::string& format,
                         const std::vector<LevelResult>& levels, bool with_goodput,
                         const nlohmann::ordered_json& run) {
-  const auto& fields = load_fields(with_goodput);
+  const auto fields = load_fields(with_goodput);
+  OutputStamp stamp{"load_run_id", 0, ""};
+  if (run.is_object()) {
+    stamp.run_id = run.value("load_run_id", std::int64_t(0));
+    stamp.git_commit = run.value("git_commit", std::string());
+  }
   if (format == "json") {
     nlohmann::ordered_json j;
     j["schema_version"] = kSchemaVersion;
@@ -171,21 +160,9 @@ void print_load_results(std::ostream& out, const std::string& format,
     return;
   }
   const bool csv = format == "csv";
-  Row header;
-  for (const LoadField& f : fields)
-    if (csv || f.compact) header.push_back(f.name);
-  if (csv) header.push_back("schema_version");
   std::vector<Row> rows;
-  for (const LevelResult& r : levels) {
-    Row row;
-    for (const LoadField& f : fields)
-      if (csv || f.compact) row.push_back(cell(f, r, csv));
-    if (csv) row.push_back(std::to_string(kSchemaVersion));
-    rows.push_back(std::move(row));
-  }
-  print_rows(out, format, header, rows);
-  if (!csv) out << "\n(llmbench load run " << run.value("load_run_id", std::int64_t(0))
-                << ", schema version " << kSchemaVersion << ")\n";
+  for (const LevelResult& r : levels) rows.push_back(field_row(fields, r, csv));
+  print_stamped_rows(out, format, stamp, field_header(fields, csv), std::move(rows));
 }
 
 std::string level_progress_line(const LevelResult& r) {
@@ -193,8 +170,8 @@ std::string level_progress_line(const LevelResult& r) {
   std::string line = fmt::format("{}: {} ok, {} failed in {:.2f} s, {:.2f} req/s, {:.1f} output tok/s",
                                  r.spec.label(), s.ok, s.failed, s.duration_s,
                                  s.request_throughput, s.output_tok_s);
-  if (s.ttft_ms) line += fmt::format(", TTFT p50 {:.2f} ms", s.ttft_ms->p50);
-  if (s.tpot_ms) line += fmt::format(", TPOT p50 {:.3f} ms", s.tpot_ms->p50);
+  if (s.ttft_ms) line += fmt::format(", TTFT p50 {:.2f} ms", s.ttft_ms->percentile(50));
+  if (s.tpot_ms) line += fmt::format(", TPOT p50 {:.3f} ms", s.tpot_ms->percentile(50));
   if (!s.first_error.empty()) line += " (first error: " + s.first_error + ")";
   return line;
 }

@@ -1,15 +1,18 @@
-// The printed forms of `llmbench load` results, all read from one field list: table and md
-// (the compact view: medians and p99s), csv (every field, full precision, empty cells for
-// not-applicable) and json (the run and every level with every field, plus the first error).
+// The printed forms of `llmbench load` results, all read from one field list (the same Field
+// type and printers as `run`'s): table and md (the compact view: medians and p99s), csv (every
+// field, full precision, empty cells for not-applicable), json and jsonl (the run and every
+// level with every field, plus the first error) and vllm-json (vLLM's result object per level).
 // Every name is defined in docs/metrics.md ("Serving metrics").
 #pragma once
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "tools/load/load_metrics.h"
+#include "tools/store/result_fields.h"
 #include "tools/load/load_plan.h"
 
 namespace llmbench {
@@ -21,22 +24,16 @@ struct LevelResult {
   nlohmann::ordered_json vllm;  // --format vllm-json: vLLM's result object (vllm_json.h)
 };
 
-struct LoadField {
-  const char* name;   // column name: "ttft_ms_p50", ...
-  bool compact;       // shown in table and md
-  // The value, or nullopt for not applicable.
-  std::optional<double> (*number)(const LevelResult&);
-  // Text fields (level): set instead of number.
-  std::string (*text)(const LevelResult&);
-  int decimals;       // table/md precision
-};
-
-const std::vector<LoadField>& load_fields(bool with_goodput);
+// The field list of a load level (tools/store/result_fields.h's Field): configuration,
+// counts, throughput, and each latency expanded over kStatistics. `with_goodput` adds the
+// goodput fields (--goodput given).
+using LoadField = Field<LevelResult>;
+std::span<const LoadField> load_fields(bool with_goodput);
 
 // Prints `levels` in `format` (table|md|csv|json|jsonl|vllm-json). `run` is the json "run"
-// object. Every format carries the schema version (store.h's kSchemaVersion): json and jsonl
-// as "schema_version", csv as a column, table and md in a closing line, vllm-json as
-// "llmbench_schema_version".
+// object; its load_run_id and git_commit, with the schema version (store.h's kSchemaVersion),
+// open every csv row and end the table and md; json and jsonl carry "schema_version",
+// vllm-json "llmbench_schema_version".
 void print_load_results(std::ostream& out, const std::string& format,
                         const std::vector<LevelResult>& levels, bool with_goodput,
                         const nlohmann::ordered_json& run);

@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "kernels/common/error.h"
-#include "tools/run/flag_values.h"
+#include "tools/console/flag_values.h"
 
 namespace llmbench {
 

@@ -17,7 +17,8 @@
 #include "tools/load/server_metrics_store.h"
 #include "tools/load/sweep_store.h"
 #include "tools/load/vllm_json.h"
-#include "tools/run/signals.h"
+#include "tools/console/signals.h"
+#include "tools/store/run_info.h"
 
 namespace llmbench {
 
@@ -258,6 +259,7 @@ LevelResult LoadSession::record(const LevelSpec& level, const LevelOutcome& outc
 nlohmann::ordered_json LoadSession::run_json() const {
   nlohmann::ordered_json j;
   j["load_run_id"] = run_id_;
+  j["git_commit"] = current_run_info().git_commit;
   j["label"] = info_.label;
   j["url"] = info_.url;
   j["endpoint"] = info_.endpoint;

@@ -7,6 +7,7 @@
 
 #include "engine/bench/stats.h"
 #include "kernels/common/error.h"
+#include "tools/store/variants_json.h"
 
 namespace llmbench {
 
@@ -109,12 +110,27 @@ void add_aggregate(sqlite3* db, const char* name, int n_args, StepFn step, Final
     throw Error(std::string("sqlite: cannot register ") + name + "(): " + sqlite3_errmsg(db));
 }
 
+// variants_label(text): bench_case.variants (JSON) as every printed output names it.
+void variants_label_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+    sqlite3_result_null(ctx);
+    return;
+  }
+  const auto* text = reinterpret_cast<const char*>(sqlite3_value_text(argv[0]));
+  const std::string label = variants_label(std::string(text ? text : ""));
+  sqlite3_result_text(ctx, label.c_str(), int(label.size()), SQLITE_TRANSIENT);
+}
+
 }  // namespace
 
 void register_sql_functions(sqlite3* db) {
   add_aggregate(db, "median", 1, median_step, median_final);
   add_aggregate(db, "percentile", 2, percentile_step, percentile_final);
   add_aggregate(db, "stdev", 1, stdev_step, stdev_final);
+  const int flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS;
+  if (sqlite3_create_function_v2(db, "variants_label", 1, flags, nullptr, variants_label_fn,
+                                 nullptr, nullptr, nullptr) != SQLITE_OK)
+    throw Error(std::string("sqlite: cannot register variants_label(): ") + sqlite3_errmsg(db));
 }
 
 }  // namespace llmbench

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "tools/compare/compare_report.h"
-#include "tools/report/printers.h"
+#include "tools/console/printers.h"
 
 namespace llmbench {
 

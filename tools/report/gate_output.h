@@ -10,7 +10,7 @@
 
 #include "tools/compare/compare_gate.h"
 #include "tools/compare/compare_rounds.h"
-#include "tools/report/printers.h"
+#include "tools/console/printers.h"
 
 namespace llmbench {
 

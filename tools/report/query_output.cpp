@@ -6,7 +6,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "tools/report/printers.h"
+#include "tools/console/field_rows.h"
+#include "tools/console/printers.h"
 
 namespace llmbench {
 
@@ -14,7 +15,9 @@ std::string format_cell(const SqlValue& value, bool exact) {
   if (value.is_null()) return exact ? "" : "NULL";
   if (auto* i = std::get_if<std::int64_t>(&value.v)) return std::to_string(*i);
   if (auto* d = std::get_if<double>(&value.v)) {
-    if (exact || !std::isfinite(*d)) return fmt::format("{}", *d);  // shortest round-trip form
+    // Full precision without arithmetic artefacts (0.1302761, not 0.13027609999999998), as
+    // every llmbench output prints a number (field_rows.h).
+    if (exact || !std::isfinite(*d)) return format_number(*d);
     // Exponent notation only for the very small; large reals (ns, bytes) read better whole.
     if (std::fabs(*d) >= 1e6) return fmt::format("{:.0f}", *d);
     return fmt::format("{:.6g}", *d);
@@ -27,7 +30,8 @@ namespace {
 nlohmann::ordered_json json_value(const SqlValue& value) {
   if (auto* i = std::get_if<std::int64_t>(&value.v)) return *i;
   if (auto* d = std::get_if<double>(&value.v))
-    return std::isfinite(*d) ? nlohmann::ordered_json(*d) : nlohmann::ordered_json(nullptr);
+    return std::isfinite(*d) ? nlohmann::ordered_json(round_number(*d))
+                             : nlohmann::ordered_json(nullptr);
   if (auto* s = std::get_if<std::string>(&value.v)) return *s;
   return nullptr;
 }

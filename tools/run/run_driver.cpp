@@ -21,9 +21,10 @@
 #include "tools/store/case_key.h"
 #include "tools/run/peaks_cache.h"
 #include "tools/run/progress.h"
-#include "tools/report/result_rows.h"
-#include "tools/run/signals.h"
-#include "tools/report/slo_report.h"
+#include "tools/console/build_warning.h"
+#include "tools/console/result_rows.h"
+#include "tools/console/signals.h"
+#include "tools/console/slo_report.h"
 #include "tools/store/store.h"
 
 namespace llmbench {
@@ -62,8 +63,8 @@ std::unique_ptr<Model> build_model(const CaseSpec& spec, Backend& backend, Progr
 
 std::string outcome_text(const CaseResult& r) {
   if (r.status != "ok") return "error: " + r.error;
-  return fmt::format("TTFT {:.2f} ms, e2e {:.2f} ms", r.metrics.ttft_ms_p50,
-                     r.metrics.e2e_ms_p50);
+  return fmt::format("TTFT {:.2f} ms, e2e {:.2f} ms", r.metrics.ttft_ms.percentile(50),
+                     r.metrics.e2e_ms.percentile(50));
 }
 
 // Creates `path` as an empty file when nothing is there (O_EXCL: true only for the process
@@ -107,6 +108,7 @@ void notice(const RunOptions& opts, const std::string& line) {
 int run_benchmarks(const RunOptions& opts, const AppliedProfile* profile,
                    const std::string& command_line) {
   const RunPlan plan = make_plan_attributed(opts, profile);  // every input check happens here
+  warn_if_debug_build();  // like the warning below, printed even with --quiet
   // A diagnostic mode's warning is not progress: printed even with --quiet.
   if (std::any_of(plan.cases.begin(), plan.cases.end(),
                   [](const CaseSpec& s) { return s.variants.timer == TimerMode::kHostNoSync; }))
@@ -251,8 +253,10 @@ int run_benchmarks(const RunOptions& opts, const AppliedProfile* profile,
                                            "there is room", stored.size() + results.size(),
                                            keys.size()));
     }
-    if (opts.format == "jsonl")  // one line per case as it ends: a killed sweep leaves whole lines
-      std::cout << case_json(result, run_id).dump() << std::endl;
+    if (opts.format == "jsonl") {  // one line per case as it ends: a killed sweep leaves whole lines
+      const OutputStamp stamp{"run_id", run_id, store.run_info(run_id).git_commit};
+      std::cout << case_json(result, &stamp).dump() << std::endl;
+    }
     progress.finish_case(outcome_text(result));
     results.push_back(std::move(result));
     interrupted = interrupt_requested();

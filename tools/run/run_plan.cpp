@@ -15,10 +15,10 @@
 #include "engine/checkpoint/input_file.h"
 #include "kernels/common/error.h"
 #include "engine/checkpoint/hf_checkpoint.h"
-#include "tools/run/flag_values.h"
+#include "tools/console/flag_values.h"
 #include "tools/store/case_key.h"
 #include "tools/store/variants_json.h"
-#include "tools/report/printers.h"
+#include "tools/console/printers.h"
 
 namespace llmbench {
 

@@ -1,9 +1,11 @@
-// The result field list (see result_fields.h). Each entry's getter reads a CaseResult; order
-// is output order. Spread columns (p10-p90) exist for the table only: csv, json and the
-// database carry p10 and p90 as numbers.
+// The result field list of `run` (see result_fields.h). Each entry's getter reads a CaseResult;
+// order is output order; the latencies are one entry each, expanded over kStatistics. Spread
+// columns (p10-p90) exist for the table only: csv, json and the database carry p10 and p90 as
+// numbers.
 #include "tools/store/result_fields.h"
 
 #include <array>
+#include <cstdio>
 
 #include "tools/store/variants_json.h"
 
@@ -30,7 +32,9 @@ FieldValue spread(const std::optional<double>& lo, const std::optional<double>& 
   return std::string(buf);
 }
 
-const std::array kFields = {
+// Configuration, then n: the fields before the latencies.
+std::vector<ResultField> before_latencies() {
+  return {
     // ---- configuration (the case key) ----
     ResultField{"model", T::kText, R::kKey, kAll, 0, "model preset or checkpoint directory",
                 [](const CaseResult& r, S) -> FieldValue { return r.spec.model; }},
@@ -46,17 +50,14 @@ const std::array kFields = {
                 [](const CaseResult& r, S) { return i64(r.spec.prompt_len); }},
     ResultField{"max_new_tokens", T::kInt, R::kKey, kAll, 0, "generated tokens per sequence",
                 [](const CaseResult& r, S) { return i64(r.spec.max_new_tokens); }},
-    // Text for people (table, csv: "default" or "qkv=permute ..."), a JSON object for programs
-    // (json, the database column).
+    // One rendering in every output, the bundled queries included ("default" or "qkv=permute
+    // kv_cache=paged/16": variants_label); the database column keeps the JSON object, the key
+    // SQL groups by, which variants_label() renders the same way in SQL.
     ResultField{"variants", T::kText, R::kKey, kAll, 0, "engine variants (docs/variants.md)",
                 [](const CaseResult& r, S sink) -> FieldValue {
-                  if (sink == S::kJson || sink == S::kDb) return variants_json(r.spec.variants).dump();
-                  Variants v = r.spec.variants;
-                  v.timer = TimerMode::kDevice;  // the timer has its own column
-                  const std::string d = v.describe();
-                  return d.empty() ? "default" : d;
-                },
-                true},
+                  if (sink == S::kDb) return variants_json(r.spec.variants).dump();
+                  return variants_label(r.spec.variants);
+                }},
     ResultField{"warmup", T::kInt, R::kKey, kCsv | kDb, 0, "unmeasured repetitions",
                 [](const CaseResult& r, S) { return i64(r.spec.warmup); }},
     ResultField{"repeat", T::kInt, R::kKey, kCsv | kDb, 0, "measured repetitions asked for",
@@ -75,52 +76,44 @@ const std::array kFields = {
     ResultField{"n", T::kInt, R::kMetric, kTable | kCsv, 0,
                 "measured repetitions behind the TTFT and e2e figures",
                 [](const CaseResult& r, S) { return i64(r.metrics.repetitions); }},
-    ResultField{"ttft_ms_p50", T::kReal, R::kMetric, kAll, 2, "median TTFT, ms",
-                [](const CaseResult& r, S) -> FieldValue { return r.metrics.ttft_ms_p50; }},
-    ResultField{"ttft_ms_p10-p90", T::kText, R::kMetric, kTable, 0, "TTFT p10 to p90, ms",
-                [](const CaseResult& r, S) {
-                  return spread(r.metrics.ttft_ms_p10, r.metrics.ttft_ms_p90);
-                }},
-    ResultField{"ttft_ms_p10", T::kReal, R::kMetric, kCsv | kDb, 2, "TTFT 10th percentile, ms",
-                [](const CaseResult& r, S) -> FieldValue { return r.metrics.ttft_ms_p10; }},
-    ResultField{"ttft_ms_p90", T::kReal, R::kMetric, kCsv | kDb, 2, "TTFT 90th percentile, ms",
-                [](const CaseResult& r, S) -> FieldValue { return r.metrics.ttft_ms_p90; }},
-    ResultField{"ttft_ms_p99", T::kReal, R::kMetric, kCsv | kDb, 2, "TTFT 99th percentile, ms",
-                [](const CaseResult& r, S) -> FieldValue { return r.metrics.ttft_ms_p99; }},
-    ResultField{"ttft_ms_mean", T::kReal, R::kMetric, kCsv | kDb, 2, "mean TTFT, ms",
-                [](const CaseResult& r, S) -> FieldValue { return r.metrics.ttft_ms_mean; }},
-    ResultField{"ttft_ms_stdev", T::kReal, R::kMetric, kCsv | kDb, 2,
-                "TTFT sample standard deviation, ms",
-                [](const CaseResult& r, S) -> FieldValue { return r.metrics.ttft_ms_stdev; }},
-    ResultField{"tpot_n", T::kInt, R::kMetric, kCsv | kDb, 0,
-                "decode steps behind the TPOT figures (repetitions x steps)",
-                [](const CaseResult& r, S) -> FieldValue {
-                  if (!r.metrics.tpot_ms_mean) return std::monostate{};
-                  return i64(r.metrics.tpot_samples);
-                }},
-    ResultField{"tpot_ms_mean", T::kReal, R::kMetric, kAll, 2, "mean TPOT, ms",
-                [](const CaseResult& r, S) { return opt(r.metrics.tpot_ms_mean); }},
-    ResultField{"tpot_ms_p10-p90", T::kText, R::kMetric, kTable, 0, "TPOT p10 to p90, ms",
-                [](const CaseResult& r, S) {
-                  return spread(r.metrics.tpot_ms_p10, r.metrics.tpot_ms_p90);
-                }},
-    ResultField{"tpot_ms_p10", T::kReal, R::kMetric, kCsv | kDb, 2, "TPOT 10th percentile, ms",
-                [](const CaseResult& r, S) { return opt(r.metrics.tpot_ms_p10); }},
-    ResultField{"tpot_ms_p50", T::kReal, R::kMetric, kCsv | kDb, 2, "median TPOT, ms",
-                [](const CaseResult& r, S) { return opt(r.metrics.tpot_ms_p50); }},
-    ResultField{"tpot_ms_p90", T::kReal, R::kMetric, kCsv | kDb, 2, "TPOT 90th percentile, ms",
-                [](const CaseResult& r, S) { return opt(r.metrics.tpot_ms_p90); }},
-    ResultField{"tpot_ms_p99", T::kReal, R::kMetric, kAll, 2, "TPOT 99th percentile, ms",
-                [](const CaseResult& r, S) { return opt(r.metrics.tpot_ms_p99); }},
-    ResultField{"tpot_ms_stdev", T::kReal, R::kMetric, kCsv | kDb, 2,
-                "TPOT sample standard deviation, ms",
-                [](const CaseResult& r, S) { return opt(r.metrics.tpot_ms_stdev); }},
-    ResultField{"e2e_ms_p50", T::kReal, R::kMetric, kAll, 2, "median end-to-end latency, ms",
-                [](const CaseResult& r, S) -> FieldValue { return r.metrics.e2e_ms_p50; }},
-    ResultField{"e2e_ms_p10", T::kReal, R::kMetric, kCsv | kDb, 2, "e2e 10th percentile, ms",
-                [](const CaseResult& r, S) -> FieldValue { return r.metrics.e2e_ms_p10; }},
-    ResultField{"e2e_ms_p90", T::kReal, R::kMetric, kCsv | kDb, 2, "e2e 90th percentile, ms",
-                [](const CaseResult& r, S) -> FieldValue { return r.metrics.e2e_ms_p90; }},
+};
+}
+
+const SampleStats* ttft_of(const CaseResult& r) { return &r.metrics.ttft_ms; }
+const SampleStats* tpot_of(const CaseResult& r) {
+  return r.metrics.tpot_ms ? &*r.metrics.tpot_ms : nullptr;
+}
+const SampleStats* e2e_of(const CaseResult& r) { return &r.metrics.e2e_ms; }
+
+// "p10-p90" with the table's precision: the spread beside a median in the compact view.
+ResultField spread_field(const std::string& metric, const std::string& what,
+                         const SampleStats* (*of)(const CaseResult&)) {
+  return ResultField{metric + "_p10-p90", T::kText, R::kMetric, kTable, 0,
+                     what + " p10 to p90", [of](const CaseResult& r, S) -> FieldValue {
+                       const SampleStats* d = of(r);
+                       if (!d || d->n == 0) return std::monostate{};
+                       return spread(d->percentile(10), d->percentile(90));
+                     }};
+}
+
+// The latencies, each one entry expanded over kStatistics; the table shows the statistics named.
+void add_latencies(std::vector<ResultField>& f) {
+  add_statistic_fields(f, "ttft_ms", "TTFT, ms", 2, false, ttft_of, {"p50"});
+  f.push_back(spread_field("ttft_ms", "TTFT, ms,", ttft_of));
+  f.push_back(ResultField{"tpot_n", T::kInt, R::kMetric, kCsv | kDb, 0,
+                          "decode steps behind the TPOT figures (repetitions x steps)",
+                          [](const CaseResult& r, S) -> FieldValue {
+                            if (!r.metrics.tpot_ms) return std::monostate{};
+                            return i64(r.metrics.tpot_samples);
+                          }});
+  add_statistic_fields(f, "tpot_ms", "TPOT, ms", 2, false, tpot_of, {"mean", "p99"});
+  f.push_back(spread_field("tpot_ms", "TPOT, ms,", tpot_of));
+  add_statistic_fields(f, "e2e_ms", "end-to-end latency, ms", 2, false, e2e_of, {"p50"});
+}
+
+// Throughput, utilisation, costs, trace overheads and status: the fields after the latencies.
+std::vector<ResultField> after_latencies() {
+  return {
     ResultField{"prefill_tok_s", T::kReal, R::kMetric, kCsv | kDb, 1,
                 "prompt tokens / median TTFT, tokens/s",
                 [](const CaseResult& r, S) -> FieldValue { return r.metrics.prefill_tok_s; }},
@@ -192,13 +185,24 @@ const std::array kFields = {
                   return r.error;
                 }},
 };
+}
+
+std::vector<ResultField> build_fields() {
+  std::vector<ResultField> f = before_latencies();
+  add_latencies(f);
+  for (ResultField& x : after_latencies()) f.push_back(std::move(x));
+  return f;
+}
 
 }  // namespace
 
-std::span<const ResultField> result_fields() { return kFields; }
+std::span<const ResultField> result_fields() {
+  static const std::vector<ResultField> kFields = build_fields();
+  return kFields;
+}
 
 const ResultField* find_result_field(std::string_view name) {
-  for (const auto& f : kFields)
+  for (const auto& f : result_fields())
     if (f.name == name) return &f;
   return nullptr;
 }
@@ -206,6 +210,19 @@ const ResultField* find_result_field(std::string_view name) {
 FieldValue field_value(const ResultField& f, const CaseResult& r, FieldSink sink) {
   if (f.role == FieldRole::kMetric && r.status != "ok") return std::monostate{};
   return f.get(r, sink);
+}
+
+double statistic_percentile(const Statistic& s, bool higher_is_better) {
+  if (s.percentile < 0) return s.percentile;
+  return higher_is_better ? 100 - s.percentile : s.percentile;
+}
+
+std::string statistic_suffix(const Statistic& s, bool higher_is_better) {
+  const double p = statistic_percentile(s, higher_is_better);
+  if (p < 0) return std::string(s.name);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "p%g", p);
+  return buf;
 }
 
 std::string_view sql_type(FieldType type) {

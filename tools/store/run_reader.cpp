@@ -10,7 +10,9 @@
 #include <map>
 
 #include "kernels/common/error.h"
+#include "tools/store/run_info.h"
 #include "tools/store/schema.h"
+#include "tools/store/variants_json.h"
 
 namespace llmbench {
 
@@ -29,20 +31,9 @@ std::string CaseSamples::label(bool with_threads) const {
   std::string s = model + " " + dtype + " " + backend + " b" + std::to_string(batch) + " p" +
                   std::to_string(prompt_len) + " n" + std::to_string(max_new_tokens);
   if (with_threads) s += " t" + std::to_string(threads);
-  const auto j = nlohmann::json::parse(variants, nullptr, /*allow_exceptions=*/false);
-  if (j.is_object()) {
-    // Only what differs from the engine's defaults, as run's labels do ("qkv=permute").
-    static const std::map<std::string, std::string> kDefaults = {
-        {"qkv", "fused"}, {"kv_cache", "prealloc"}, {"logits", "device"}, {"timer", "device"}};
-    for (const auto& [key, value] : j.items()) {
-      const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
-      const auto d = kDefaults.find(key);
-      if (d != kDefaults.end() && d->second == text) continue;
-      s += " " + key + "=" + text;
-    }
-  } else if (variants != "{}") {
-    s += " variants=" + variants;
-  }
+  // Only what differs from the engine's defaults, as every output names variants.
+  const std::string v = variants_label(variants);
+  if (v != "default" && v != "{}") s += " " + v;
   return s;
 }
 

@@ -20,4 +20,54 @@ nlohmann::json variants_json(const Variants& v) {
   return j;
 }
 
+std::optional<Variants> variants_from_json(const nlohmann::json& j) {
+  if (!j.is_object()) return std::nullopt;
+  Variants v;
+  for (const auto& [key, value] : j.items()) {
+    if (value.is_string()) {
+      const std::string text = value.get<std::string>();
+      if (key == "qkv") {
+        const auto x = parse_qkv_layout(text);
+        if (!x) return std::nullopt;
+        v.qkv = *x;
+      } else if (key == "kv_cache") {
+        const auto x = parse_kv_cache_kind(text);
+        if (!x) return std::nullopt;
+        v.kv_cache = *x;
+      } else if (key == "logits") {
+        const auto x = parse_logits_mode(text);
+        if (!x) return std::nullopt;
+        v.logits = *x;
+      } else if (key == "timer") {
+        const auto x = parse_timer_mode(text);
+        if (!x) return std::nullopt;
+        v.timer = *x;
+      } else {
+        return std::nullopt;
+      }
+    } else if (value.is_number() && key == "kv_cache_block") {
+      v.kv_cache_block = value.get<int>();
+    } else if (value.is_number() && key == "prompt_len_stddev") {
+      v.prompt_len_stddev = value.get<double>();
+    } else if (value.is_number() && key == "output_len_stddev") {
+      v.output_len_stddev = value.get<double>();
+    } else {
+      return std::nullopt;
+    }
+  }
+  return v;
+}
+
+std::string variants_label(const Variants& v) {
+  const std::string d = v.describe();
+  return d.empty() ? "default" : d;
+}
+
+std::string variants_label(const std::string& json_text) {
+  const auto j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return json_text;
+  const auto v = variants_from_json(j);
+  return v ? variants_label(*v) : json_text;
+}
+
 }  // namespace llmbench

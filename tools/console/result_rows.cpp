@@ -1,6 +1,9 @@
 // Result rows and documents (see result_rows.h). Every cell comes from the field list; this
 // file decides only how a value is written in each format.
-#include "tools/report/result_rows.h"
+#include "tools/console/result_rows.h"
+
+#include "tools/console/field_rows.h"
+#include "tools/store/store.h"
 
 #include <fmt/core.h>
 
@@ -12,49 +15,17 @@ namespace {
 
 bool host_nosync(const CaseResult& r) { return r.spec.variants.timer == TimerMode::kHostNoSync; }
 
-bool shown(const ResultField& f, bool csv) { return f.outputs & (csv ? kCsv : kTable); }
-
-// table/md: the field's precision, "n/a" for not applicable; csv: full precision (shortest
-// round-trip form) and an empty cell.
-std::string cell(const ResultField& f, const FieldValue& v, bool csv) {
-  if (std::holds_alternative<std::monostate>(v)) return csv ? "" : "n/a";
-  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
-  if (const auto* d = std::get_if<double>(&v))
-    return csv ? fmt::format("{}", *d) : fmt::format("{:.{}f}", *d, f.decimals);
-  return std::get<std::string>(v);
-}
-
-nlohmann::ordered_json json_value(const ResultField& f, const FieldValue& v) {
-  if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
-  if (const auto* d = std::get_if<double>(&v)) return *d;
-  if (const auto* t = std::get_if<std::string>(&v))
-    return f.json_text ? nlohmann::ordered_json::parse(*t) : nlohmann::ordered_json(*t);
-  return nullptr;
-}
-
 }  // namespace
 
-Row result_header(bool csv) {
-  Row h;
-  for (const ResultField& f : result_fields())
-    if (shown(f, csv)) h.emplace_back(f.name);
-  return h;
-}
+Row result_header(bool csv) { return field_header(result_fields(), csv); }
 
-Row result_row(const CaseResult& r, bool csv) {
-  Row row;
-  for (const ResultField& f : result_fields())
-    if (shown(f, csv))
-      row.push_back(cell(f, field_value(f, r, csv ? FieldSink::kCsv : FieldSink::kTable), csv));
-  return row;
-}
+Row result_row(const CaseResult& r, bool csv) { return field_row(result_fields(), r, csv); }
 
-nlohmann::ordered_json case_json(const CaseResult& r, std::int64_t run_id) {
+nlohmann::ordered_json case_json(const CaseResult& r, const OutputStamp* stamp) {
   using json = nlohmann::ordered_json;
   json j = json::object();
-  if (run_id > 0) j["run_id"] = run_id;
-  for (const ResultField& f : result_fields())
-    if (f.outputs & kCsv) j[std::string(f.name)] = json_value(f, field_value(f, r, FieldSink::kJson));
+  if (stamp) add_stamp_json(j, *stamp);
+  add_field_json(j, result_fields(), r);
   if (host_nosync(r)) j["timer_warning"] = std::string(kHostNoSyncWarning);
   if (r.status != "ok") return j;
   j["trace_events"] = r.trace.size();
@@ -142,17 +113,23 @@ void print_results(std::ostream& out, const std::string& format,
                    const std::vector<CaseResult>& results, const Peaks& peaks,
                    const nlohmann::ordered_json& run, const nlohmann::json& extra) {
   const bool slo_used = extra.is_object() && extra.contains("slo");
+  OutputStamp stamp;
+  if (run.is_object()) {
+    stamp.run_id = run.value("id", std::int64_t(0));
+    stamp.git_commit = run.value("git_commit", std::string());
+  }
   const auto warnings = result_warnings(results, slo_used);
   if (format == "jsonl") return;
   if (format == "json") {
     nlohmann::ordered_json cases = nlohmann::ordered_json::array();
     for (const auto& r : results) cases.push_back(case_json(r));
     nlohmann::ordered_json doc = nlohmann::ordered_json::object();
+    doc["schema_version"] = kSchemaVersion;
     if (!run.is_null()) doc["run"] = run;
     nlohmann::ordered_json gemm = nlohmann::ordered_json::object();
     for (const auto& [dtype, tflops] : peaks.gemm_tflops) gemm[dtype_name(dtype)] = tflops;
-    doc["peaks"] = {{"bandwidth_gbps", peaks.bandwidth_gbps},
-                    {"tflops", peaks.tflops},
+    doc["peaks"] = {{"bandwidth_gbps", round_number(peaks.bandwidth_gbps)},
+                    {"tflops", round_number(peaks.tflops)},
                     {"gemm_tflops", gemm},
                     {"source", peaks.source}};
     doc["cases"] = cases;
@@ -164,7 +141,7 @@ void print_results(std::ostream& out, const std::string& format,
   const bool csv = format == "csv";
   std::vector<Row> rows;
   for (const auto& r : results) rows.push_back(result_row(r, csv));
-  print_rows(out, format, result_header(csv), rows);
+  print_stamped_rows(out, format, stamp, result_header(csv), std::move(rows));
   // csv stays one header and its rows (the op_timer cell carries the label there).
   if (csv) return;
   for (const auto& w : warnings)

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "engine/bench/bench_case.h"
-#include "tools/report/printers.h"
+#include "tools/console/printers.h"
 
 namespace llmbench {
 

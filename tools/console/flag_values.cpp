@@ -1,5 +1,5 @@
 // Flag value parsing (see flag_values.h).
-#include "tools/run/flag_values.h"
+#include "tools/console/flag_values.h"
 
 #include <charconv>
 

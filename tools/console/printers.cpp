@@ -1,5 +1,5 @@
 // Tabular printers (see printers.h).
-#include "tools/report/printers.h"
+#include "tools/console/printers.h"
 
 #include <algorithm>
 

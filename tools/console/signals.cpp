@@ -1,5 +1,5 @@
 // Interrupt signal handlers (see signals.h).
-#include "tools/run/signals.h"
+#include "tools/console/signals.h"
 
 #include "engine/bench/interrupt.h"
 
