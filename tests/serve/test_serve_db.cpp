@@ -52,7 +52,11 @@ TEST(ServeDb, KilledServerKeepsTheRequestsThatFinished) {
   cli.set_read_timeout(10);
   constexpr int kRequests = 3;
   for (int i = 0; i < kRequests; ++i) {
-    auto res = cli.Post("/v1/completions", R"({"prompt": [1, 2, 3], "max_tokens": 4})",
+    // 20 tokens: with blocks of 16 and prefix caching (the default), requests 2 and 3 find
+    // the first 16 cached.
+    auto res = cli.Post("/v1/completions",
+                        R"({"prompt": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
+                                       18, 19, 20], "max_tokens": 4})",
                         "application/json");
     ASSERT_TRUE(res);
     ASSERT_EQ(res->status, 200) << res->body;
@@ -67,6 +71,11 @@ TEST(ServeDb, KilledServerKeepsTheRequestsThatFinished) {
   EXPECT_EQ(scalar(db, "SELECT sum(completion_tokens) FROM serve_request"),
             std::to_string(4 * kRequests));
   EXPECT_NE(scalar(db, "SELECT count(*) FROM serve_step"), "0");
+  EXPECT_EQ(scalar(db, "SELECT prefix_caching FROM serve_session"), "1");
+  EXPECT_EQ(scalar(db, "SELECT group_concat(cached_tokens) FROM (SELECT cached_tokens FROM"
+                       " serve_request ORDER BY request_id)"),
+            "0,16,16");
+  EXPECT_EQ(scalar(db, "SELECT sum(cached_tokens) FROM serve_step"), "32");
   // What `llmbench query` reads from the killed server's database (its -wal file included).
   const auto q = llmbench_test::run_llmbench("query " + db.string() + " serve_steps --format csv",
                                              dir / "query");

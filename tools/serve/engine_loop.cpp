@@ -134,6 +134,50 @@ void EngineLoop::finish_stream(RequestId id, StreamEvent e, const RequestTimes& 
   streams_.erase(it);
 }
 
+void EngineLoop::publish_step(const std::string& failure, std::vector<RequestUpdate>& updates,
+                              const StepStats& st) {
+  if (!failure.empty()) {
+    // The engine failed: every request ends with the error; the server keeps serving.
+    for (auto& [id, live] : streams_) scheduler_.abort(id);
+    while (!streams_.empty()) {
+      StreamEvent ev;
+      ev.finish = FinishReason::kAbort;
+      ev.error = "engine step failed: " + failure;
+      finish_stream(streams_.begin()->first, std::move(ev), {});
+    }
+  }
+  for (RequestUpdate& u : updates) {
+    StreamEvent ev;
+    ev.token = u.token;
+    ev.finish = u.finish;
+    ev.prompt_tokens = u.prompt_tokens;
+    ev.cached_tokens = u.cached_tokens;
+    ev.completion_tokens = u.completion_tokens;
+    ++counters_.generation_tokens_total;
+    if (u.finish != FinishReason::kNone) {
+      finish_stream(u.id, std::move(ev), u.times);
+    } else if (auto it = streams_.find(u.id); it != streams_.end()) {
+      it->second.completion_tokens = u.completion_tokens;
+      it->second.cached_tokens = u.cached_tokens;
+      it->second.stream->push(std::move(ev));
+    }
+  }
+  if (st.step > 0) {
+    counters_.prompt_tokens_total += st.prefill_tokens;
+    ++counters_.steps_total;
+    counters_.step_ns_total += st.total_ns;
+    counters_.forward_ns_total += st.forward_ns;
+    if (log_) log_->on_step(st);
+    append_bounded(steps_, st);
+  }
+  counters_.running = scheduler_.running();
+  counters_.waiting = scheduler_.waiting() + int(inbox_.size());
+  counters_.kv_blocks_used = scheduler_.blocks_used();
+  counters_.kv_blocks_cached = scheduler_.blocks_cached();
+  counters_.prefix_query_tokens_total = scheduler_.prefix_query_tokens();
+  counters_.prefix_hit_tokens_total = scheduler_.prefix_hit_tokens();
+}
+
 void EngineLoop::run() {
   if (omp_threads_ > 0) omp_set_num_threads(omp_threads_);
   std::vector<std::pair<RequestId, GenerationRequest>> adds;
@@ -198,46 +242,7 @@ void EngineLoop::run() {
       failure = e.what();
     }
     std::lock_guard<std::mutex> lock(mu_);
-    if (!failure.empty()) {
-      // The engine failed: every request ends with the error; the server keeps serving.
-      for (auto& [id, live] : streams_) scheduler_.abort(id);
-      while (!streams_.empty()) {
-        StreamEvent ev;
-        ev.finish = FinishReason::kAbort;
-        ev.error = "engine step failed: " + failure;
-        finish_stream(streams_.begin()->first, std::move(ev), {});
-      }
-    }
-    for (RequestUpdate& u : updates) {
-      StreamEvent ev;
-      ev.token = u.token;
-      ev.finish = u.finish;
-      ev.prompt_tokens = u.prompt_tokens;
-      ev.cached_tokens = u.cached_tokens;
-      ev.completion_tokens = u.completion_tokens;
-      ++counters_.generation_tokens_total;
-      if (u.finish != FinishReason::kNone) {
-        finish_stream(u.id, std::move(ev), u.times);
-      } else if (auto it = streams_.find(u.id); it != streams_.end()) {
-        it->second.completion_tokens = u.completion_tokens;
-        it->second.cached_tokens = u.cached_tokens;
-        it->second.stream->push(std::move(ev));
-      }
-    }
-    if (st.step > 0) {
-      counters_.prompt_tokens_total += st.prefill_tokens;
-      ++counters_.steps_total;
-      counters_.step_ns_total += st.total_ns;
-      counters_.forward_ns_total += st.forward_ns;
-      if (log_) log_->on_step(st);
-      append_bounded(steps_, st);
-    }
-    counters_.running = scheduler_.running();
-    counters_.waiting = scheduler_.waiting() + int(inbox_.size());
-    counters_.kv_blocks_used = scheduler_.blocks_used();
-    counters_.kv_blocks_cached = scheduler_.blocks_cached();
-    counters_.prefix_query_tokens_total = scheduler_.prefix_query_tokens();
-    counters_.prefix_hit_tokens_total = scheduler_.prefix_hit_tokens();
+    publish_step(failure, updates, st);
   }
 }
 

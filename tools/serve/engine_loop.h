@@ -108,6 +108,10 @@ class EngineLoop {
  private:
   void run();
   void finish_stream(RequestId id, StreamEvent e, const RequestTimes& times);
+  // With mu_ held, after a step: its tokens to the streams (or, when the step threw, `failure`
+  // to every stream), the step to the log, and the counters.
+  void publish_step(const std::string& failure, std::vector<RequestUpdate>& updates,
+                    const StepStats& st);
 
   Scheduler scheduler_;
   std::chrono::steady_clock::time_point origin_;  // the scheduler's: arrival stamps count from it

@@ -54,13 +54,13 @@ void ServeStore::insert_session(const ServeSessionInfo& info) {
   Db& db = store_->db();
   auto s = db.prepare(
       "INSERT INTO serve_session (started_unix_ns, command_line, model, dtype, backend, device,"
-      " max_num_seqs, max_num_batched_tokens, chunked_prefill, kv_block_size, kv_blocks)"
-      " VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+      " max_num_seqs, max_num_batched_tokens, chunked_prefill, kv_block_size, kv_blocks,"
+      " prefix_caching) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
   s.bind(1, info.started_unix_ns).bind(2, info.command_line).bind(3, info.model)
       .bind(4, info.dtype).bind(5, info.backend).bind(6, info.device)
       .bind(7, info.scheduler.max_num_seqs).bind(8, info.scheduler.max_num_batched_tokens)
       .bind(9, info.scheduler.chunked_prefill ? 1 : 0).bind(10, info.scheduler.block_size)
-      .bind(11, info.kv_blocks)
+      .bind(11, info.kv_blocks).bind(12, info.scheduler.prefix_caching ? 1 : 0)
       .run();
   session_ = db.last_insert_id();
 }
@@ -129,17 +129,18 @@ bool ServeStore::commit(const std::vector<StepStats>& steps,
     transaction(db, [&] {
       auto st = db.prepare(
           "INSERT INTO serve_step (session_id, step, start_ns, dur_ns, forward_ns,"
-          " prefill_tokens, decode_rows, seqs, running, waiting, kv_blocks_used)"
-          " VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+          " prefill_tokens, decode_rows, seqs, running, waiting, kv_blocks_used, cached_tokens)"
+          " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
       for (const StepStats& x : steps)
         st.bind(1, session_).bind(2, x.step).bind(3, x.start_ns).bind(4, x.total_ns)
             .bind(5, x.forward_ns).bind(6, x.prefill_tokens).bind(7, x.decode_rows)
             .bind(8, x.seqs).bind(9, x.running).bind(10, x.waiting).bind(11, x.blocks_used)
+            .bind(12, x.cached_tokens)
             .run();
       auto rq = db.prepare(
           "INSERT INTO serve_request (session_id, request_id, prompt_tokens, completion_tokens,"
-          " finish_reason, arrival_ns, first_scheduled_ns, first_token_ns, finished_ns)"
-          " VALUES (?,?,?,?,?,?,?,?,?)");
+          " finish_reason, arrival_ns, first_scheduled_ns, first_token_ns, finished_ns,"
+          " cached_tokens) VALUES (?,?,?,?,?,?,?,?,?,?)");
       for (const ServedRequest& r : requests) {
         rq.bind(1, session_).bind(2, std::int64_t(r.id)).bind(3, r.prompt_tokens)
             .bind(4, r.completion_tokens).bind(5, std::string(finish_reason_name(r.finish)));
@@ -147,6 +148,7 @@ bool ServeStore::commit(const std::vector<StepStats>& steps,
         bind_time(rq, 7, r.times.first_scheduled_ns);
         bind_time(rq, 8, r.times.first_token_ns);
         bind_time(rq, 9, r.times.finished_ns);
+        rq.bind(10, r.cached_tokens);
         rq.run();
       }
     });

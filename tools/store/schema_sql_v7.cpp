@@ -171,6 +171,14 @@ CREATE VIEW IF NOT EXISTS device_op AS
      OR (t.own AND s.category IS NOT 'range');
 )sql";
 
+// Version 11: prefix caching in `serve --db` (NULL in rows stored before it).
+constexpr const char* kSchemaV11 = R"sql(
+ALTER TABLE serve_session ADD COLUMN prefix_caching INTEGER;  -- 1 on, 0 off
+ALTER TABLE serve_step ADD COLUMN cached_tokens INTEGER;      -- prompt tokens of the requests
+                                                              -- admitted in it found cached
+ALTER TABLE serve_request ADD COLUMN cached_tokens INTEGER;   -- its prompt tokens found cached
+)sql";
+
 }  // namespace
 
 const char* schema_step_sql_from_v7(int version) {
@@ -179,6 +187,7 @@ const char* schema_step_sql_from_v7(int version) {
     case 8: return kSchemaV8;
     case 9: return kSchemaV9;
     case 10: return kSchemaV10;
+    case 11: return kSchemaV11;
   }
   return nullptr;
 }
