@@ -12,91 +12,18 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/common/error.h"
+#include "tools/trace_io/chrome_values.h"
 #include "tools/trace_io/file_io.h"
 
 namespace llmbench {
 
 using json = nlohmann::json;
 
-std::optional<std::int64_t> chrome_us_to_ns(const json& v) {
-  constexpr double kMaxUs = 9.2e15;  // |ns| < 2^63
-  if (v.is_number_unsigned()) {
-    const auto u = v.get<std::uint64_t>();
-    if (u > std::uint64_t(kMaxUs)) return std::nullopt;
-    return std::int64_t(u) * 1000;
-  }
-  if (v.is_number_integer()) {
-    const auto i = v.get<std::int64_t>();
-    if (i > std::int64_t(kMaxUs) || i < -std::int64_t(kMaxUs)) return std::nullopt;
-    return i * 1000;
-  }
-  double d = 0;
-  if (v.is_number_float()) {
-    d = v.get<double>();
-  } else if (v.is_string()) {  // "ts": "12.5" occurs in hand-written traces
-    const std::string& s = v.get_ref<const std::string&>();
-    char* end = nullptr;
-    d = std::strtod(s.c_str(), &end);
-    if (s.empty() || end != s.c_str() + s.size()) return std::nullopt;
-  } else {
-    return std::nullopt;
-  }
-  if (!std::isfinite(d) || std::fabs(d) > kMaxUs) return std::nullopt;
-  return std::llround(d * 1000.0);  // trace processor: llround(us * 1000.0)
-}
-
 namespace {
 
 // Deepest JSON nesting accepted (objects and arrays; the top level is 1).
 constexpr int kMaxChromeNesting = 128;
 
-// Where the nesting first goes past `limit` (a byte offset for the message), skipping strings.
-std::size_t nesting_error_offset(const std::string& text, int limit) {
-  int depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > limit) return i;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return text.size();
-}
-
-std::string lower(std::string s) {
-  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// Categories of device activity (Kineto's current and older names): their tracks are GPU
-// streams.
-bool is_gpu_category(const std::string& cat) {
-  static const char* const kGpu[] = {"kernel", "gpu_memcpy", "gpu_memset", "memcpy",
-                                     "memset", "gpu_user_annotation", "gpu_op"};
-  const std::string c = lower(cat);
-  return std::any_of(std::begin(kGpu), std::end(kGpu), [&](const char* g) { return c == g; });
-}
-
-std::string text_of(const json& e, const char* key) {
-  auto it = e.find(key);
-  if (it == e.end() || it->is_null()) return "";
-  return it->is_string() ? it->get<std::string>() : it->dump();
-}
-
-std::optional<std::int64_t> int_of(const json& e, const char* key) {
-  auto it = e.find(key);
-  if (it == e.end() || !it->is_number_integer()) return std::nullopt;
-  if (it->is_number_unsigned() && it->get<std::uint64_t>() > std::uint64_t(INT64_MAX))
-    return std::nullopt;
-  return it->get<std::int64_t>();
-}
 
 class ChromeReader {
  public:
@@ -153,12 +80,12 @@ class ChromeReader {
 std::size_t ChromeReader::process_of(const json& e) {
   auto it = e.find("pid");
   const bool text = it != e.end() && it->is_string();
-  const std::string key = it == e.end() ? "0" : (text ? "s:" : "") + text_of(e, "pid");
+  const std::string key = it == e.end() ? "0" : (text ? "s:" : "") + chrome_text(e, "pid");
   auto [pos, inserted] = process_by_key_.emplace(key, t_.processes.size());
   if (inserted) {
     TraceProcess p;
     if (text) p.name = it->get<std::string>();  // e.g. "CPU functions" (older PyTorch)
-    else if (it != e.end()) p.pid = int_of(e, "pid");
+    else if (it != e.end()) p.pid = chrome_int(e, "pid");
     else p.pid = 0;
     t_.processes.push_back(std::move(p));
   }
@@ -169,13 +96,13 @@ std::size_t ChromeReader::thread_of(const json& e) {
   const std::size_t process = process_of(e);
   auto it = e.find("tid");
   const bool text = it != e.end() && it->is_string();
-  const std::string key = it == e.end() ? "0" : (text ? "s:" : "") + text_of(e, "tid");
+  const std::string key = it == e.end() ? "0" : (text ? "s:" : "") + chrome_text(e, "tid");
   auto [pos, inserted] = thread_by_key_.emplace(std::pair(process, key), t_.threads.size());
   if (inserted) {
     TraceThread th;
     th.process = process;
     if (text) th.name = it->get<std::string>();
-    else if (it != e.end()) th.tid = int_of(e, "tid");
+    else if (it != e.end()) th.tid = chrome_int(e, "tid");
     else th.tid = 0;
     t_.threads.push_back(std::move(th));
     thread_track_.push_back(0);
@@ -237,9 +164,9 @@ void ChromeReader::add_args(const json& args) {
 // Kineto keeps the correlation id and copy sizes in args; the event table has columns for them.
 void ChromeReader::set_columns_from_args(TraceSlice& s, const json& args) {
   if (!args.is_object()) return;
-  if (auto c = int_of(args, "correlation")) s.correlation_id = c;
-  if (auto b = int_of(args, "bytes")) s.bytes = b;
-  if (auto f = int_of(args, "flops")) s.flops = f;
+  if (auto c = chrome_int(args, "correlation")) s.correlation_id = c;
+  if (auto b = chrome_int(args, "bytes")) s.bytes = b;
+  if (auto f = chrome_int(args, "flops")) s.flops = f;
 }
 
 void ChromeReader::add_complete(std::int64_t ts, std::int64_t dur, std::size_t track,
@@ -259,13 +186,13 @@ void ChromeReader::on_event(const json& e) {
   if (ph_it == e.end() || !ph_it->is_string() || ph_it->get_ref<const std::string&>().size() != 1)
     return t_.skip("event without a one-letter ph");
   const char ph = ph_it->get_ref<const std::string&>()[0];
-  const std::string name = text_of(e, "name"), cat = text_of(e, "cat");
+  const std::string name = chrome_text(e, "name"), cat = chrome_text(e, "cat");
   static const json kNoArgs;
   auto args_it = e.find("args");
   const json& args = args_it == e.end() ? kNoArgs : *args_it;
 
   if (ph == 'M') {
-    const std::string value = args.is_object() ? text_of(args, "name") : "";
+    const std::string value = args.is_object() ? chrome_text(args, "name") : "";
     if (name == "process_name" && !value.empty()) t_.processes[process_of(e)].name = value;
     else if (name == "thread_name" && !value.empty()) t_.threads[thread_of(e)].name = value;
     return;  // sort indexes, labels: display hints only
@@ -296,7 +223,7 @@ void ChromeReader::on_event(const json& e) {
     case 'i':
     case 'I':
     case 'R': {
-      const std::string scope = text_of(e, "s");
+      const std::string scope = chrome_text(e, "s");
       std::size_t track;
       if (scope == "g") {
         track = track_for(global_instant_track_, {"global instant events", "global", {}, {}, {}, {}});
@@ -342,7 +269,7 @@ void ChromeReader::on_event(const json& e) {
       if (e.contains("id")) id = e["id"].dump();
       else if (e.contains("id2")) id = e["id2"].dump();
       else return t_.skip("flow event without id");
-      const bool enclosing = ph != 'f' || text_of(e, "bp") == "e";
+      const bool enclosing = ph != 'f' || chrome_text(e, "bp") == "e";
       flow_points_[cat + '\x1f' + name + '\x1f' + id].push_back(
           {ph, thread_of(e), *ts, enclosing, seq_++});
       return;
@@ -384,7 +311,7 @@ void ChromeReader::finish() {
   // Thread tracks take their thread's name; tracks of device activity only are GPU streams.
   std::vector<int> gpu(t_.tracks.size(), -1);  // -1 unknown, 1 all GPU, 0 some host
   for (const auto& s : t_.slices) {
-    const bool g = is_gpu_category(t_.strings[s.category]);
+    const bool g = is_chrome_gpu_category(t_.strings[s.category]);
     int& v = gpu[s.track];
     v = (v == -1 || v == 1) && g ? 1 : 0;
   }
@@ -463,7 +390,7 @@ ReadTrace ChromeReader::read() {
           depth >= kMaxChromeNesting)
         throw BadInput("chrome trace '" + path_ + "': JSON nested deeper than " +
                        std::to_string(kMaxChromeNesting) + " levels (at byte " +
-                       std::to_string(nesting_error_offset(text, kMaxChromeNesting)) +
+                       std::to_string(chrome_nesting_error_offset(text, kMaxChromeNesting)) +
                        "); a trace event's args nest a few levels");
       if (depth == 0 && event == json::parse_event_t::array_start) array_form = true;
       if (depth == 0 && event == json::parse_event_t::object_start) object_form = true;
@@ -491,7 +418,7 @@ ReadTrace ChromeReader::read() {
     doc.erase("traceEvents");
     t_.metadata = doc;
     t_.source_version = doc.contains("schemaVersion")
-                            ? "object, schemaVersion " + text_of(doc, "schemaVersion")
+                            ? "object, schemaVersion " + chrome_text(doc, "schemaVersion")
                             : "object";
   } else if (array_form) {
     t_.source_version = "array";

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "tools/store/trace_nesting.h"
+#include "tools/trace_io/chrome_values.h"
 
 namespace llmbench {
 
@@ -19,9 +20,5 @@ namespace llmbench {
 // JSON, and JSON that is neither an event array nor an object with a traceEvents array.
 // Events it cannot use are counted in trace.skipped, never fatal.
 ReadTrace read_chrome_trace(const std::string& path);
-
-// A JSON ts or dur in microseconds (integer, real or numeric string) as integer ns; nullopt
-// for anything else or beyond the int64 range.
-std::optional<std::int64_t> chrome_us_to_ns(const nlohmann::json& us);
 
 }  // namespace llmbench

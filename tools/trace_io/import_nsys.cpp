@@ -10,40 +10,11 @@
 #include "engine/checkpoint/input_file.h"
 #include "kernels/common/error.h"
 #include "tools/store/sqlite_db.h"
+#include "tools/trace_io/nsys_encoding.h"
 
 namespace llmbench {
 
-std::string strip_api_version(const std::string& name) {
-  const auto v = name.rfind("_v");
-  if (v == std::string::npos || v == 0 || v + 2 == name.size()) return name;
-  for (std::size_t i = v + 2; i < name.size(); ++i)
-    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return name;
-  return name.substr(0, v);
-}
-
 namespace {
-
-// nsys serialises process and thread ids into one "global id": pid in bits 24..47, tid in 0..23.
-std::int64_t pid_of(std::int64_t global_id) { return (global_id >> 24) & 0xFFFFFF; }
-std::int64_t tid_of(std::int64_t global_tid) { return global_tid & 0xFFFFFF; }
-
-// NVTX event types (ENUM_NSYS_EVENT_TYPE); read from the export when it has that table.
-struct NvtxTypes {
-  std::int64_t mark = 34, push_pop = 59, start_end = 60, domain_create = 75;
-  // Types that name things (categories, threads, domains) rather than being events.
-  std::set<std::int64_t> metadata = {33, 39, 75, 76};
-};
-
-// CUPTI_ACTIVITY_MEMCPY_KIND labels, as nsys writes them in ENUM_CUDA_MEMCPY_OPER.
-const char* const kCopyKinds[] = {"Unknown",         "Host-to-Device",  "Device-to-Host",
-                                  "Host-to-Array",   "Array-to-Host",   "Array-to-Array",
-                                  "Array-to-Device", "Device-to-Array", "Device-to-Device",
-                                  "Host-to-Host",    "Peer-to-Peer"};
-
-std::optional<std::int64_t> opt_int(const Stmt& s, int i) {
-  if (s.column_type(i) == SQLITE_NULL) return std::nullopt;
-  return s.column_int(i);
-}
 
 class NsysReader {
  public:
@@ -152,10 +123,10 @@ std::size_t NsysReader::process_of(std::int64_t pid) {
 std::size_t NsysReader::thread_track(std::int64_t global_tid) {
   auto [it, inserted] = thread_track_.emplace(global_tid, t_.tracks.size());
   if (inserted) {
-    const std::int64_t tid = tid_of(global_tid);
+    const std::int64_t tid = nsys_tid_of(global_tid);
     auto name = thread_names_.find(global_tid);
     TraceThread th{tid, name == thread_names_.end() ? "" : name->second,
-                   process_of(pid_of(global_tid))};
+                   process_of(nsys_pid_of(global_tid))};
     t_.threads.push_back(th);
     TraceTrack k;
     k.name = th.name.empty() ? "thread " + std::to_string(tid) : th.name;
@@ -240,7 +211,7 @@ void NsysReader::read_names() {
 void NsysReader::read_nvtx() {
   const std::string table = "NVTX_EVENTS";
   if (!tables_.count(table)) return t_.note("no NVTX_EVENTS table (nothing was annotated)");
-  NvtxTypes types;
+  NsysNvtxTypes types;
   if (auto e = select("ENUM_NSYS_EVENT_TYPE", {"id", "name"}, {"id", "name"})) {
     while (e->step()) {
       const std::string n = e->column_text(1);
@@ -288,18 +259,18 @@ void NsysReader::read_nvtx() {
         continue;
       }
     }
-    const std::int64_t global_tid = opt_int(*s, 7).value_or(0);
+    const std::int64_t global_tid = nsys_opt_int(*s, 7).value_or(0);
     std::string name = s->column_type(6) == SQLITE_TEXT ? s->column_text(6) : text_column(*s, 9);
     if (name.empty()) name = "[no name]";
-    const std::size_t track = start_end ? start_end_track(pid_of(global_tid))
+    const std::size_t track = start_end ? start_end_track(nsys_pid_of(global_tid))
                                         : thread_track(global_tid);
     t_.add_slice(start, end - start, track, mark ? "nvtx_mark" : "nvtx", name);
-    if (auto domain = opt_int(*s, 10); domain && *domain != 0)
+    if (auto domain = nsys_opt_int(*s, 10); domain && *domain != 0)
       t_.add_arg("domain", domains.count(*domain) ? domains[*domain]
                                                    : "domain " + std::to_string(*domain));
-    if (auto category = opt_int(*s, 4); category && *category != 0)
+    if (auto category = nsys_opt_int(*s, 4); category && *category != 0)
       t_.add_arg("category", *category);
-    if (auto color = opt_int(*s, 5); color && *color != 0) t_.add_arg("color", *color);
+    if (auto color = nsys_opt_int(*s, 5); color && *color != 0) t_.add_arg("color", *color);
     for (int col = 11; col <= 16; ++col) {  // the payload union: the first value present
       if (s->column_type(col) == SQLITE_NULL) continue;
       if (col == 13 || col == 16) t_.add_arg("payload", s->column_double(col));
@@ -310,9 +281,9 @@ void NsysReader::read_nvtx() {
         s->column_type(17) == SQLITE_TEXT ? s->column_text(17) : text_column(*s, 18);
     if (!json_text.empty()) t_.add_arg("json", json_text);
     if (start_end) {
-      if (auto id = opt_int(*s, 3)) t_.add_arg("range_id", *id);
-      t_.add_arg("start_tid", tid_of(global_tid));
-      if (auto end_tid = opt_int(*s, 8)) t_.add_arg("end_tid", tid_of(*end_tid));
+      if (auto id = nsys_opt_int(*s, 3)) t_.add_arg("range_id", *id);
+      t_.add_arg("start_tid", nsys_tid_of(global_tid));
+      if (auto end_tid = nsys_opt_int(*s, 8)) t_.add_arg("end_tid", nsys_tid_of(*end_tid));
     }
   }
 }
@@ -324,16 +295,16 @@ void NsysReader::read_api(const std::string& table, const std::string& category,
   if (!s) return;
   while (s->step()) {
     if (!interval_ok(*s, table)) continue;
-    const std::int64_t start = s->column_int(0), global_tid = opt_int(*s, 2).value_or(0);
+    const std::int64_t start = s->column_int(0), global_tid = nsys_opt_int(*s, 2).value_or(0);
     std::string name = strip_api_version(text_column(*s, 4));
     if (name.empty()) name = "[unknown API call]";
     TraceSlice& slice = t_.add_slice(start, s->column_int(1) - start, thread_track(global_tid),
                                      category, name);
-    if (auto c = opt_int(*s, 3)) {
+    if (auto c = nsys_opt_int(*s, 3)) {
       slice.correlation_id = c;
-      launches.emplace(std::pair(pid_of(global_tid), *c), t_.slices.size() - 1);
+      launches.emplace(std::pair(nsys_pid_of(global_tid), *c), t_.slices.size() - 1);
     }
-    if (auto rv = opt_int(*s, 5)) t_.add_arg("return_value", *rv);
+    if (auto rv = nsys_opt_int(*s, 5)) t_.add_arg("return_value", *rv);
   }
 }
 
@@ -354,27 +325,27 @@ void NsysReader::read_kernels() {
   if (!s) return;
   while (s->step()) {
     if (!interval_ok(*s, table)) continue;
-    const std::int64_t start = s->column_int(0), pid = pid_of(opt_int(*s, 6).value_or(0));
+    const std::int64_t start = s->column_int(0), pid = nsys_pid_of(nsys_opt_int(*s, 6).value_or(0));
     std::string name = text_column(*s, 7);
     const std::string short_name = text_column(*s, 8);
     if (name.empty()) name = short_name;
     if (name.empty()) name = text_column(*s, 9);
     if (name.empty()) name = "[unknown kernel]";
-    t_.add_slice(start, s->column_int(1) - start, gpu_track(pid, opt_int(*s, 2), opt_int(*s, 4)),
+    t_.add_slice(start, s->column_int(1) - start, gpu_track(pid, nsys_opt_int(*s, 2), nsys_opt_int(*s, 4)),
                  "kernel", name);
-    add_gpu_op(pid, opt_int(*s, 5));
+    add_gpu_op(pid, nsys_opt_int(*s, 5));
     if (!short_name.empty() && short_name != name) t_.add_arg("short_name", short_name);
-    if (auto v = opt_int(*s, 2)) t_.add_arg("device", *v);
-    if (auto v = opt_int(*s, 3)) t_.add_arg("context", *v);
-    if (auto v = opt_int(*s, 4)) t_.add_arg("stream", *v);
+    if (auto v = nsys_opt_int(*s, 2)) t_.add_arg("device", *v);
+    if (auto v = nsys_opt_int(*s, 3)) t_.add_arg("context", *v);
+    if (auto v = nsys_opt_int(*s, 4)) t_.add_arg("stream", *v);
     const char* dims[] = {"x", "y", "z"};
     for (int d = 0; d < 3; ++d)
-      if (auto v = opt_int(*s, 10 + d)) t_.add_arg("grid", std::string("grid.") + dims[d], *v);
+      if (auto v = nsys_opt_int(*s, 10 + d)) t_.add_arg("grid", std::string("grid.") + dims[d], *v);
     for (int d = 0; d < 3; ++d)
-      if (auto v = opt_int(*s, 13 + d)) t_.add_arg("block", std::string("block.") + dims[d], *v);
-    if (auto v = opt_int(*s, 16)) t_.add_arg("registers_per_thread", *v);
-    if (auto v = opt_int(*s, 17)) t_.add_arg("static_shared_memory_bytes", *v);
-    if (auto v = opt_int(*s, 18)) t_.add_arg("dynamic_shared_memory_bytes", *v);
+      if (auto v = nsys_opt_int(*s, 13 + d)) t_.add_arg("block", std::string("block.") + dims[d], *v);
+    if (auto v = nsys_opt_int(*s, 16)) t_.add_arg("registers_per_thread", *v);
+    if (auto v = nsys_opt_int(*s, 17)) t_.add_arg("static_shared_memory_bytes", *v);
+    if (auto v = nsys_opt_int(*s, 18)) t_.add_arg("dynamic_shared_memory_bytes", *v);
   }
 }
 
@@ -382,8 +353,8 @@ void NsysReader::read_memcpy() {
   const std::string table = "CUPTI_ACTIVITY_KIND_MEMCPY";
   auto kinds = enum_labels("ENUM_CUDA_MEMCPY_OPER");
   const auto mem_kinds = enum_labels("ENUM_CUDA_MEM_KIND");
-  for (std::int64_t k = 0; k < std::int64_t(std::size(kCopyKinds)); ++k)
-    kinds.emplace(k, kCopyKinds[k]);  // exports without the enum table: CUPTI's numbering
+  for (std::int64_t k = 0; k < std::int64_t(std::size(kNsysCopyKinds)); ++k)
+    kinds.emplace(k, kNsysCopyKinds[k]);  // exports without the enum table: CUPTI's numbering
   auto label = [](const std::map<std::int64_t, std::string>& m, std::int64_t v) -> ArgValue {
     auto it = m.find(v);
     if (it == m.end()) return v;
@@ -396,20 +367,20 @@ void NsysReader::read_memcpy() {
   if (!s) return;
   while (s->step()) {
     if (!interval_ok(*s, table)) continue;
-    const std::int64_t start = s->column_int(0), pid = pid_of(opt_int(*s, 6).value_or(0));
-    const auto kind = opt_int(*s, 8);
+    const std::int64_t start = s->column_int(0), pid = nsys_pid_of(nsys_opt_int(*s, 6).value_or(0));
+    const auto kind = nsys_opt_int(*s, 8);
     const std::string kind_label =
         kind && kinds.count(*kind) ? kinds.at(*kind) : std::string("Unknown");
-    t_.add_slice(start, s->column_int(1) - start, gpu_track(pid, opt_int(*s, 2), opt_int(*s, 4)),
+    t_.add_slice(start, s->column_int(1) - start, gpu_track(pid, nsys_opt_int(*s, 2), nsys_opt_int(*s, 4)),
                  "gpu_memcpy", "[CUDA memcpy " + kind_label + "]");
-    t_.slices.back().bytes = opt_int(*s, 7);
-    add_gpu_op(pid, opt_int(*s, 5));
+    t_.slices.back().bytes = nsys_opt_int(*s, 7);
+    add_gpu_op(pid, nsys_opt_int(*s, 5));
     t_.add_arg("copy_kind", kind_label);
-    if (auto v = opt_int(*s, 7)) t_.add_arg("bytes", *v);
-    if (auto v = opt_int(*s, 9)) t_.add_arg("src_kind", label(mem_kinds, *v));
-    if (auto v = opt_int(*s, 10)) t_.add_arg("dst_kind", label(mem_kinds, *v));
-    if (auto v = opt_int(*s, 2)) t_.add_arg("device", *v);
-    if (auto v = opt_int(*s, 4)) t_.add_arg("stream", *v);
+    if (auto v = nsys_opt_int(*s, 7)) t_.add_arg("bytes", *v);
+    if (auto v = nsys_opt_int(*s, 9)) t_.add_arg("src_kind", label(mem_kinds, *v));
+    if (auto v = nsys_opt_int(*s, 10)) t_.add_arg("dst_kind", label(mem_kinds, *v));
+    if (auto v = nsys_opt_int(*s, 2)) t_.add_arg("device", *v);
+    if (auto v = nsys_opt_int(*s, 4)) t_.add_arg("stream", *v);
   }
 }
 
@@ -423,20 +394,20 @@ void NsysReader::read_memset() {
   if (!s) return;
   while (s->step()) {
     if (!interval_ok(*s, table)) continue;
-    const std::int64_t start = s->column_int(0), pid = pid_of(opt_int(*s, 6).value_or(0));
-    t_.add_slice(start, s->column_int(1) - start, gpu_track(pid, opt_int(*s, 2), opt_int(*s, 4)),
+    const std::int64_t start = s->column_int(0), pid = nsys_pid_of(nsys_opt_int(*s, 6).value_or(0));
+    t_.add_slice(start, s->column_int(1) - start, gpu_track(pid, nsys_opt_int(*s, 2), nsys_opt_int(*s, 4)),
                  "gpu_memset", "[CUDA memset]");
-    t_.slices.back().bytes = opt_int(*s, 7);
-    add_gpu_op(pid, opt_int(*s, 5));
-    if (auto v = opt_int(*s, 7)) t_.add_arg("bytes", *v);
-    if (auto v = opt_int(*s, 8)) t_.add_arg("value", *v);
-    if (auto v = opt_int(*s, 9)) {
+    t_.slices.back().bytes = nsys_opt_int(*s, 7);
+    add_gpu_op(pid, nsys_opt_int(*s, 5));
+    if (auto v = nsys_opt_int(*s, 7)) t_.add_arg("bytes", *v);
+    if (auto v = nsys_opt_int(*s, 8)) t_.add_arg("value", *v);
+    if (auto v = nsys_opt_int(*s, 9)) {
       auto it = mem_kinds.find(*v);
       if (it != mem_kinds.end()) t_.add_arg("mem_kind", it->second);
       else t_.add_arg("mem_kind", *v);
     }
-    if (auto v = opt_int(*s, 2)) t_.add_arg("device", *v);
-    if (auto v = opt_int(*s, 4)) t_.add_arg("stream", *v);
+    if (auto v = nsys_opt_int(*s, 2)) t_.add_arg("device", *v);
+    if (auto v = nsys_opt_int(*s, 4)) t_.add_arg("stream", *v);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "tools/store/trace_nesting.h"
+#include "tools/trace_io/nsys_encoding.h"
 
 namespace llmbench {
 
@@ -17,8 +18,5 @@ namespace llmbench {
 // EXPORT_META_DATA). Rows it cannot use (ranges without an end, end before start) are counted
 // in trace.skipped.
 ReadTrace read_nsys_export(const std::string& path);
-
-// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel"; other names unchanged.
-std::string strip_api_version(const std::string& name);
 
 }  // namespace llmbench
