@@ -69,38 +69,33 @@ inline void report_cublas_error(const char* file, int line, const char* statemen
 
 }  // namespace llmbench::cuda
 
-// LLMBENCH_CUDA_CHECK(cudaMalloc(&p, n)): throws llmbench::Error unless the call returns
-// cudaSuccess.
-#define LLMBENCH_CUDA_CHECK(stmt)                                                   \
-  do {                                                                              \
-    const cudaError_t llmbench_cuda_err_ = (stmt);                                  \
-    if (llmbench_cuda_err_ != cudaSuccess)                                          \
-      ::llmbench::cuda::throw_cuda_error(__FILE__, __LINE__, #stmt, llmbench_cuda_err_); \
+// The one check behind the four below: evaluates `stmt` once as a `status_type`, and unless it
+// equals `ok` calls `on_failure(file, line, text, status)` (a throw_* or report_* function above).
+// `text` is the statement as written, stringized by the outer macro so that a macro argument
+// inside the statement appears unexpanded in the message.
+#define LLMBENCH_CHECK_STATUS_(status_type, ok, on_failure, stmt, text)      \
+  do {                                                                      \
+    const status_type llmbench_status_ = (stmt);                            \
+    if (llmbench_status_ != (ok))                                           \
+      ::llmbench::cuda::on_failure(__FILE__, __LINE__, text, llmbench_status_); \
   } while (0)
 
+// LLMBENCH_CUDA_CHECK(cudaMalloc(&p, n)): throws llmbench::Error unless the call returns
+// cudaSuccess.
+#define LLMBENCH_CUDA_CHECK(stmt) \
+  LLMBENCH_CHECK_STATUS_(cudaError_t, cudaSuccess, throw_cuda_error, stmt, #stmt)
+
 // For destructors and other places that must not throw: reports the failure on stderr.
-#define LLMBENCH_CUDA_CHECK_NOTHROW(stmt)                                            \
-  do {                                                                               \
-    const cudaError_t llmbench_cuda_err_ = (stmt);                                   \
-    if (llmbench_cuda_err_ != cudaSuccess)                                           \
-      ::llmbench::cuda::report_cuda_error(__FILE__, __LINE__, #stmt, llmbench_cuda_err_); \
-  } while (0)
+#define LLMBENCH_CUDA_CHECK_NOTHROW(stmt) \
+  LLMBENCH_CHECK_STATUS_(cudaError_t, cudaSuccess, report_cuda_error, stmt, #stmt)
 
 // After every kernel launch: throws if the launch itself failed (bad configuration, no kernel
 // image for this device, a sticky error from an earlier fault).
 #define LLMBENCH_CUDA_LAUNCH_CHECK() LLMBENCH_CUDA_CHECK(cudaGetLastError())
 
 // LLMBENCH_CUBLAS_CHECK(cublasCreate(&h)): throws unless the call returns CUBLAS_STATUS_SUCCESS.
-#define LLMBENCH_CUBLAS_CHECK(stmt)                                                       \
-  do {                                                                                    \
-    const cublasStatus_t llmbench_cublas_status_ = (stmt);                                \
-    if (llmbench_cublas_status_ != CUBLAS_STATUS_SUCCESS)                                 \
-      ::llmbench::cuda::throw_cublas_error(__FILE__, __LINE__, #stmt, llmbench_cublas_status_); \
-  } while (0)
+#define LLMBENCH_CUBLAS_CHECK(stmt) \
+  LLMBENCH_CHECK_STATUS_(cublasStatus_t, CUBLAS_STATUS_SUCCESS, throw_cublas_error, stmt, #stmt)
 
-#define LLMBENCH_CUBLAS_CHECK_NOTHROW(stmt)                                                \
-  do {                                                                                     \
-    const cublasStatus_t llmbench_cublas_status_ = (stmt);                                 \
-    if (llmbench_cublas_status_ != CUBLAS_STATUS_SUCCESS)                                  \
-      ::llmbench::cuda::report_cublas_error(__FILE__, __LINE__, #stmt, llmbench_cublas_status_); \
-  } while (0)
+#define LLMBENCH_CUBLAS_CHECK_NOTHROW(stmt) \
+  LLMBENCH_CHECK_STATUS_(cublasStatus_t, CUBLAS_STATUS_SUCCESS, report_cublas_error, stmt, #stmt)
