@@ -51,19 +51,7 @@ void few_rows_block4(float* out, const float* x, const float* w, int m, int n, i
     oa[0] = a0, oa[1] = a1, oa[2] = a2, oa[3] = a3;
     ob[0] = b0, ob[1] = b1, ob[2] = b2, ob[3] = b3;
   }
-  for (; i < m; ++i) {
-    const float* xi = x + static_cast<std::size_t>(i) * lda;
-    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
-#pragma omp simd reduction(+ : s0, s1, s2, s3)
-    for (int p = 0; p < k; ++p) {
-      s0 += xi[p] * w0[p];
-      s1 += xi[p] * w1[p];
-      s2 += xi[p] * w2[p];
-      s3 += xi[p] * w3[p];
-    }
-    float* o = out + static_cast<std::size_t>(i) * n + j;
-    o[0] = s0, o[1] = s1, o[2] = s2, o[3] = s3;
-  }
+  dot_rows_block4(out, n, j, x, lda, w0, k, i, m);  // an odd m's last row
 }
 
 // The same for one weight row (the n % 4 tail).
@@ -81,6 +69,25 @@ void few_rows_block1(float* out, const float* x, const float* w, int m, int n, i
 }
 
 }  // namespace
+
+LLMBENCH_CLONES
+void dot_rows_block4(float* out, int n, int j, const float* x, int x_stride, const float* w,
+                     int k, int i_begin, int m) {
+  const float *w0 = w, *w1 = w0 + k, *w2 = w1 + k, *w3 = w2 + k;
+  for (int i = i_begin; i < m; ++i) {
+    const float* xi = x + static_cast<std::size_t>(i) * x_stride;
+    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+    for (int p = 0; p < k; ++p) {
+      s0 += xi[p] * w0[p];
+      s1 += xi[p] * w1[p];
+      s2 += xi[p] * w2[p];
+      s3 += xi[p] * w3[p];
+    }
+    float* o = out + static_cast<std::size_t>(i) * n + j;
+    o[0] = s0, o[1] = s1, o[2] = s2, o[3] = s3;
+  }
+}
 
 void matmul_few_rows(float* out, const float* x, const float* w, int m, int n, int k, int lda) {
   const int blocks = n / 4;

@@ -34,4 +34,11 @@ inline constexpr int kStreamRowsMax = 128;
 // product in a fixed order, so row i of the result does not depend on m (batch-invariant).
 void matmul_few_rows(float* out, const float* x, const float* w, int m, int n, int k, int lda);
 
+// The fp32 four-weight-row dot block both matmul_few_rows (its odd last row) and matmul_half
+// (its widened weight tiles) run: out[i, j..j+3] = x_i . w_{0..3} for i in [i_begin, m), x's
+// rows x_stride apart, the four weight rows contiguous and k apart from `w`, out's rows n apart.
+// Each output is one fp32 sum in a fixed order (four independent accumulators, vectorised over p).
+void dot_rows_block4(float* out, int n, int j, const float* x, int x_stride, const float* w,
+                     int k, int i_begin, int m);
+
 }  // namespace llmbench::cpu

@@ -54,26 +54,6 @@ void widen_fp16(float* dst, const std::uint16_t* src, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) dst[i] = fp16_to_fp32(src[i]);
 }
 
-// out[i, j..j+3] = xr_i . wt_{0..3} for every row i, wt the four widened weight rows (k apart);
-// xr rows are k apart (rounded copies). Each output is one fixed-order fp32 sum.
-LLMBENCH_CLONES
-void dot_block4(float* out, const float* xr, const float* wt, int m, int n, int k, int j) {
-  const float *w0 = wt, *w1 = wt + k, *w2 = w1 + k, *w3 = w2 + k;
-  for (int i = 0; i < m; ++i) {
-    const float* xi = xr + static_cast<std::size_t>(i) * k;
-    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
-#pragma omp simd reduction(+ : s0, s1, s2, s3)
-    for (int p = 0; p < k; ++p) {
-      s0 += xi[p] * w0[p];
-      s1 += xi[p] * w1[p];
-      s2 += xi[p] * w2[p];
-      s3 += xi[p] * w3[p];
-    }
-    float* o = out + static_cast<std::size_t>(i) * n + j;
-    o[0] = s0, o[1] = s1, o[2] = s2, o[3] = s3;
-  }
-}
-
 LLMBENCH_CLONES
 void dot_block1(float* out, const float* xr, const float* wt, int m, int n, int k, int j) {
   for (int i = 0; i < m; ++i) {
@@ -85,7 +65,7 @@ void dot_block1(float* out, const float* xr, const float* wt, int m, int n, int 
   }
 }
 
-// dot_block4 for bf16 weights read in place: widening is a shift, done in the vector loop, so
+// dot_rows_block4 (matmul.h) for bf16 weights read in place: widening is a shift, done in the vector loop, so
 // no tile is written and read back.
 LLMBENCH_CLONES
 void dot_block4_bf16(float* out, const float* xr, const std::uint16_t* w, int m, int n, int k,
@@ -201,7 +181,7 @@ void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype
         }
         widen_half(tile.data(), w + static_cast<std::size_t>(4 * b) * k, 4 * std::int64_t(k),
                    dtype);
-        dot_block4(out, xr.data(), tile.data(), m, n, k, 4 * b);
+        dot_rows_block4(out, n, 4 * b, xr.data(), k, tile.data(), k, 0, m);  // matmul.h
       }
     }
     std::vector<float> row(static_cast<std::size_t>(k));
