@@ -12,6 +12,8 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 
 #include "engine/model/backend_factory.h"
 #include "kernels/common/error.h"
@@ -103,18 +105,249 @@ void notice(const RunOptions& opts, const std::string& line) {
   if (!opts.quiet) fmt::print(stderr, "{}\n", line);
 }
 
-}  // namespace
-
-int run_benchmarks(const RunOptions& opts, const AppliedProfile* profile,
-                   const std::string& command_line) {
-  const RunPlan plan = make_plan_attributed(opts, profile);  // every input check happens here
+// The warnings every run prints before it opens anything.
+void announce_plan(const RunOptions& opts, const RunPlan& plan) {
   warn_if_debug_build();  // like the warning below, printed even with --quiet
   // A diagnostic mode's warning is not progress: printed even with --quiet.
   if (std::any_of(plan.cases.begin(), plan.cases.end(),
                   [](const CaseSpec& s) { return s.variants.timer == TimerMode::kHostNoSync; }))
     fmt::print(stderr, "warning: {}\n", kHostNoSyncWarning);
-  const auto origin = std::chrono::steady_clock::now();  // trace timestamps count from here
   if (!plan.backend_notice.empty()) notice(opts, plan.backend_notice);
+}
+
+// What run_benchmarks opens before its first case: the store, the backend, the read probe
+// beside each case with decode steps (engine/bench/read_probe.h), and the run's row.
+struct OpenedRun {
+  std::optional<ResultStore> store;
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<ReadProbe> probe;
+  std::int64_t run_id = 0;
+  std::set<std::string> stored;  // keys of the cases an earlier process stored (--resume)
+  // The run's peaks (stored with the run: every dtype's GEMM peak, the bandwidth, and as
+  // peak_tflops the first case's dtype's) come from one roofline; a case divides by the GEMM
+  // peak of its own dtype (Peaks::for_dtype): on CUDA the cuBLAS GEMM of the dtype; on the CPU
+  // the engine's GEMM for the dtype (docs/metrics.md, Peaks).
+  Peaks peaks;
+  bool already_complete = false;  // a resumed run that has every case: nothing to run
+};
+
+// The run row of a new run.
+RunInfo new_run_info(const RunPlan& plan, const Backend& backend, const Peaks& peaks,
+                     const std::string& pkey, int n_cases, const AppliedProfile* profile,
+                     const std::string& command_line) {
+  RunInfo info = current_run_info();
+  info.command_line = command_line;
+  info.threads = plan.threads;
+  if (backend.name() != "cpu") info.gpu = backend.device_description();
+  info.peaks = peaks;
+  info.plan_key = pkey;
+  info.n_cases = n_cases;
+  info.profile = profile ? profile->profile.source : "";
+  info.shard = plan.shard;
+  info.sweep_key = plan.sweep_key;
+  return info;
+}
+
+// Opens the store and the backend, then resumes the run of these cases (--resume and one is
+// there) or begins a new one. A storage failure removes a database this process created
+// (`created_db`) and becomes one BadInput line.
+void open_run(const RunOptions& opts, const RunPlan& plan, const std::vector<std::string>& keys,
+              const std::string& pkey, const AppliedProfile* profile,
+              const std::string& command_line, bool created_db, OpenedRun& run) {
+  try {
+    run.store.emplace(opts.db);
+    std::optional<std::int64_t> previous = opts.resume ? run.store->find_run(pkey) : std::nullopt;
+    run.backend = make_backend(plan.backend, plan.threads, opts.sync_check);
+    run.probe = make_read_probe(plan.backend);
+    if (previous) {
+      run.run_id = *previous;
+      run.stored = run.store->stored_case_keys(run.run_id);
+      run.peaks = run.store->run_peaks(run.run_id);  // resumed cases divide by the run's peaks
+      run.peaks.bandwidth_given = run.peaks.source.find("--peak-bw-gbps") != std::string::npos;
+      if (run.stored.size() >= keys.size()) {
+        run.store->finish_run(run.run_id, "complete");
+        notice(opts, fmt::format("run {} in {} already has all {} cases: nothing to resume",
+                                 run.run_id, opts.db, keys.size()));
+        run.already_complete = true;
+        return;
+      }
+      run.store->set_run_status(run.run_id, "running");
+      notice(opts, fmt::format("resuming run {} in {}: {} of {} cases stored, {} to run",
+                               run.run_id, opts.db, run.stored.size(), keys.size(),
+                               keys.size() - run.stored.size()));
+    } else {
+      if (opts.resume)
+        notice(opts, "--resume: no run of these cases in " + opts.db + "; starting a new run");
+      run.peaks = resolve_peaks(plan.backend, plan.threads, opts.peak_bw_gbps, opts.peak_tflops,
+                                opts.quiet, plan.cases.front().dtype);
+      run.run_id = run.store->begin_run(new_run_info(plan, *run.backend, run.peaks, pkey,
+                                                     int(keys.size()), profile, command_line));
+    }
+  } catch (const std::exception& e) {
+    run.store.reset();
+    if (created_db) remove_database_files(opts.db);
+    rethrow_as_storage_error(opts.db, e, created_db);
+  }
+}
+
+// cuda: the device read test and the cuBLAS GEMM peak of the first case's dtype
+void print_peaks(const RunOptions& opts, const RunPlan& plan, const Peaks& peaks) {
+  const DType run_dtype = plan.cases.front().dtype;
+  notice(opts, fmt::format("peaks: {:.1f} GB/s {}, {:.3f} TFLOP/s {} {} ({}); each case with "
+                           "decode steps probes its own read roof (MBU's denominator){}",
+                           peaks.bandwidth_gbps, "read",
+                           peaks.tflops,
+                           plan.backend == "cuda"                                 ? "cuBLAS GEMM"
+                           : run_dtype == DType::kFp32 || run_dtype == DType::kFp16 ? "sgemm"
+                                                                                    : "GEMM",
+                           dtype_name(run_dtype), peaks.source,
+                           peaks.bandwidth_given ? ", but --peak-bw-gbps is MBU's denominator" : ""));
+}
+
+// The peaks a case of each dtype divides by: the run's own for a dtype they hold; a dtype the
+// run's peaks lack (a resumed run stored before every dtype's peak was) is resolved on its own,
+// once.
+class PeaksByDtype {
+ public:
+  PeaksByDtype(const RunOptions& opts, const RunPlan& plan, const Peaks& run_peaks)
+      : opts_(opts), plan_(plan), run_peaks_(run_peaks) {}
+  const Peaks& operator()(DType dt) {
+    auto it = by_dtype_.find(dt);
+    if (it != by_dtype_.end()) return it->second;
+    Peaks p = run_peaks_.gemm_tflops.count(dt) || dt == plan_.cases.front().dtype
+                  ? run_peaks_.for_dtype(dt)
+                  : resolve_peaks(plan_.backend, plan_.threads, opts_.peak_bw_gbps,
+                                  opts_.peak_tflops, opts_.quiet, dt);
+    return by_dtype_.emplace(dt, std::move(p)).first->second;
+  }
+
+ private:
+  const RunOptions& opts_;
+  const RunPlan& plan_;
+  const Peaks& run_peaks_;
+  std::map<DType, Peaks> by_dtype_;
+};
+
+// Commits one case before the next starts. The disk filled (or a file size limit was reached)
+// mid-sweep: a database this run created that holds none of its cases yet is removed; otherwise
+// the cases stored so far stay, and --resume continues once there is room.
+void store_case(const RunOptions& opts, OpenedRun& run, const CaseResult& result, int case_index,
+                bool created_db, std::size_t stored_this_run, std::size_t n_keys) {
+  try {
+    run.store->add_case(run.run_id, result, case_index);
+  } catch (const std::exception& e) {
+    const bool nothing_stored = stored_this_run == 0 && run.stored.empty();
+    if (created_db && nothing_stored) {
+      run.store.reset();
+      remove_database_files(opts.db);
+      rethrow_as_storage_error(opts.db, e, true);
+    }
+    rethrow_as_storage_error(opts.db, e, false,
+                             fmt::format("{} of {} cases are stored; rerun with --resume once "
+                                         "there is room", run.stored.size() + stored_this_run,
+                                         n_keys));
+  }
+}
+
+// What the sweep loop leaves: the cases this process ran (each stored), how many failed, and
+// whether a signal stopped it.
+struct SweepOutcome {
+  std::vector<CaseResult> results;
+  int failed = 0;
+  bool interrupted = false;
+};
+
+// Runs and stores every case the run does not have yet, one at a time; a failed case is
+// recorded and the sweep goes on; an interrupt abandons the case in progress (not stored;
+// --resume runs it again).
+SweepOutcome run_cases(const RunOptions& opts, const RunPlan& plan,
+                       const std::vector<std::string>& keys, bool created_db,
+                       std::chrono::steady_clock::time_point origin, OpenedRun& run) {
+  PeaksByDtype peaks_for(opts, plan, run.peaks);
+  Progress progress(int(keys.size() - run.stored.size()), opts.quiet,
+                    isatty(STDERR_FILENO) == 1);
+  SweepOutcome out;
+  std::unique_ptr<Model> model;
+  std::string model_key;
+  int position = 0;
+  for (std::size_t i = 0; i < plan.cases.size() && !out.interrupted; ++i) {
+    if (run.stored.count(keys[i])) continue;
+    const CaseSpec& spec = plan.cases[i];
+    progress.start_case(position++, spec.label());
+    CaseResult result;
+    result.spec = spec;
+    try {
+      const std::string key = spec.model + "/" + std::string(dtype_name(spec.dtype));
+      if (model_key != key) {
+        model.reset();  // free the previous weights before building the next
+        model_key.clear();
+        model = build_model(spec, *run.backend, progress);
+        model_key = key;
+      }
+      result = run_case(*model, spec, peaks_for(spec.dtype), origin, run.probe.get());
+    } catch (const Interrupted&) {  // abandoned: not stored; --resume runs it again
+      out.interrupted = true;
+      break;
+    } catch (const std::exception& e) {  // a failed case is recorded, and the run goes on
+      result.status = "error";
+      result.error = e.what();
+      ++out.failed;
+    }
+    store_case(opts, run, result, plan.case_index[i], created_db, out.results.size(),
+               keys.size());
+    if (opts.format == "jsonl") {  // one line per case as it ends: a killed sweep leaves whole lines
+      const OutputStamp stamp{"run_id", run.run_id, run.store->run_info(run.run_id).git_commit};
+      std::cout << case_json(result, &stamp).dump() << std::endl;
+    }
+    progress.finish_case(outcome_text(result));
+    out.results.push_back(std::move(result));
+    out.interrupted = interrupt_requested();
+  }
+  return out;
+}
+
+// Prints the results (and the SLO table when limits were given) and says what was stored;
+// returns the process's exit code.
+int report_sweep(const RunOptions& opts, OpenedRun& run, const SweepOutcome& sweep,
+                 std::size_t n_keys) {
+  ResultStore& store = *run.store;
+  const SloLimits limits{opts.slo_ttft_p99_ms, opts.slo_tpot_p99_ms};
+  nlohmann::json extra = nullptr;
+  std::vector<SloGroup> groups;
+  if (limits.any()) {
+    groups = slo_groups(sweep.results, limits);
+    extra = {{"slo", slo_json(groups, limits)}};
+  }
+  print_results(std::cout, opts.format, sweep.results, run.peaks,
+                run_json(run.run_id, store.run_info(run.run_id)), extra);
+  if (limits.any() && opts.format != "json" && opts.format != "jsonl") {
+    std::cout << (opts.format == "csv" ? "\n" : "\nSLO: largest batch meeting the limits\n");
+    print_rows(std::cout, opts.format, slo_header(),
+               slo_rows(groups, limits, opts.format == "csv" ? "" : "n/a"));
+  }
+  const std::size_t done = run.stored.size() + sweep.results.size();
+  if (sweep.interrupted) {
+    const int sig = ScopedInterruptHandler::signal_received();
+    fmt::print(stderr, "interrupted: run {} in {} has {} of {} cases stored; rerun with --resume "
+               "to continue\n", run.run_id, opts.db, done, n_keys);
+    return 128 + (sig ? sig : SIGINT);
+  }
+  notice(opts, fmt::format("stored run {} ({} cases{}) in {}", run.run_id, sweep.results.size(),
+                           run.stored.empty() ? "" : fmt::format(", {} earlier", run.stored.size()),
+                           opts.db));
+  if (sweep.failed)
+    fmt::print(stderr, "{} of {} cases failed (status 'error' in the database)\n", sweep.failed,
+               sweep.results.size());
+  return sweep.failed ? 1 : 0;
+}
+
+}  // namespace
+
+int run_benchmarks(const RunOptions& opts, const AppliedProfile* profile,
+                   const std::string& command_line) {
+  const RunPlan plan = make_plan_attributed(opts, profile);  // every input check happens here
+  announce_plan(opts, plan);
+  const auto origin = std::chrono::steady_clock::now();  // trace timestamps count from here
   if (plan.cases.empty()) {  // a shard of a plan smaller than the shard count
     notice(opts, "shard " + plan.shard + " has no cases (the plan has fewer cases than shards)");
     return 0;
@@ -128,168 +361,14 @@ int run_benchmarks(const RunOptions& opts, const AppliedProfile* profile,
   // removes exactly what this process created: nothing is left behind, and a database another
   // process created meanwhile is never touched.
   const bool created_db = create_if_missing(opts.db);
-  std::int64_t run_id = 0;
-  std::set<std::string> stored;
-  // The run's peaks (stored with the run: every dtype's GEMM peak, the bandwidth, and as
-  // peak_tflops the first case's dtype's) come from one roofline; a case divides by the GEMM
-  // peak of its own dtype (Peaks::for_dtype): on CUDA the cuBLAS GEMM of the dtype; on the CPU
-  // the engine's GEMM for the dtype (docs/metrics.md, Peaks). A dtype the run's peaks lack (a
-  // resumed run stored before every dtype's peak was) is resolved on its own.
-  Peaks peaks;
-  const DType run_dtype = plan.cases.front().dtype;
-  std::map<DType, Peaks> other_peaks;
-  auto peaks_for = [&](DType dt) -> const Peaks& {
-    auto it = other_peaks.find(dt);
-    if (it != other_peaks.end()) return it->second;
-    Peaks p = peaks.gemm_tflops.count(dt) || dt == run_dtype
-                  ? peaks.for_dtype(dt)
-                  : resolve_peaks(plan.backend, plan.threads, opts.peak_bw_gbps, opts.peak_tflops,
-                                  opts.quiet, dt);
-    return other_peaks.emplace(dt, std::move(p)).first->second;
-  };
-  // The read roof probed beside each case with decode steps (engine/bench/read_probe.h).
-  std::unique_ptr<ReadProbe> probe;
-  std::optional<ResultStore> holder;
-  std::unique_ptr<Backend> backend_ptr;
-  try {
-    holder.emplace(opts.db);
-    std::optional<std::int64_t> previous = opts.resume ? holder->find_run(pkey) : std::nullopt;
-    backend_ptr = make_backend(plan.backend, plan.threads, opts.sync_check);
-    probe = make_read_probe(plan.backend);
-    if (previous) {
-      run_id = *previous;
-      stored = holder->stored_case_keys(run_id);
-      peaks = holder->run_peaks(run_id);  // the resumed cases divide by the run's own peaks
-      peaks.bandwidth_given = peaks.source.find("--peak-bw-gbps") != std::string::npos;
-      if (stored.size() >= keys.size()) {
-        holder->finish_run(run_id, "complete");
-        notice(opts, fmt::format("run {} in {} already has all {} cases: nothing to resume", run_id,
-                                 opts.db, keys.size()));
-        return 0;
-      }
-      holder->set_run_status(run_id, "running");
-      notice(opts, fmt::format("resuming run {} in {}: {} of {} cases stored, {} to run", run_id,
-                               opts.db, stored.size(), keys.size(), keys.size() - stored.size()));
-    } else {
-      if (opts.resume)
-        notice(opts, "--resume: no run of these cases in " + opts.db + "; starting a new run");
-      peaks = resolve_peaks(plan.backend, plan.threads, opts.peak_bw_gbps, opts.peak_tflops,
-                            opts.quiet, run_dtype);
-      RunInfo info = current_run_info();
-      info.command_line = command_line;
-      info.threads = plan.threads;
-      if (backend_ptr->name() != "cpu") info.gpu = backend_ptr->device_description();
-      info.peaks = peaks;
-      info.plan_key = pkey;
-      info.n_cases = int(keys.size());
-      info.profile = profile ? profile->profile.source : "";
-      info.shard = plan.shard;
-      info.sweep_key = plan.sweep_key;
-      run_id = holder->begin_run(info);
-    }
-  } catch (const std::exception& e) {
-    holder.reset();
-    if (created_db) remove_database_files(opts.db);
-    rethrow_as_storage_error(opts.db, e, created_db);
-  }
-  ResultStore& store = *holder;
-  Backend& backend = *backend_ptr;
-  // cuda: the device read test and the cuBLAS GEMM peak of the first case's dtype
-  notice(opts, fmt::format("peaks: {:.1f} GB/s {}, {:.3f} TFLOP/s {} {} ({}); each case with "
-                           "decode steps probes its own read roof (MBU's denominator){}",
-                           peaks.bandwidth_gbps, "read",
-                           peaks.tflops,
-                           plan.backend == "cuda"                                 ? "cuBLAS GEMM"
-                           : run_dtype == DType::kFp32 || run_dtype == DType::kFp16 ? "sgemm"
-                                                                                    : "GEMM",
-                           dtype_name(run_dtype), peaks.source,
-                           peaks.bandwidth_given ? ", but --peak-bw-gbps is MBU's denominator" : ""));
-
-  const ScopedInterruptHandler interrupts;
-  const int to_run = int(keys.size() - stored.size());
-  Progress progress(to_run, opts.quiet, isatty(STDERR_FILENO) == 1);
-  std::vector<CaseResult> results;
-  std::unique_ptr<Model> model;
-  std::string model_key;
-  int failed = 0, position = 0;
-  bool interrupted = false;
-  for (std::size_t i = 0; i < plan.cases.size() && !interrupted; ++i) {
-    if (stored.count(keys[i])) continue;
-    const CaseSpec& spec = plan.cases[i];
-    progress.start_case(position++, spec.label());
-    CaseResult result;
-    result.spec = spec;
-    try {
-      const std::string key = spec.model + "/" + std::string(dtype_name(spec.dtype));
-      if (model_key != key) {
-        model.reset();  // free the previous weights before building the next
-        model_key.clear();
-        model = build_model(spec, backend, progress);
-        model_key = key;
-      }
-      result = run_case(*model, spec, peaks_for(spec.dtype), origin, probe.get());
-    } catch (const Interrupted&) {  // abandoned: not stored; --resume runs it again
-      interrupted = true;
-      break;
-    } catch (const std::exception& e) {  // a failed case is recorded, and the run goes on
-      result.status = "error";
-      result.error = e.what();
-      ++failed;
-    }
-    try {
-      store.add_case(run_id, result, plan.case_index[i]);  // committed before the next starts
-    } catch (const std::exception& e) {
-      // The disk filled (or a file size limit was reached) mid-sweep. A database this run
-      // created that holds none of its cases yet is removed; otherwise the cases stored so far
-      // stay, and --resume continues once there is room.
-      const bool nothing_stored = results.empty() && stored.empty();
-      if (created_db && nothing_stored) {
-        holder.reset();
-        remove_database_files(opts.db);
-        rethrow_as_storage_error(opts.db, e, true);
-      }
-      rethrow_as_storage_error(opts.db, e, false,
-                               fmt::format("{} of {} cases are stored; rerun with --resume once "
-                                           "there is room", stored.size() + results.size(),
-                                           keys.size()));
-    }
-    if (opts.format == "jsonl") {  // one line per case as it ends: a killed sweep leaves whole lines
-      const OutputStamp stamp{"run_id", run_id, store.run_info(run_id).git_commit};
-      std::cout << case_json(result, &stamp).dump() << std::endl;
-    }
-    progress.finish_case(outcome_text(result));
-    results.push_back(std::move(result));
-    interrupted = interrupt_requested();
-  }
-  store.finish_run(run_id, interrupted ? "interrupted" : "complete");
-
-  const SloLimits limits{opts.slo_ttft_p99_ms, opts.slo_tpot_p99_ms};
-  nlohmann::json extra = nullptr;
-  std::vector<SloGroup> groups;
-  if (limits.any()) {
-    groups = slo_groups(results, limits);
-    extra = {{"slo", slo_json(groups, limits)}};
-  }
-  print_results(std::cout, opts.format, results, peaks, run_json(run_id, store.run_info(run_id)),
-                extra);
-  if (limits.any() && opts.format != "json" && opts.format != "jsonl") {
-    std::cout << (opts.format == "csv" ? "\n" : "\nSLO: largest batch meeting the limits\n");
-    print_rows(std::cout, opts.format, slo_header(),
-               slo_rows(groups, limits, opts.format == "csv" ? "" : "n/a"));
-  }
-  const int done = int(stored.size() + results.size());
-  if (interrupted) {
-    const int sig = ScopedInterruptHandler::signal_received();
-    fmt::print(stderr, "interrupted: run {} in {} has {} of {} cases stored; rerun with --resume "
-               "to continue\n", run_id, opts.db, done, keys.size());
-    return 128 + (sig ? sig : SIGINT);
-  }
-  notice(opts, fmt::format("stored run {} ({} cases{}) in {}", run_id, results.size(),
-                           stored.empty() ? "" : fmt::format(", {} earlier", stored.size()),
-                           opts.db));
-  if (failed) fmt::print(stderr, "{} of {} cases failed (status 'error' in the database)\n",
-                         failed, results.size());
-  return failed ? 1 : 0;
+  OpenedRun run;
+  open_run(opts, plan, keys, pkey, profile, command_line, created_db, run);
+  if (run.already_complete) return 0;
+  print_peaks(opts, plan, run.peaks);
+  const ScopedInterruptHandler interrupts;  // until the summary is printed
+  const SweepOutcome sweep = run_cases(opts, plan, keys, created_db, origin, run);
+  run.store->finish_run(run.run_id, sweep.interrupted ? "interrupted" : "complete");
+  return report_sweep(opts, run, sweep, keys.size());
 }
 
 }  // namespace llmbench
