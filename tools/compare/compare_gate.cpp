@@ -77,97 +77,98 @@ PairedMetric decide_paired(Metric metric, const std::vector<std::optional<double
   return m;
 }
 
-GateReport build_gate_report(const std::vector<GateRound>& rounds, const CompareSettings& s) {
-  GateReport g;
-  g.settings = s;
-  g.rounds = int(rounds.size());
+namespace {
 
-  // Case identity across rounds: the base case's label (or the candidate's, for a case only
-  // the candidate has) and its occurrence among equal labels in that run.
-  struct Track {
-    std::string label;
-    int only_base = 0, only_cand = 0, both = 0, failed = 0;
-    std::vector<const CaseSamples*> base, cand;  // per round; null when absent or failed
-  };
-  std::vector<std::string> order;
-  std::map<std::string, Track> tracks;
-  auto track = [&](const std::string& key, const std::string& label) -> Track& {
-    auto it = tracks.find(key);
-    if (it == tracks.end()) {
-      order.push_back(key);
-      it = tracks.emplace(key, Track{}).first;
+// One case followed across rounds, keyed by the base case's label (or the candidate's, for a
+// case only the candidate has) and its occurrence among equal labels in that run.
+struct Track {
+  std::string label;
+  int only_base = 0, only_cand = 0, both = 0, failed = 0;
+  std::vector<const CaseSamples*> base, cand;  // per round; null when absent or failed
+};
+
+// The tracks of every case, in the order they first appear.
+class CaseTracks {
+ public:
+  explicit CaseTracks(std::size_t n_rounds) : n_rounds_(n_rounds) {}
+
+  Track& at(const std::string& key, const std::string& label) {
+    auto it = tracks_.find(key);
+    if (it == tracks_.end()) {
+      order_.push_back(key);
+      it = tracks_.emplace(key, Track{}).first;
       it->second.label = label;
-      it->second.base.assign(rounds.size(), nullptr);
-      it->second.cand.assign(rounds.size(), nullptr);
+      it->second.base.assign(n_rounds_, nullptr);
+      it->second.cand.assign(n_rounds_, nullptr);
     }
     return it->second;
+  }
+  const std::vector<std::string>& order() const { return order_; }
+  const Track& operator[](const std::string& key) const { return tracks_.at(key); }
+
+ private:
+  std::size_t n_rounds_;
+  std::vector<std::string> order_;
+  std::map<std::string, Track> tracks_;
+};
+
+// Adds round `r`'s matched, base-only and candidate-only cases to the tracks.
+void add_round(const Matching& m, std::size_t r, CaseTracks& tracks) {
+  std::map<std::string, int> seen;
+  auto key_of = [&](const CaseSamples& c) {
+    const std::string label = c.label(!m.threads_ignored);
+    const int k = seen[label]++;
+    return std::pair{k == 0 ? label : label + " #" + std::to_string(k + 1), label};
   };
-
-  for (std::size_t r = 0; r < rounds.size(); ++r) {
-    const GateRound& round = rounds[r];
-    if (round.base_first) ++g.base_first;
-    if (!round.base || !round.cand) continue;
-    ++g.rounds_complete;
-    const Matching m = match_cases(round.base->cases, round.cand->cases);
-    std::map<std::string, int> seen;
-    auto key_of = [&](const CaseSamples& c) {
-      const std::string label = c.label(!m.threads_ignored);
-      const int k = seen[label]++;
-      return std::pair{k == 0 ? label : label + " #" + std::to_string(k + 1), label};
-    };
-    for (const CasePair& p : m.pairs) {
-      const auto [key, label] = key_of(*p.base);
-      Track& t = track(key, label);
-      if (!p.base->ok() || !p.cand->ok()) {
-        ++t.failed;
-        continue;
-      }
-      ++t.both;
-      t.base[r] = p.base;
-      t.cand[r] = p.cand;
+  for (const CasePair& p : m.pairs) {
+    const auto [key, label] = key_of(*p.base);
+    Track& t = tracks.at(key, label);
+    if (!p.base->ok() || !p.cand->ok()) {
+      ++t.failed;
+      continue;
     }
-    for (const CaseSamples* c : m.base_only) {
-      const auto [key, label] = key_of(*c);
-      ++track(key, label).only_base;
-    }
-    for (const CaseSamples* c : m.cand_only) {
-      const auto [key, label] = key_of(*c);
-      ++track(key, label).only_cand;
-    }
-    // Environment differences that change timings by themselves (build type, CPU, threads,
-    // ...), from the first complete round: both binaries run on one machine, so these come
-    // from the builds or their flags.
-    if (g.rounds_complete == 1)
-      for (const EnvNote& n : environment_notes(round.base->run, round.cand->run))
-        if (n.warning) g.warnings.push_back(n.text());
+    ++t.both;
+    t.base[r] = p.base;
+    t.cand[r] = p.cand;
   }
-
-  for (const std::string& key : order) {
-    const Track& t = tracks.at(key);
-    GateCase c;
-    c.label = key;
-    c.rounds_failed = t.failed;
-    if (t.both == 0) {
-      c.status = t.failed > 0 ? CaseStatus::kErrorBoth
-                 : t.only_base > 0 ? CaseStatus::kBaseOnly
-                                   : CaseStatus::kCandOnly;
-    } else {
-      for (Metric metric : s.metrics) {
-        std::vector<std::optional<double>> b(rounds.size()), x(rounds.size());
-        for (std::size_t r = 0; r < rounds.size(); ++r) {
-          if (!t.base[r]) continue;
-          const auto bs = t.base[r]->samples(metric), cs = t.cand[r]->samples(metric);
-          if (!bs || !cs || bs->empty() || cs->empty()) continue;
-          b[r] = median(*bs);
-          x[r] = median(*cs);
-        }
-        c.metrics.push_back(decide_paired(metric, b, x, s));
-      }
-    }
-    g.cases.push_back(std::move(c));
+  for (const CaseSamples* c : m.base_only) {
+    const auto [key, label] = key_of(*c);
+    ++tracks.at(key, label).only_base;
   }
+  for (const CaseSamples* c : m.cand_only) {
+    const auto [key, label] = key_of(*c);
+    ++tracks.at(key, label).only_cand;
+  }
+}
 
-  // Summary counts and the noise floor.
+// One case's verdicts: each metric's per-round medians, base against candidate.
+GateCase compare_track(const std::string& key, const Track& t, std::size_t n_rounds,
+                       const CompareSettings& s) {
+  GateCase c;
+  c.label = key;
+  c.rounds_failed = t.failed;
+  if (t.both == 0) {
+    c.status = t.failed > 0 ? CaseStatus::kErrorBoth
+               : t.only_base > 0 ? CaseStatus::kBaseOnly
+                                 : CaseStatus::kCandOnly;
+    return c;
+  }
+  for (Metric metric : s.metrics) {
+    std::vector<std::optional<double>> b(n_rounds), x(n_rounds);
+    for (std::size_t r = 0; r < n_rounds; ++r) {
+      if (!t.base[r]) continue;
+      const auto bs = t.base[r]->samples(metric), cs = t.cand[r]->samples(metric);
+      if (!bs || !cs || bs->empty() || cs->empty()) continue;
+      b[r] = median(*bs);
+      x[r] = median(*cs);
+    }
+    c.metrics.push_back(decide_paired(metric, b, x, s));
+  }
+  return c;
+}
+
+// The summary counts, the noise floor and the per-case warnings, from g.cases.
+void summarize_cases(GateReport& g) {
   for (const GateCase& c : g.cases) {
     switch (c.status) {
       case CaseStatus::kCompared: ++g.summary.compared_cases; break;
@@ -192,6 +193,33 @@ GateReport build_gate_report(const std::vector<GateRound>& rounds, const Compare
       g.warnings.push_back(c.label + ": status error in " + std::to_string(c.rounds_failed) +
                            " round(s); those rounds are left out for this case");
   }
+}
+
+}  // namespace
+
+GateReport build_gate_report(const std::vector<GateRound>& rounds, const CompareSettings& s) {
+  GateReport g;
+  g.settings = s;
+  g.rounds = int(rounds.size());
+
+  CaseTracks tracks(rounds.size());
+  for (std::size_t r = 0; r < rounds.size(); ++r) {
+    const GateRound& round = rounds[r];
+    if (round.base_first) ++g.base_first;
+    if (!round.base || !round.cand) continue;
+    ++g.rounds_complete;
+    add_round(match_cases(round.base->cases, round.cand->cases), r, tracks);
+    // Environment differences that change timings by themselves (build type, CPU, threads,
+    // ...), from the first complete round: both binaries run on one machine, so these come
+    // from the builds or their flags.
+    if (g.rounds_complete == 1)
+      for (const EnvNote& n : environment_notes(round.base->run, round.cand->run))
+        if (n.warning) g.warnings.push_back(n.text());
+  }
+  for (const std::string& key : tracks.order())
+    g.cases.push_back(compare_track(key, tracks[key], rounds.size(), s));
+
+  summarize_cases(g);
   if (g.rounds_complete < g.rounds)
     g.warnings.push_back(std::to_string(g.rounds - g.rounds_complete) + " of " +
                          std::to_string(g.rounds) +
