@@ -67,6 +67,12 @@ void collect(std::vector<double>& out, const json& points, const char* key) {
     if (p.contains(key) && p[key].is_number()) out.push_back(p[key].get<double>());
 }
 
+// Row r's value of column k, or null when the database lacks the column.
+json get(const CaseRow& r, const std::string& k) {
+  auto it = r.v.find(k);
+  return it == r.v.end() ? json(nullptr) : it->second;
+}
+
 std::string fixed(const json& v, int decimals, double scale = 1) {
   return v.is_null() ? "n/a" : fmt::format("{:.{}f}", v.get<double>() * scale, decimals);
 }
@@ -74,10 +80,6 @@ std::string fixed(const json& v, int decimals, double scale = 1) {
 // One card per case: what a chart of lone dots would hide in its tooltips.
 json case_cards(const std::vector<CaseRow>& rows) {
   json cards = json::array();
-  auto get = [](const CaseRow& r, const std::string& k) {
-    auto it = r.v.find(k);
-    return it == r.v.end() ? json(nullptr) : it->second;
-  };
   for (const auto& r : rows) {
     if (int(cards.size()) == kMaxCards) break;
     json items = json::array();
@@ -102,9 +104,9 @@ json case_cards(const std::vector<CaseRow>& rows) {
   return cards;
 }
 
-}  // namespace
-
-void sweep_section(Ctx& c, json& sections) {
+// The successful cases of the report's runs, in series order, with the columns this database
+// has of `wanted` (and roof_check where it has that column).
+std::vector<CaseRow> read_case_rows(Ctx& c) {
   const auto cols = columns_of(*c.db, "bench_case");
   const std::vector<std::string> wanted = {
       "ttft_ms_p10", "ttft_ms_p50", "ttft_ms_p90", "ttft_ms_p99", "tpot_ms_p10", "tpot_ms_p50",
@@ -124,7 +126,6 @@ void sweep_section(Ctx& c, json& sections) {
                                        "max_new_tokens, batch, id");
   q.bind(1, c.group);
   std::vector<CaseRow> rows;
-  std::vector<std::string> order;
   while (q.step()) {
     CaseRow r;
     r.label = series_label(c, q.column_text(0), q.column_text(1), q.column_text(2),
@@ -133,13 +134,138 @@ void sweep_section(Ctx& c, json& sections) {
     for (size_t i = 0; i < present.size(); ++i) r.v[present[i]] = num(q, int(6 + i));
     const int rc = int(6 + present.size());
     if (has_roof && !q.column_is_null(rc)) r.roof_check = q.column_text(rc);
-    if (order.empty() || order.back() != r.label) order.push_back(r.label);
     rows.push_back(std::move(r));
   }
+  return rows;
+}
+
+// The cases grouped by series: the labels in order, and the batch axis they share.
+struct Series {
+  const std::vector<CaseRow>& rows;
+  std::vector<std::string> order;
+  json batch_x;
+};
+
+// A median line per series with a shaded p10-p90 band (p99 as a dashed line) of metric `m`.
+void band_chart(Ctx& c, json& s, const Series& sr, const std::string& id,
+                const std::string& what, const std::string& m) {
+  json ds = json::array(), trows = json::array();
+  bool any = false;
+  for (const auto& label : sr.order) {
+    json med = json::array(), lo = json::array(), hi = json::array(), p99 = json::array();
+    for (const auto& r : sr.rows) {
+      if (r.label != label) continue;
+      const json p50 = get(r, m + "_p50"), p10 = get(r, m + "_p10"), p90 = get(r, m + "_p90"),
+                 p9 = get(r, m + "_p99");
+      trows.push_back({label, r.batch, p10, p50, p90, p9});
+      if (p50.is_null()) continue;
+      any = true;
+      med.push_back({{"x", r.batch}, {"y", p50}});
+      if (!p10.is_null() && !p90.is_null()) {
+        lo.push_back({{"x", r.batch}, {"y", p10}});
+        hi.push_back({{"x", r.batch}, {"y", p90}});
+      }
+      if (!p9.is_null()) p99.push_back({{"x", r.batch}, {"y", p9}});
+    }
+    if (med.empty()) continue;
+    ds.push_back({{"label", label + " median"}, {"data", med}, {"series", label}});
+    if (!lo.empty()) {
+      ds.push_back({{"label", label + " p10"}, {"data", lo}, {"series", label}, {"band", "lo"}});
+      ds.push_back({{"label", label + " p90"}, {"data", hi}, {"series", label}, {"band", "hi"}});
+    }
+    if (!p99.empty())
+      ds.push_back({{"label", label + " p99"}, {"data", p99}, {"series", label}, {"dash", true}});
+  }
+  if (!any) {
+    c.omitted.push_back(what + " against batch: no case has it (e.g. TPOT needs "
+                               "--max-new-tokens > 1).");
+    return;
+  }
+  std::vector<double> ys;
+  for (const auto& d : ds) collect(ys, d["data"], "y");
+  s["charts"].push_back(chart(id, what + " (ms) against batch: median, p10-p90 band, p99",
+                              "line", ds,
+                              {{"x", sr.batch_x}, {"y", value_axis(what + " (ms)", ys)}},
+                              {"series", "batch", m + "_p10", m + "_p50", m + "_p90",
+                               m + "_p99"},
+                              trows));
+}
+
+// Throughput against latency: one point per case, a line per series in batch order.
+void throughput_chart(Ctx& c, json& s, const Series& sr) {
+  json ds = json::array(), trows = json::array();
+  for (const auto& label : sr.order) {
+    json pts = json::array();
+    for (const auto& r : sr.rows) {
+      if (r.label != label) continue;
+      const json e2e = get(r, "e2e_ms_p50"), tput = get(r, "throughput_tok_s");
+      trows.push_back({label, r.batch, e2e, tput});
+      if (!e2e.is_null() && !tput.is_null())
+        pts.push_back({{"x", e2e}, {"y", tput}, {"batch", r.batch}});
+    }
+    if (!pts.empty()) ds.push_back({{"label", label}, {"data", pts}, {"series", label}});
+  }
+  if (ds.empty()) {
+    c.omitted.push_back("Throughput against latency: no case has both e2e_ms_p50 and "
+                        "throughput_tok_s.");
+    return;
+  }
+  std::vector<double> xs, ys;
+  for (const auto& d : ds) {
+    collect(xs, d["data"], "x");
+    collect(ys, d["data"], "y");
+  }
+  s["charts"].push_back(chart(
+      "throughput_latency",
+      "Throughput (tok/s) against end-to-end latency (ms), one point per batch",
+      "line", ds,
+      {{"x", value_axis("e2e latency, median (ms)", xs)},
+       {"y", value_axis("throughput (tokens/s)", ys)}},
+      {"series", "batch", "e2e_ms_p50", "throughput_tok_s"}, trows));
+}
+
+// MBU and MFU against batch.
+void utilisation_chart(Ctx& c, json& s, const Series& sr) {
+  json ds = json::array(), trows = json::array();
+  for (const auto& label : sr.order) {
+    json mbu = json::array(), mfu = json::array();
+    for (const auto& r : sr.rows) {
+      if (r.label != label) continue;
+      const json bu = get(r, "mbu"), fu = get(r, "mfu");
+      trows.push_back({label, r.batch, bu, fu});
+      if (!bu.is_null()) mbu.push_back({{"x", r.batch}, {"y", r4(bu.get<double>() * 100)}});
+      if (!fu.is_null()) mfu.push_back({{"x", r.batch}, {"y", r4(fu.get<double>() * 100)}});
+    }
+    if (!mbu.empty()) ds.push_back({{"label", label + " MBU"}, {"data", mbu}, {"series", label}});
+    if (!mfu.empty())
+      ds.push_back(
+          {{"label", label + " MFU"}, {"data", mfu}, {"series", label}, {"dash", true}});
+  }
+  if (ds.empty()) {
+    c.omitted.push_back("MBU and MFU: no case has them (no peaks recorded).");
+    return;
+  }
+  std::vector<double> ys;
+  for (const auto& d : ds) collect(ys, d["data"], "y");
+  s["charts"].push_back(chart("utilisation",
+                              "MBU (solid, of the read roof probed beside each case) and MFU "
+                              "(dashed, of the case dtype's GEMM peak), %, against batch",
+                              "line", ds,
+                              {{"x", sr.batch_x}, {"y", value_axis("utilisation (%)", ys)}},
+                              {"series", "batch", "mbu (fraction)", "mfu (fraction)"}, trows));
+}
+
+}  // namespace
+
+void sweep_section(Ctx& c, json& sections) {
+  const std::vector<CaseRow> rows = read_case_rows(c);
   if (rows.empty()) {
     c.omitted.push_back("Sweep charts: the run has no successful cases.");
     return;
   }
+  Series sr{rows, {}, json()};
+  for (const auto& r : rows)
+    if (sr.order.empty() || sr.order.back() != r.label) sr.order.push_back(r.label);
   json s = section("sweep", "Sweep: latency, throughput and utilisation against batch");
   for (const auto& r : rows)
     if (!r.roof_check.empty() && r.roof_check != "ok")
@@ -147,124 +273,17 @@ void sweep_section(Ctx& c, json& sections) {
                               "read roof probed beside the case: " + r.roof_check +
                               " (docs/metrics.md, the read roof beside each case)");
   // No batch sweep (each series a single case): cards, not charts of lone dots.
-  if (rows.size() == order.size()) {
+  if (rows.size() == sr.order.size()) {
     s["title"] = rows.size() == 1 ? "The case" : "The cases (no batch sweep: one card per case)";
     s["cards"] = case_cards(rows);
     sections.push_back(std::move(s));
     return;
   }
-  const json batch_x = batch_axis(rows);
-  auto get = [](const CaseRow& r, const std::string& k) {
-    auto it = r.v.find(k);
-    return it == r.v.end() ? json(nullptr) : it->second;
-  };
-  // A median line per series with a shaded p10-p90 band (p99 as a dashed line).
-  auto band_chart = [&](const std::string& id, const std::string& what, const std::string& m) {
-    json ds = json::array(), trows = json::array();
-    bool any = false;
-    for (const auto& label : order) {
-      json med = json::array(), lo = json::array(), hi = json::array(), p99 = json::array();
-      for (const auto& r : rows) {
-        if (r.label != label) continue;
-        const json p50 = get(r, m + "_p50"), p10 = get(r, m + "_p10"), p90 = get(r, m + "_p90"),
-                   p9 = get(r, m + "_p99");
-        trows.push_back({label, r.batch, p10, p50, p90, p9});
-        if (p50.is_null()) continue;
-        any = true;
-        med.push_back({{"x", r.batch}, {"y", p50}});
-        if (!p10.is_null() && !p90.is_null()) {
-          lo.push_back({{"x", r.batch}, {"y", p10}});
-          hi.push_back({{"x", r.batch}, {"y", p90}});
-        }
-        if (!p9.is_null()) p99.push_back({{"x", r.batch}, {"y", p9}});
-      }
-      if (med.empty()) continue;
-      ds.push_back({{"label", label + " median"}, {"data", med}, {"series", label}});
-      if (!lo.empty()) {
-        ds.push_back({{"label", label + " p10"}, {"data", lo}, {"series", label}, {"band", "lo"}});
-        ds.push_back({{"label", label + " p90"}, {"data", hi}, {"series", label}, {"band", "hi"}});
-      }
-      if (!p99.empty())
-        ds.push_back({{"label", label + " p99"}, {"data", p99}, {"series", label}, {"dash", true}});
-    }
-    if (!any) {
-      c.omitted.push_back(what + " against batch: no case has it (e.g. TPOT needs "
-                                 "--max-new-tokens > 1).");
-      return;
-    }
-    std::vector<double> ys;
-    for (const auto& d : ds) collect(ys, d["data"], "y");
-    s["charts"].push_back(chart(id, what + " (ms) against batch: median, p10-p90 band, p99",
-                                "line", ds, {{"x", batch_x}, {"y", value_axis(what + " (ms)", ys)}},
-                                {"series", "batch", m + "_p10", m + "_p50", m + "_p90",
-                                 m + "_p99"},
-                                trows));
-  };
-  band_chart("ttft", "TTFT", "ttft_ms");
-  band_chart("tpot", "TPOT", "tpot_ms");
-
-  // Throughput against latency: one point per case, a line per series in batch order.
-  {
-    json ds = json::array(), trows = json::array();
-    for (const auto& label : order) {
-      json pts = json::array();
-      for (const auto& r : rows) {
-        if (r.label != label) continue;
-        const json e2e = get(r, "e2e_ms_p50"), tput = get(r, "throughput_tok_s");
-        trows.push_back({label, r.batch, e2e, tput});
-        if (!e2e.is_null() && !tput.is_null())
-          pts.push_back({{"x", e2e}, {"y", tput}, {"batch", r.batch}});
-      }
-      if (!pts.empty()) ds.push_back({{"label", label}, {"data", pts}, {"series", label}});
-    }
-    if (ds.empty())
-      c.omitted.push_back("Throughput against latency: no case has both e2e_ms_p50 and "
-                          "throughput_tok_s.");
-    else {
-      std::vector<double> xs, ys;
-      for (const auto& d : ds) {
-        collect(xs, d["data"], "x");
-        collect(ys, d["data"], "y");
-      }
-      s["charts"].push_back(chart(
-          "throughput_latency",
-          "Throughput (tok/s) against end-to-end latency (ms), one point per batch",
-          "line", ds,
-          {{"x", value_axis("e2e latency, median (ms)", xs)},
-           {"y", value_axis("throughput (tokens/s)", ys)}},
-          {"series", "batch", "e2e_ms_p50", "throughput_tok_s"}, trows));
-    }
-  }
-  // MBU and MFU against batch.
-  {
-    json ds = json::array(), trows = json::array();
-    for (const auto& label : order) {
-      json mbu = json::array(), mfu = json::array();
-      for (const auto& r : rows) {
-        if (r.label != label) continue;
-        const json bu = get(r, "mbu"), fu = get(r, "mfu");
-        trows.push_back({label, r.batch, bu, fu});
-        if (!bu.is_null()) mbu.push_back({{"x", r.batch}, {"y", r4(bu.get<double>() * 100)}});
-        if (!fu.is_null()) mfu.push_back({{"x", r.batch}, {"y", r4(fu.get<double>() * 100)}});
-      }
-      if (!mbu.empty()) ds.push_back({{"label", label + " MBU"}, {"data", mbu}, {"series", label}});
-      if (!mfu.empty())
-        ds.push_back(
-            {{"label", label + " MFU"}, {"data", mfu}, {"series", label}, {"dash", true}});
-    }
-    if (ds.empty())
-      c.omitted.push_back("MBU and MFU: no case has them (no peaks recorded).");
-    else {
-      std::vector<double> ys;
-      for (const auto& d : ds) collect(ys, d["data"], "y");
-      s["charts"].push_back(chart("utilisation",
-                                  "MBU (solid, of the read roof probed beside each case) and MFU "
-                                  "(dashed, of the case dtype's GEMM peak), %, against batch",
-                                  "line", ds,
-                                  {{"x", batch_x}, {"y", value_axis("utilisation (%)", ys)}},
-                                  {"series", "batch", "mbu (fraction)", "mfu (fraction)"}, trows));
-    }
-  }
+  sr.batch_x = batch_axis(rows);
+  band_chart(c, s, sr, "ttft", "TTFT", "ttft_ms");
+  band_chart(c, s, sr, "tpot", "TPOT", "tpot_ms");
+  throughput_chart(c, s, sr);
+  utilisation_chart(c, s, sr);
   sections.push_back(std::move(s));
 }
 
