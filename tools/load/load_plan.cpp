@@ -156,12 +156,9 @@ void check_workload_flags(const LoadOptions& o) {
     throw BadInput("--input-len: the prompts come from --dataset-path (random workloads only)");
 }
 
-}  // namespace
-
-LoadPlan make_load_plan(const LoadOptions& o) {
-  LoadPlan plan;
-  plan.opt = o;
-  check_workload_flags(o);
+// Where the load goes: --url (or a --server-cmd that sets it), --endpoint, and one of
+// --concurrency / --request-rate.
+void check_target_flags(const LoadOptions& o) {
   if (o.url.empty() && o.server_cmd.find("{port}") == std::string::npos)
     throw BadInput("--url: expected http://HOST:PORT (or a --server-cmd with a {port} "
                    "placeholder, which sets it)");
@@ -172,28 +169,40 @@ LoadPlan make_load_plan(const LoadOptions& o) {
   if (!o.concurrency.empty() && !o.request_rate.empty())
     throw BadInput("--concurrency/--request-rate: give one of them (a level is either a fixed "
                    "number of requests in flight or an arrival rate)");
-  plan.mode = o.dataset_name == "mooncake" ? LoadMode::kTrace
-              : o.request_rate.empty()     ? LoadMode::kConcurrency
-                                           : LoadMode::kRate;
-  std::vector<int> conc;
+}
+
+// The list-valued flags a plan expands into levels.
+struct LevelLists {
+  std::vector<int> concurrency;
   std::vector<double> rates, bursts = {1.0};
-  if (o.sweep.empty() && plan.mode != LoadMode::kRate && o.burstiness != "1")
+  std::vector<int> input_lens, output_lens;  // input 0: the lengths come from a file
+};
+
+LevelLists parse_level_lists(const LoadOptions& o, LoadMode mode) {
+  LevelLists l;
+  if (o.sweep.empty() && mode != LoadMode::kRate && o.burstiness != "1")
     throw BadInput("--burstiness: applies to --request-rate only");
   if (!o.sweep.empty()) {
-    bursts = parse_positive_list("--burstiness", o.burstiness, false);
-  } else if (plan.mode == LoadMode::kConcurrency) {
-    conc = parse_int_list("--concurrency", o.concurrency.empty() ? "1" : o.concurrency, 1, 4096);
-  } else if (plan.mode == LoadMode::kRate) {
-    rates = parse_positive_list("--request-rate", o.request_rate, true);
-    bursts = parse_positive_list("--burstiness", o.burstiness, false);
+    l.bursts = parse_positive_list("--burstiness", o.burstiness, false);
+  } else if (mode == LoadMode::kConcurrency) {
+    l.concurrency =
+        parse_int_list("--concurrency", o.concurrency.empty() ? "1" : o.concurrency, 1, 4096);
+  } else if (mode == LoadMode::kRate) {
+    l.rates = parse_positive_list("--request-rate", o.request_rate, true);
+    l.bursts = parse_positive_list("--burstiness", o.burstiness, false);
   }
   const bool from_file = o.dataset_name != "random";
-  const std::vector<int> ins =
+  l.input_lens =
       from_file ? std::vector<int>{0} : parse_int_list("--input-len", o.input_len, 1, 1 << 20);
-  const std::vector<int> outs = parse_int_list("--output-len", o.output_len, 1, 1 << 20);
-  if (from_file && outs.size() > 1)
+  l.output_lens = parse_int_list("--output-len", o.output_len, 1, 1 << 20);
+  if (from_file && l.output_lens.size() > 1)
     throw BadInput("--output-len: one value with --dataset-path (the max_tokens of requests "
                    "whose length the file does not give)");
+  return l;
+}
+
+// The scalar flags: length spreads, counts, timeouts, caps, output format and database.
+void check_scalar_flags(const LoadOptions& o, LoadMode mode) {
   if (!std::isfinite(o.input_len_stddev) || o.input_len_stddev < 0)
     throw BadInput("--input-len-stddev: expected a number >= 0");
   if (!std::isfinite(o.output_len_stddev) || o.output_len_stddev < 0)
@@ -210,7 +219,7 @@ LoadPlan make_load_plan(const LoadOptions& o) {
     throw BadInput("--warmup-requests: expected an integer in [0, 1000000]");
   if (o.max_concurrency < 0 || o.max_concurrency > 100000)
     throw BadInput("--max-concurrency: expected an integer in [0, 100000]");
-  if (o.max_concurrency > 0 && plan.mode == LoadMode::kConcurrency && o.sweep.empty())
+  if (o.max_concurrency > 0 && mode == LoadMode::kConcurrency && o.sweep.empty())
     throw BadInput("--max-concurrency: applies to --request-rate only (--concurrency is the cap)");
   if (o.format != "table" && o.format != "md" && o.format != "csv" && o.format != "json" &&
       o.format != "jsonl" && o.format != "vllm-json")
@@ -220,22 +229,15 @@ LoadPlan make_load_plan(const LoadOptions& o) {
     throw BadInput("--metrics-interval-ms: expected an integer in [50, 600000], got " +
                    std::to_string(o.metrics_interval_ms));
   if (o.db.empty()) throw BadInput("--db: expected a path");
-  if (!o.goodput.empty()) plan.goodput = parse_goodput("--goodput", o.goodput);
-  // A level of "unbounded" requests with --duration is bounded by time; the count is a cap.
-  plan.num_requests = o.num_requests > 0 ? o.num_requests : o.duration_s > 0 ? 1'000'000 : 100;
+}
 
-  if (!o.sweep.empty()) {
-    check_slo_sweep(o, plan, ins.size() * outs.size(), bursts.size());
-    plan.mode = LoadMode::kRate;
-    plan.slo_sweep = true;
-    plan.slo_level = LevelSpec{.mode = LoadMode::kRate, .burstiness = bursts.front(),
-                               .input_len = ins.front(), .output_len = outs.front()};
-    return plan;  // the search places its levels
-  }
+// One level per (input length, output length) and load: a concurrency, or a rate and
+// burstiness (a trace needs neither).
+void expand_levels(const LoadOptions& o, const LevelLists& lists, LoadPlan& plan) {
+  const bool from_file = o.dataset_name != "random";
   int index = 0;
-  for (int in : ins)
-    for (int out : outs) {
-      // The level's load: a concurrency, or a rate and burstiness (a trace needs neither).
+  for (int in : lists.input_lens)
+    for (int out : lists.output_lens) {
       auto add = [&](int concurrency, double rate, double burstiness) {
         LevelSpec l;
         l.concurrency = concurrency;
@@ -252,16 +254,45 @@ LoadPlan make_load_plan(const LoadOptions& o) {
       if (plan.mode == LoadMode::kTrace) {
         add(0, 0, 1);
       } else if (plan.mode == LoadMode::kConcurrency) {
-        for (int c : conc) add(c, 0, 1);
+        for (int c : lists.concurrency) add(c, 0, 1);
       } else {
-        for (double r : rates)
-          for (double b : bursts) {
+        for (double r : lists.rates)
+          for (double b : lists.bursts) {
             // At an infinite rate every request arrives at 0: burstiness changes nothing.
-            if (std::isinf(r) && b != bursts.front()) continue;
+            if (std::isinf(r) && b != lists.bursts.front()) continue;
             add(0, r, b);
           }
       }
     }
+}
+
+}  // namespace
+
+LoadPlan make_load_plan(const LoadOptions& o) {
+  LoadPlan plan;
+  plan.opt = o;
+  check_workload_flags(o);
+  check_target_flags(o);
+  plan.mode = o.dataset_name == "mooncake" ? LoadMode::kTrace
+              : o.request_rate.empty()     ? LoadMode::kConcurrency
+                                           : LoadMode::kRate;
+  const LevelLists lists = parse_level_lists(o, plan.mode);
+  check_scalar_flags(o, plan.mode);
+  if (!o.goodput.empty()) plan.goodput = parse_goodput("--goodput", o.goodput);
+  // A level of "unbounded" requests with --duration is bounded by time; the count is a cap.
+  plan.num_requests = o.num_requests > 0 ? o.num_requests : o.duration_s > 0 ? 1'000'000 : 100;
+
+  if (!o.sweep.empty()) {
+    check_slo_sweep(o, plan, lists.input_lens.size() * lists.output_lens.size(),
+                    lists.bursts.size());
+    plan.mode = LoadMode::kRate;
+    plan.slo_sweep = true;
+    plan.slo_level = LevelSpec{.mode = LoadMode::kRate, .burstiness = lists.bursts.front(),
+                               .input_len = lists.input_lens.front(),
+                               .output_len = lists.output_lens.front()};
+    return plan;  // the search places its levels
+  }
+  expand_levels(o, lists, plan);
   return plan;
 }
 
