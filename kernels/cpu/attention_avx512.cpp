@@ -66,6 +66,102 @@ inline __m512 load_head(const float* p, const __mmask16* mask, int u) {
   return Full ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(mask[u], p);
 }
 
+// The steps of one work item, always inlined into decode_core so the loop nest compiles as one.
+#define LLMBENCH_STEP inline __attribute__((always_inline))
+
+// scores[g * ld + j] = (q_g . k_j) * scale for the item's `group` heads, four keys at a time
+// (the last, partial block's missing keys are zeros). at[j]: where key j starts in k.
+template <int NV, bool Full>
+LLMBENCH_STEP void item_scores(float* scores, int ld, const float* q, std::ptrdiff_t q_head,
+                               int group, const float* k, const std::int64_t* at, int n_keys,
+                               const __mmask16* mask, float scale) {
+  for (int j0 = 0; j0 < n_keys; j0 += 4) {
+    __m512 kv4[4][NV];
+    if (j0 + 4 <= n_keys) {
+#pragma GCC unroll 4
+      for (int jj = 0; jj < 4; ++jj)
+#pragma GCC unroll 16
+        for (int u = 0; u < NV; ++u)
+          kv4[jj][u] = load_head<NV, Full>(k + at[j0 + jj] + 16 * u, mask, u);
+    } else {  // the last, partial block: missing keys are zeros
+      for (int jj = 0; jj < 4; ++jj)
+        for (int u = 0; u < NV; ++u)
+          kv4[jj][u] = j0 + jj < n_keys ? load_head<NV, Full>(k + at[j0 + jj] + 16 * u, mask, u)
+                                        : _mm512_setzero_ps();
+    }
+    for (int g = 0; g < group; ++g) {
+      const float* qg = q + g * q_head;
+      __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
+                       _mm512_setzero_ps()};
+#pragma GCC unroll 16
+      for (int u = 0; u < NV; ++u) {
+        const __m512 qv = load_head<NV, Full>(qg + 16 * u, mask, u);
+#pragma GCC unroll 4
+        for (int jj = 0; jj < 4; ++jj) acc[jj] = _mm512_fmadd_ps(qv, kv4[jj][u], acc[jj]);
+      }
+      const __m128 sc = _mm_mul_ps(reduce4(acc[0], acc[1], acc[2], acc[3]), _mm_set1_ps(scale));
+      _mm_storeu_ps(&scores[static_cast<std::size_t>(g) * ld + j0], sc);
+    }
+  }
+}
+
+// Softmax numerators in place of each head's scores, and their sums.
+LLMBENCH_STEP void item_softmax(float* scores, int ld, int group, int n_keys, float* sums) {
+  for (int g = 0; g < group; ++g) {
+    float* sg = &scores[static_cast<std::size_t>(g) * ld];
+    __m512 mx = _mm512_set1_ps(-INFINITY);
+    for (int j = 0; j < n_keys; j += 16) {
+      const __mmask16 mk = n_keys - j >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n_keys - j)) - 1u);
+      mx = _mm512_mask_max_ps(mx, mk, mx, _mm512_loadu_ps(sg + j));
+    }
+    const __m512 mxv = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
+    __m512 sum = _mm512_setzero_ps();
+    for (int j = 0; j < n_keys; j += 16) {
+      const __mmask16 mk = n_keys - j >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n_keys - j)) - 1u);
+      const __m512 e = exp512(_mm512_sub_ps(_mm512_loadu_ps(sg + j), mxv));
+      _mm512_storeu_ps(sg + j, e);
+      sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(mk, e));
+    }
+    sums[g] = _mm512_reduce_add_ps(sum);
+  }
+}
+
+// out_g = (sum_j p_gj v_j) / sum_g, kHeadBlock heads per pass over the values; out points at
+// the item's first head, out_head apart.
+template <int NV, bool Full>
+LLMBENCH_STEP void item_values(float* out, std::ptrdiff_t out_head, const float* scores, int ld,
+                               const float* sums, int group, const float* v,
+                               const std::int64_t* at, int n_keys, const __mmask16* mask) {
+  constexpr int kHeadBlock = NV >= 16 ? 1 : 16 / NV;  // heads per pass over the values
+  for (int g0 = 0; g0 < group; g0 += kHeadBlock) {
+    __m512 acc[kHeadBlock][NV];
+    for (int h = 0; h < kHeadBlock; ++h)
+#pragma GCC unroll 16
+      for (int u = 0; u < NV; ++u) acc[h][u] = _mm512_setzero_ps();
+    const int hb = group - g0 < kHeadBlock ? group - g0 : kHeadBlock;
+    for (int j = 0; j < n_keys; ++j) {
+      __m512 vv[NV];
+#pragma GCC unroll 16
+      for (int u = 0; u < NV; ++u) vv[u] = load_head<NV, Full>(v + at[j] + 16 * u, mask, u);
+#pragma GCC unroll 16
+      for (int h = 0; h < kHeadBlock; ++h) {
+        if (h >= hb) break;
+        const __m512 p = _mm512_set1_ps(scores[static_cast<std::size_t>(g0 + h) * ld + j]);
+#pragma GCC unroll 16
+        for (int u = 0; u < NV; ++u) acc[h][u] = _mm512_fmadd_ps(p, vv[u], acc[h][u]);
+      }
+    }
+    for (int h = 0; h < hb; ++h) {
+      const int g = g0 + h;
+      float* o = out + g * out_head;
+      const __m512 den = _mm512_set1_ps(sums[g]);
+#pragma GCC unroll 16
+      for (int u = 0; u < NV; ++u)
+        _mm512_mask_storeu_ps(o + 16 * u, mask[u], _mm512_div_ps(acc[h][u], den));
+    }
+  }
+}
+
 template <int NV, bool Full, class KvAt>
 void decode_core(float* out, const HeadStrides& out_s, const float* q, const HeadStrides& q_s,
                  const float* k, const float* v, const AttentionShape& s, const KvAt& kv_at) {
@@ -78,7 +174,6 @@ void decode_core(float* out, const HeadStrides& out_s, const float* q, const Hea
     const int lanes = d - 16 * u;
     mask[u] = lanes >= 16 ? __mmask16(0xFFFF) : lanes <= 0 ? __mmask16(0) : __mmask16((1u << lanes) - 1u);
   }
-  constexpr int kHeadBlock = NV >= 16 ? 1 : 16 / NV;  // heads per pass over the values
   const int items = s.batch * s.n_kv_heads * s.n_new;
   const long work = static_cast<long>(s.batch) * s.n_heads * s.n_new * max_keys * d;
 
@@ -96,90 +191,18 @@ void decode_core(float* out, const HeadStrides& out_s, const float* q, const Hea
       const int b = item / (s.n_new * s.n_kv_heads);
       const int n_keys = s.past_len + t + 1;
       for (int j = 0; j < n_keys; ++j) at[j] = kv_at(b, kvh, j);
-      auto q_of = [&](int g) {
-        return q + b * q_s.batch + t * q_s.seq + (kvh * group + g) * q_s.head;
-      };
-
-      // scores[g][j] = (q_g . k_j) * scale, four keys at a time (missing keys are zeros).
-      for (int j0 = 0; j0 < n_keys; j0 += 4) {
-        __m512 kv4[4][NV];
-        if (j0 + 4 <= n_keys) {
-#pragma GCC unroll 4
-          for (int jj = 0; jj < 4; ++jj)
-#pragma GCC unroll 16
-            for (int u = 0; u < NV; ++u)
-              kv4[jj][u] = load_head<NV, Full>(k + at[j0 + jj] + 16 * u, mask, u);
-        } else {  // the last, partial block: missing keys are zeros
-          for (int jj = 0; jj < 4; ++jj)
-            for (int u = 0; u < NV; ++u)
-              kv4[jj][u] = j0 + jj < n_keys ? load_head<NV, Full>(k + at[j0 + jj] + 16 * u, mask, u)
-                                            : _mm512_setzero_ps();
-        }
-        for (int g = 0; g < group; ++g) {
-          const float* qg = q_of(g);
-          __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
-                           _mm512_setzero_ps()};
-#pragma GCC unroll 16
-          for (int u = 0; u < NV; ++u) {
-            const __m512 qv = load_head<NV, Full>(qg + 16 * u, mask, u);
-#pragma GCC unroll 4
-            for (int jj = 0; jj < 4; ++jj) acc[jj] = _mm512_fmadd_ps(qv, kv4[jj][u], acc[jj]);
-          }
-          const __m128 sc = _mm_mul_ps(reduce4(acc[0], acc[1], acc[2], acc[3]), _mm_set1_ps(scale));
-          _mm_storeu_ps(&scores[static_cast<std::size_t>(g) * ld + j0], sc);
-        }
-      }
-
-      // Softmax numerators and their sums, per head.
-      for (int g = 0; g < group; ++g) {
-        float* sg = &scores[static_cast<std::size_t>(g) * ld];
-        __m512 mx = _mm512_set1_ps(-INFINITY);
-        for (int j = 0; j < n_keys; j += 16) {
-          const __mmask16 mk = n_keys - j >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n_keys - j)) - 1u);
-          mx = _mm512_mask_max_ps(mx, mk, mx, _mm512_loadu_ps(sg + j));
-        }
-        const __m512 mxv = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
-        __m512 sum = _mm512_setzero_ps();
-        for (int j = 0; j < n_keys; j += 16) {
-          const __mmask16 mk = n_keys - j >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n_keys - j)) - 1u);
-          const __m512 e = exp512(_mm512_sub_ps(_mm512_loadu_ps(sg + j), mxv));
-          _mm512_storeu_ps(sg + j, e);
-          sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(mk, e));
-        }
-        sums[g] = _mm512_reduce_add_ps(sum);
-      }
-
-      // out_g = (sum_j p_gj v_j) / sum_g, kHeadBlock heads per pass over the values.
-      for (int g0 = 0; g0 < group; g0 += kHeadBlock) {
-        __m512 acc[kHeadBlock][NV];
-        for (int h = 0; h < kHeadBlock; ++h)
-#pragma GCC unroll 16
-          for (int u = 0; u < NV; ++u) acc[h][u] = _mm512_setzero_ps();
-        const int hb = group - g0 < kHeadBlock ? group - g0 : kHeadBlock;
-        for (int j = 0; j < n_keys; ++j) {
-          __m512 vv[NV];
-#pragma GCC unroll 16
-          for (int u = 0; u < NV; ++u) vv[u] = load_head<NV, Full>(v + at[j] + 16 * u, mask, u);
-#pragma GCC unroll 16
-          for (int h = 0; h < kHeadBlock; ++h) {
-            if (h >= hb) break;
-            const __m512 p = _mm512_set1_ps(scores[static_cast<std::size_t>(g0 + h) * ld + j]);
-#pragma GCC unroll 16
-            for (int u = 0; u < NV; ++u) acc[h][u] = _mm512_fmadd_ps(p, vv[u], acc[h][u]);
-          }
-        }
-        for (int h = 0; h < hb; ++h) {
-          const int g = g0 + h;
-          float* o = out + b * out_s.batch + t * out_s.seq + (kvh * group + g) * out_s.head;
-          const __m512 den = _mm512_set1_ps(sums[g]);
-#pragma GCC unroll 16
-          for (int u = 0; u < NV; ++u)
-            _mm512_mask_storeu_ps(o + 16 * u, mask[u], _mm512_div_ps(acc[h][u], den));
-        }
-      }
+      const float* q_item = q + b * q_s.batch + t * q_s.seq + (kvh * group) * q_s.head;
+      float* out_item = out + b * out_s.batch + t * out_s.seq + (kvh * group) * out_s.head;
+      item_scores<NV, Full>(scores.data(), ld, q_item, q_s.head, group, k, at.data(), n_keys,
+                            mask, scale);
+      item_softmax(scores.data(), ld, group, n_keys, sums.data());
+      item_values<NV, Full>(out_item, out_s.head, scores.data(), ld, sums.data(), group, v,
+                            at.data(), n_keys, mask);
     }
   }
 }
+
+#undef LLMBENCH_STEP
 
 template <class KvAt>
 void decode_dispatch(float* out, const HeadStrides& out_s, const float* q, const HeadStrides& q_s,
