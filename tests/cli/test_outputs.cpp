@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -207,6 +208,23 @@ TEST(Outputs, EveryFormatNamesTheSchemaVersionRunAndCommit) {
                          (format == std::string("table") ? "3" : "4") + ", commit " + commit),
               std::string::npos) << t.out;
   }
+}
+
+// `--version` names the commit of the checkout it was built from, even after an incremental
+// build that followed a new commit (CMake configures again when HEAD moves). Skipped where
+// the sources are not a git checkout (a release tarball: the commit is "unknown").
+TEST(Outputs, VersionNamesTheCheckoutsCommit) {
+  std::string head;
+  if (FILE* p = popen("git -C '" LLMBENCH_SOURCE_DIR "' rev-parse --short=12 HEAD 2>/dev/null", "r")) {
+    char buf[64] = {};
+    if (std::fgets(buf, sizeof buf, p)) head = buf;
+    if (pclose(p) != 0) head.clear();
+  }
+  if (head.size() < 12) GTEST_SKIP() << "not a git checkout";
+  head.resize(12);
+  const Result v = run_llmbench("--version", scratch_dir());
+  ASSERT_EQ(v.exit_code, 0) << v.err;
+  EXPECT_NE(v.out.find("commit " + head), std::string::npos) << v.out << " (HEAD " << head << ")";
 }
 
 TEST(Outputs, MergedShardsReadAsOneSweep) {
