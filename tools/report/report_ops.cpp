@@ -14,6 +14,39 @@ namespace llmbench::report {
 
 namespace {
 
+// The rows of a stacked bar chart: one bar per label (in first-seen order), one stack segment
+// per category, and the table beside it.
+struct StackedBars {
+  std::vector<std::string> labels;
+  std::map<std::string, std::map<std::string, double>> by_cat;
+  json trows = json::array();
+
+  void add(const std::string& label, const std::string& cat, double value, json table_row) {
+    if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
+    by_cat[cat][label] = value;
+    trows.push_back(std::move(table_row));
+  }
+  bool empty() const { return trows.empty(); }
+
+  json chart_config(const std::string& id, const std::string& title, const json& axes,
+                    const std::vector<std::string>& header) const {
+    json ds = json::array();
+    for (const auto& [cat, m] : by_cat) {
+      json data = json::array();
+      for (const auto& l : labels) {
+        const auto it = m.find(l);
+        data.push_back(it == m.end() ? json(0) : json(it->second));
+      }
+      ds.push_back({{"label", cat}, {"data", data}});
+    }
+    json cfg = chart(id, title, "bar", ds, axes, header, trows);
+    cfg["config"]["data"]["labels"] = labels;
+    cfg["config"]["options"]["scales"]["x"]["stacked"] = true;
+    cfg["config"]["options"]["scales"]["y"]["stacked"] = true;
+    return cfg;
+  }
+};
+
 constexpr int kTimelineMax = 1500;
 
 // The traced case the op-level charts show: the largest batch among cases with op events.
@@ -134,36 +167,21 @@ void breakdown_chart(Ctx& c, json& s, const std::string& phase) {
       "bc.batch, bc.id, ev.category");
   q.bind(1, c.group);
   q.bind(2, phase);
-  std::vector<std::string> labels;
-  std::map<std::string, std::map<std::string, double>> by_cat;
-  json trows = json::array();
+  StackedBars bars;
   while (q.step()) {
     const std::string l = q.column_text(0), cat = q.column_text(2);
-    if (std::find(labels.begin(), labels.end(), l) == labels.end()) labels.push_back(l);
-    by_cat[cat][l] = r4(q.column_double(3));
-    trows.push_back({l, cat, r4(q.column_double(3))});
+    bars.add(l, cat, r4(q.column_double(3)), {l, cat, r4(q.column_double(3))});
   }
-  if (trows.empty()) {
+  if (bars.empty()) {
     c.omitted.push_back("Op time breakdown, " + phase + ": no traced " + phase + " ops.");
     return;
   }
-  json ds = json::array();
-  for (auto& [cat, m] : by_cat) {
-    json data = json::array();
-    for (const auto& l : labels) data.push_back(m.count(l) ? json(m[l]) : json(0));
-    ds.push_back({{"label", cat}, {"data", data}});
-  }
-  json cfg = chart("breakdown_" + phase,
-                   "Op time per " + std::string(phase == "decode" ? "decode step" : "prefill") +
-                       " (µs) by category, stacked, against batch",
-                   "bar", ds,
-                   {{"x", axis("case (model dtype batch)", "category")},
-                    {"y", axis("time per pass (µs)")}},
-                   {"case", "category", "µs per pass"}, trows);
-  cfg["config"]["data"]["labels"] = labels;
-  cfg["config"]["options"]["scales"]["x"]["stacked"] = true;
-  cfg["config"]["options"]["scales"]["y"]["stacked"] = true;
-  s["charts"].push_back(std::move(cfg));
+  s["charts"].push_back(bars.chart_config(
+      "breakdown_" + phase,
+      "Op time per " + std::string(phase == "decode" ? "decode step" : "prefill") +
+          " (µs) by category, stacked, against batch",
+      {{"x", axis("case (model dtype batch)", "category")}, {"y", axis("time per pass (µs)")}},
+      {"case", "category", "µs per pass"}));
 }
 
 void layer_chart(Ctx& c, json& s, std::int64_t case_id, const std::string& label) {
@@ -173,33 +191,19 @@ void layer_chart(Ctx& c, json& s, std::int64_t case_id, const std::string& label
       "SELECT layer, category, SUM(dur) / 1e3 / (SELECT COUNT(DISTINCT rep * 1000000 + step) "
       "FROM ev) FROM ev GROUP BY layer, category ORDER BY layer, category");
   q.bind(1, case_id);
-  std::vector<std::string> labels;
-  std::map<std::string, std::map<std::string, double>> by_cat;
-  json trows = json::array();
+  StackedBars bars;
   while (q.step()) {
     const std::string l = "layer " + std::to_string(q.column_int(0)), cat = q.column_text(1);
-    if (std::find(labels.begin(), labels.end(), l) == labels.end()) labels.push_back(l);
-    by_cat[cat][l] = r4(q.column_double(2));
-    trows.push_back({q.column_int(0), cat, r4(q.column_double(2))});
+    bars.add(l, cat, r4(q.column_double(2)), {q.column_int(0), cat, r4(q.column_double(2))});
   }
-  if (trows.empty()) {
+  if (bars.empty()) {
     c.omitted.push_back("Per-layer view: the traced case has no decode ops with a layer.");
     return;
   }
-  json ds = json::array();
-  for (auto& [cat, m] : by_cat) {
-    json data = json::array();
-    for (const auto& l : labels) data.push_back(m.count(l) ? json(m[l]) : json(0));
-    ds.push_back({{"label", cat}, {"data", data}});
-  }
-  json cfg = chart("layers", "Decode time per step per layer (µs) by category (" + label + ")",
-                   "bar", ds,
-                   {{"x", axis("decoder layer", "category")}, {"y", axis("time per step (µs)")}},
-                   {"layer", "category", "µs per step"}, trows);
-  cfg["config"]["data"]["labels"] = labels;
-  cfg["config"]["options"]["scales"]["x"]["stacked"] = true;
-  cfg["config"]["options"]["scales"]["y"]["stacked"] = true;
-  s["charts"].push_back(std::move(cfg));
+  s["charts"].push_back(bars.chart_config(
+      "layers", "Decode time per step per layer (µs) by category (" + label + ")",
+      {{"x", axis("decoder layer", "category")}, {"y", axis("time per step (µs)")}},
+      {"layer", "category", "µs per step"}));
 }
 
 void timeline_chart(Ctx& c, json& s, std::int64_t case_id, const std::string& label) {
