@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <deque>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -189,6 +190,86 @@ TEST(LoadSloSweep, FindsTheKneeOfAServerWhoseLatencyGrowsWithRate) {
   EXPECT_GE(levels, 4);
   EXPECT_LE(levels, 10);
   EXPECT_LE(lowest_failed - frontier, 0.1 * lowest_failed + 1e-9);
+}
+
+// Writes `lines` to a fresh file under the scratch directory and returns its path.
+std::string write_dataset(const std::string& name, const std::vector<std::string>& lines) {
+  const std::string path = fresh_db(name);
+  std::ofstream f(path);
+  for (const std::string& l : lines) f << l << "\n";
+  return path;
+}
+
+// The search over a dataset (30 single-turn jsonl requests) finds the same knee as over random
+// prompts: every level sends the file's requests, as rate levels of that dataset.
+TEST(LoadSloSweep, SearchesADatasetWorkload) {
+  KneeServer server(40.0, std::chrono::milliseconds(5), std::chrono::milliseconds(250));
+  std::vector<std::string> lines;
+  for (int i = 0; i < 30; ++i)
+    lines.push_back(R"({"prompt": "request )" + std::to_string(i) + R"(", "max_tokens": 2})");
+  LoadOptions o;
+  o.url = server.url();
+  o.model = "fake";
+  o.sweep = "slo";
+  o.goodput = "ttft:100";
+  o.burstiness = "1000";
+  o.dataset_name = "jsonl";
+  o.dataset_path = write_dataset("slo_dataset.jsonl", lines);
+  o.db = fresh_db("slo_dataset.db");
+  o.quiet = true;
+  o.format = "json";
+  EXPECT_EQ(run_load(o, "test slo dataset"), 0);
+
+  Db d(o.db, Db::Mode::kReadOnly);
+  auto run = d.prepare("SELECT sweep, slo_frontier_rate, dataset_name FROM load_run");
+  ASSERT_TRUE(run.step());
+  EXPECT_EQ(run.column_text(0), "slo");
+  const double frontier = run.column_double(1);
+  EXPECT_EQ(run.column_text(2), "jsonl");
+  EXPECT_GE(frontier, 40.0 * 0.9 * 0.9) << "frontier " << frontier;
+  EXPECT_LE(frontier, 40.0 * 1.05) << "frontier " << frontier;
+  auto lv = d.prepare("SELECT level, requests FROM load_level ORDER BY level_index");
+  int levels = 0;
+  while (lv.step()) {
+    EXPECT_NE(lv.column_text(0).find("jsonl"), std::string::npos) << lv.column_text(0);
+    EXPECT_EQ(lv.column_int(1), 30);
+    ++levels;
+  }
+  EXPECT_GE(levels, 4);
+}
+
+// A multi-turn dataset's rate counts sessions: the first probe offers the throughput level's
+// request throughput divided by the mean turns per session (here 2), in sessions/s.
+TEST(LoadSloSweep, MultiTurnRatesCountSessions) {
+  // All at once is over the knee (TTFT 1.2 s > 1 s): the search goes on to probe rates.
+  KneeServer server(20.0, std::chrono::milliseconds(2), std::chrono::milliseconds(1200));
+  std::vector<std::string> lines;
+  for (int i = 0; i < 6; ++i)
+    for (int t = 0; t < 2; ++t)
+      lines.push_back(R"({"session_id": "s)" + std::to_string(i) + R"(", "prompt": "turn )" +
+                      std::to_string(t) + R"(", "max_tokens": 2})");
+  LoadOptions o;
+  o.url = server.url();
+  o.model = "fake";
+  o.sweep = "slo";
+  o.goodput = "ttft:1000";
+  o.sweep_max_levels = 3;
+  o.dataset_name = "jsonl";
+  o.dataset_path = write_dataset("slo_sessions.jsonl", lines);
+  o.db = fresh_db("slo_sessions.db");
+  o.quiet = true;
+  o.format = "json";
+  EXPECT_EQ(run_load(o, "test slo sessions"), 0);
+
+  Db d(o.db, Db::Mode::kReadOnly);
+  auto lv = d.prepare("SELECT request_rate, ok, duration_ns, requests FROM load_level "
+                      "ORDER BY level_index");
+  ASSERT_TRUE(lv.step());
+  EXPECT_TRUE(std::isinf(lv.column_double(0)));
+  EXPECT_EQ(lv.column_int(3), 12);  // 6 sessions of 2 turns
+  const double request_throughput = lv.column_int(1) / (lv.column_double(2) / 1e9);
+  ASSERT_TRUE(lv.step());
+  EXPECT_NEAR(lv.column_double(0), request_throughput / 2, 1e-6 * request_throughput);
 }
 
 TEST(LoadServerMetrics, ScrapedSamplesBecomeCounterTracksAndMalformedLinesAreRefused) {

@@ -220,6 +220,14 @@ TEST(SloSweep, BadInputNamesTheFlag) {
   x.sweep_max_levels = 2;
   EXPECT_NE(err(x).find("--sweep-max-levels"), std::string::npos);
   x = o;
+  x.dataset_name = "jsonl";
+  x.dataset_path = "requests.jsonl";
+  EXPECT_EQ(err(x), "");
+  EXPECT_EQ(make_load_plan(x).slo_level.dataset, "jsonl");
+  x.dataset_name = "mooncake";
+  x.time_scale = 2;
+  EXPECT_NE(err(x).find("--time-scale: --sweep slo"), std::string::npos) << err(x);
+  x = o;
   x.sweep = "fast";
   EXPECT_NE(err(x).find("--sweep: expected slo"), std::string::npos);
   x = o;

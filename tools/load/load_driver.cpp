@@ -30,10 +30,14 @@ int run_list_sweep(const LoadPlan& plan, LoadSession& session) {
 }
 
 // The SLO frontier search (slo_sweep.h): each probe is a rate level of the plan's workload.
+// The rate counts arrivals: requests, or sessions of a multi-turn workload, whose throughput
+// the search then reads as requests/s over the mean turns per session.
 int run_slo_sweep(const LoadPlan& plan, LoadSession& session) {
   const LoadOptions& o = plan.opt;
   std::vector<LevelResult> results;
   const SloSearchOptions so{o.goodput_target, o.sweep_tolerance, o.sweep_max_levels};
+  const double per_arrival = session.requests_per_arrival();
+  const std::string unit = per_arrival != 1 ? "sessions/s" : "req/s";
   const SloMeasure measure = [&](double rate, const std::string& role)
       -> std::optional<std::pair<double, double>> {
     if (session.server_died()) return std::nullopt;
@@ -44,11 +48,11 @@ int run_slo_sweep(const LoadPlan& plan, LoadSession& session) {
     if (!r) return std::nullopt;
     results.push_back(std::move(*r));
     const LevelSummary& s = results.back().summary;
-    return std::make_pair(s.good_fraction.value_or(0.0), s.request_throughput);
+    return std::make_pair(s.good_fraction.value_or(0.0), s.request_throughput / per_arrival);
   };
   const SloFrontier f = search_slo_frontier(so, measure);
   store_slo_frontier(session.store().db(), session.run_id(), f.rate);
-  const std::string line = frontier_text(f, so.target, goodput_text(plan.goodput));
+  const std::string line = frontier_text(f, so.target, goodput_text(plan.goodput), unit);
   session.note(line);
   nlohmann::ordered_json extra;
   auto rate_json = [](std::optional<double> r) {
@@ -57,6 +61,7 @@ int run_slo_sweep(const LoadPlan& plan, LoadSession& session) {
   };
   extra["slo_frontier"] = {{"rate", rate_json(f.rate)},
                            {"failed_rate", rate_json(f.failed_rate)},
+                           {"unit", unit},
                            {"goodput_target", so.target},
                            {"tolerance", so.tolerance},
                            {"converged", f.converged},

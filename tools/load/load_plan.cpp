@@ -49,8 +49,8 @@ void check_seconds(const std::string& flag, double v, bool zero_ok) {
                    number_text(v));
 }
 
-// --sweep slo: one workload (one input and output length, one burstiness) and an SLO; the
-// search picks the rates, so neither --request-rate nor --concurrency may be given.
+// --sweep slo: one workload (one input and output length, or one dataset; one burstiness) and
+// an SLO; the search picks the rates, so neither --request-rate nor --concurrency may be given.
 void check_slo_sweep(const LoadOptions& o, const LoadPlan& plan, std::size_t lengths,
                      std::size_t bursts) {
   if (o.sweep != "slo") throw BadInput("--sweep: expected slo, got '" + o.sweep + "'");
@@ -72,9 +72,9 @@ void check_slo_sweep(const LoadOptions& o, const LoadPlan& plan, std::size_t len
                    std::to_string(o.sweep_max_levels));
   if (o.duration_s > 0)
     throw BadInput("--sweep slo: every level runs --num-requests requests; drop --duration");
-  if (o.dataset_name != "random")
-    throw BadInput("--sweep slo: searches over the random workload (--input-len, --output-len); "
-                   "drop --dataset-name");
+  if (o.dataset_name == "mooncake" && o.time_scale != 1)
+    throw BadInput("--time-scale: --sweep slo sends the trace's requests at the rates it "
+                   "probes (Poisson arrivals, the trace's prompts); drop --time-scale");
 }
 
 }  // namespace
@@ -290,6 +290,7 @@ LoadPlan make_load_plan(const LoadOptions& o) {
     plan.slo_level = LevelSpec{.mode = LoadMode::kRate, .burstiness = lists.bursts.front(),
                                .input_len = lists.input_lens.front(),
                                .output_len = lists.output_lens.front()};
+    if (o.dataset_name != "random") plan.slo_level.dataset = o.dataset_name;
     return plan;  // the search places its levels
   }
   expand_levels(o, lists, plan);

@@ -160,6 +160,13 @@ void LoadSession::start_server() {
                    base_of(url_)));
 }
 
+double LoadSession::requests_per_arrival() const {
+  if (!file_ || !file_->workload.multi_turn || file_->workload.sessions.empty()) return 1;
+  std::size_t turns = 0;
+  for (const WorkloadSession& s : file_->workload.sessions) turns += s.turns.size();
+  return double(turns) / double(file_->workload.sessions.size());
+}
+
 std::optional<LevelResult> LoadSession::measure(const LevelSpec& level, const std::string& tag,
                                                 const std::string& sweep_role) {
   RequestSource source(level, o_.input_len_stddev, o_.output_len_stddev, o_.seed);

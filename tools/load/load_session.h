@@ -49,6 +49,9 @@ class LoadSession {
   void note(const std::string& line) const;
   std::int64_t run_id() const { return run_id_; }
   LoadStore& store() { return *store_; }
+  // Requests one arrival brings: a multi-turn workload's mean turns per session (its arrival
+  // rate counts sessions), else 1.
+  double requests_per_arrival() const;
   // The base URL (http://host:port) of the server under test.
   const std::string& base_url() const { return base_; }
 

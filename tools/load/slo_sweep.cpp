@@ -99,13 +99,14 @@ SloFrontier search_slo_frontier(const SloSearchOptions& options, const SloMeasur
   return Search(options, measure).run();
 }
 
-std::string frontier_text(const SloFrontier& f, double target, const std::string& slo) {
+std::string frontier_text(const SloFrontier& f, double target, const std::string& slo,
+                          const std::string& unit) {
   std::string s;
   if (!f.rate) s = "SLO frontier: no rate met";
   else if (std::isinf(*f.rate)) s = "SLO frontier: every rate met (inf)";
-  else s = fmt::format("SLO frontier: {:.3f} req/s", *f.rate);
+  else s = fmt::format("SLO frontier: {:.3f} {}", *f.rate, unit);
   s += fmt::format(" (good requests >= {:.2f} of requests at {})", target, slo);
-  if (f.failed_rate) s += fmt::format("; {:.3f} req/s failed", *f.failed_rate);
+  if (f.failed_rate) s += fmt::format("; {:.3f} {} failed", *f.failed_rate, unit);
   s += fmt::format("; {} level{}; {}", f.probes.size(), f.probes.size() == 1 ? "" : "s", f.note);
   return s;
 }

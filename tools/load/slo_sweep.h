@@ -48,7 +48,9 @@ using SloMeasure = std::function<std::optional<std::pair<double, double>>(double
 SloFrontier search_slo_frontier(const SloSearchOptions& options, const SloMeasure& measure);
 
 // "frontier 12.5 req/s (goodput >= 0.90 of requests at ttft:200,tpot:50); 13.9 req/s failed;
-//  7 levels" — the line printed after the results.
-std::string frontier_text(const SloFrontier& f, double target, const std::string& slo);
+//  7 levels" — the line printed after the results; `unit` names what the rate counts
+// ("req/s", or "sessions/s" for a multi-turn workload).
+std::string frontier_text(const SloFrontier& f, double target, const std::string& slo,
+                          const std::string& unit = "req/s");
 
 }  // namespace llmbench

@@ -21,7 +21,9 @@ std::unique_ptr<FileWorkload> open_file_workload(const LoadPlan& plan,
   d.num_requests = o.num_requests;
   d.seed = o.seed;
   d.multi_turn = o.multi_turn;
-  d.default_output_len = plan.levels.empty() ? 128 : plan.levels.front().output_len;
+  d.default_output_len = plan.slo_sweep        ? plan.slo_level.output_len
+                         : plan.levels.empty() ? 128
+                                               : plan.levels.front().output_len;
   d.hash_block_size = o.hash_block_size;
   d.tokenizer = w->tokenizer.get();
   w->workload = read_dataset(d);
