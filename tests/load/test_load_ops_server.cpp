@@ -200,6 +200,23 @@ std::string write_dataset(const std::string& name, const std::vector<std::string
   return path;
 }
 
+// --sweep slo against `server` over a jsonl file of `lines` (written as NAME.jsonl), storing
+// into NAME.db, quiet, JSON on stdout.
+LoadOptions slo_over_jsonl(const KneeServer& server, const std::string& name,
+                           const std::vector<std::string>& lines, const std::string& goodput) {
+  LoadOptions o;
+  o.url = server.url();
+  o.model = "fake";
+  o.sweep = "slo";
+  o.goodput = goodput;
+  o.dataset_name = "jsonl";
+  o.dataset_path = write_dataset(name + ".jsonl", lines);
+  o.db = fresh_db(name + ".db");
+  o.quiet = true;
+  o.format = "json";
+  return o;
+}
+
 // The search over a dataset (30 single-turn jsonl requests) finds the same knee as over random
 // prompts: every level sends the file's requests, as rate levels of that dataset.
 TEST(LoadSloSweep, SearchesADatasetWorkload) {
@@ -207,17 +224,8 @@ TEST(LoadSloSweep, SearchesADatasetWorkload) {
   std::vector<std::string> lines;
   for (int i = 0; i < 30; ++i)
     lines.push_back(R"({"prompt": "request )" + std::to_string(i) + R"(", "max_tokens": 2})");
-  LoadOptions o;
-  o.url = server.url();
-  o.model = "fake";
-  o.sweep = "slo";
-  o.goodput = "ttft:100";
+  LoadOptions o = slo_over_jsonl(server, "slo_dataset", lines, "ttft:100");
   o.burstiness = "1000";
-  o.dataset_name = "jsonl";
-  o.dataset_path = write_dataset("slo_dataset.jsonl", lines);
-  o.db = fresh_db("slo_dataset.db");
-  o.quiet = true;
-  o.format = "json";
   EXPECT_EQ(run_load(o, "test slo dataset"), 0);
 
   Db d(o.db, Db::Mode::kReadOnly);
@@ -248,17 +256,8 @@ TEST(LoadSloSweep, MultiTurnRatesCountSessions) {
     for (int t = 0; t < 2; ++t)
       lines.push_back(R"({"session_id": "s)" + std::to_string(i) + R"(", "prompt": "turn )" +
                       std::to_string(t) + R"(", "max_tokens": 2})");
-  LoadOptions o;
-  o.url = server.url();
-  o.model = "fake";
-  o.sweep = "slo";
-  o.goodput = "ttft:1000";
+  LoadOptions o = slo_over_jsonl(server, "slo_sessions", lines, "ttft:1000");
   o.sweep_max_levels = 3;
-  o.dataset_name = "jsonl";
-  o.dataset_path = write_dataset("slo_sessions.jsonl", lines);
-  o.db = fresh_db("slo_sessions.db");
-  o.quiet = true;
-  o.format = "json";
   EXPECT_EQ(run_load(o, "test slo sessions"), 0);
 
   Db d(o.db, Db::Mode::kReadOnly);
