@@ -1,6 +1,7 @@
 // out[m, n] = sum_k x[m, k] * w[n, k] (w in nn.Linear layout [out_features, in_features]).
 // matmul_reference is the spec: a plain triple loop with double accumulation, slow on purpose.
-// matmul is what the engine runs: sgemv for one row, matmul_few_rows for a few, sgemm beyond.
+// matmul is what the engine runs: a weight-streaming kernel for decode's few rows where the CPU
+// has AVX-512 or AVX2, else sgemv for one row and matmul_few_rows for a few; sgemm beyond.
 // Deliberately not: a hand-written large GEMM; OpenBLAS is the CPU "version" of matmul for
 // prefill, and both versions are tested against the spec.
 #include "kernels/cpu/matmul.h"
@@ -11,6 +12,7 @@
 #include <cstddef>
 
 #include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/matmul_avx2.h"
 #include "kernels/cpu/matmul_avx512.h"
 
 namespace llmbench::cpu {
@@ -122,6 +124,11 @@ void matmul(float* out, const float* x, const float* w, int m, int n, int k, int
     // Decode (and short prompts): the AVX-512 weight-streaming kernel reads each weight once
     // for all m rows (matmul_avx512.h).
     avx512::matmul_f32(out, x, lda, w, m, n, k);
+  } else if (m <= kFewRowsMax && cpu_isa().avx2) {
+    // Decode on a CPU with AVX2 but not the AVX-512 path: one sequential weight stream per
+    // thread, four accumulators per output (matmul_avx2.h); faster than sgemv in a model-sized
+    // stream (docs/metrics.md "Against llama.cpp").
+    avx2::matmul_f32_rows(out, x, lda, w, m, n, k);
   } else if (m == 1) {
     // Decode at batch 1: out = W x with W row-major [n, k]; sgemv streams W once.
     cblas_sgemv(CblasRowMajor, CblasNoTrans, n, k, 1.0f, w, k, x, 1, 0.0f, out, 1);

@@ -4,6 +4,8 @@
 // matmul is the version the engine uses, chosen by measurement (tests/bench/bench_kernels):
 //   m <= kStreamRowsMax    on AVX-512 CPUs (cpu_isa.h): avx512::matmul_f32, the register-
 //                          blocked weight-streaming kernel (matmul_avx512.h)
+//   m <= kFewRowsMax       on AVX2 + FMA CPUs without that path: avx2::matmul_f32_rows, one
+//                          sequential weight stream per thread (matmul_avx2.h)
 //   otherwise, and on other CPUs:
 //   m == 1                 OpenBLAS sgemv (streams the weights at about memory bandwidth)
 //   1 < m <= kFewRowsMax   matmul_few_rows (OpenBLAS sgemm streams weights at only a few GB/s

@@ -161,8 +161,8 @@ void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype
     return;
   }
   if (m <= kFewRowsMax && cpu_isa().avx2) {
-    // No AVX-512 path for this dtype: the AVX2 decode kernel (two ALU or convert instructions
-    // and two FMAs per 16 weights; matmul_avx2.h).
+    // No AVX-512 path for this dtype: the AVX2 decode kernel (four ALU or convert instructions
+    // and four FMAs per 32 weights; matmul_avx2.h).
     avx2::matmul_half_rows(out, x, lda, w, dtype, m, n, k);
     return;
   }

@@ -33,8 +33,8 @@ void matmul_half_reference(float* out, const float* x, const std::uint16_t* w, D
 //        rounded to fp16 once per call. Larger m: as the portable path (fp16 stays exact in
 //        fp32; converting the weights to bf16 would lose 3 mantissa bits).
 // CPUs with AVX2, FMA and F16C where the above does not apply (no AVX-512, or bf16 without
-// AVX512_BF16), m <= kFewRowsMax: matmul_avx2.h's kernel (weights widened in registers, two
-// fp32 accumulators per output; row i does not depend on m).
+// AVX512_BF16), m <= kFewRowsMax: matmul_avx2.h's kernel (weights widened in registers, four
+// fp32 accumulators per output, one weight row at a time; row i does not depend on m).
 // The portable path (any other CPU): m <= kFewRowsMax (decode): weight rows widened four at a time
 // into a per-thread tile (bf16 with m <= 2: widened in registers, read in place) and multiplied
 // by every x row while in L1; each output is one fixed-order fp32 dot product, so row i does

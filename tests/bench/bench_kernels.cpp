@@ -18,6 +18,7 @@
 #include "kernels/cpu/embedding.h"
 #include "kernels/cpu/kv_cache.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/cpu/matmul_avx2.h"
 #include "kernels/cpu/matmul_avx512.h"
 #include "kernels/cpu/matmul_half.h"
 #include "kernels/cpu/quant.h"
@@ -70,10 +71,11 @@ class RateTimer {
 // ---- matmul: out[m, n] = x[m, k] w[n, k]^T ---------------------------------------------------
 
 // Each matmul path on the same shapes: "matmul" (what the engine runs), "sgemm" and "sgemv"
-// (OpenBLAS called directly), "few_rows" (the decode kernel). Shapes with n = 32000 (the
+// (OpenBLAS called directly), "few_rows" (the portable decode kernel), "stream" (the AVX-512
+// weight-streaming kernel), "avx2" (the AVX2 decode kernel, matmul_avx2.h). Shapes with n = 32000 (the
 // TinyLlama LM head, 262 MB) do not fit in the last-level cache and show memory bandwidth;
 // n = 2048 / 5632 with k = 2048 (16 / 46 MB) partly fit.
-enum class MatmulPath { kMatmul, kSgemm, kSgemv, kFewRows, kStream };
+enum class MatmulPath { kMatmul, kSgemm, kSgemv, kFewRows, kStream, kAvx2 };
 
 void BM_matmul_path(benchmark::State& state, MatmulPath path) {
   const int m = state.range(0), n = state.range(1), k = state.range(2);
@@ -83,6 +85,10 @@ void BM_matmul_path(benchmark::State& state, MatmulPath path) {
   }
   if (path == MatmulPath::kStream && !cpu_isa().avx512) {
     state.SkipWithError("no AVX-512 (or LLMBENCH_CPU_ISA=portable)");
+    return;
+  }
+  if (path == MatmulPath::kAvx2 && !cpu_isa().avx2) {
+    state.SkipWithError("no AVX2 + FMA + F16C (or LLMBENCH_CPU_ISA=portable)");
     return;
   }
   const std::vector<float> x = filled(static_cast<std::size_t>(m) * k);
@@ -103,6 +109,9 @@ void BM_matmul_path(benchmark::State& state, MatmulPath path) {
       case MatmulPath::kFewRows: matmul_few_rows(out.data(), x.data(), w.data(), m, n, k, k); break;
       case MatmulPath::kStream:
         avx512::matmul_f32(out.data(), x.data(), k, w.data(), m, n, k);
+        break;
+      case MatmulPath::kAvx2:
+        avx2::matmul_f32_rows(out.data(), x.data(), k, w.data(), m, n, k);
         break;
     }
     benchmark::DoNotOptimize(out.data());
@@ -149,6 +158,8 @@ BENCHMARK_CAPTURE(BM_matmul_path, stream_crossover, MatmulPath::kStream)->Apply(
 BENCHMARK_CAPTURE(BM_matmul_path, sgemm_crossover, MatmulPath::kSgemm)->Apply(crossover_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_matmul_path, sgemv_decode, MatmulPath::kSgemv)->Apply(sgemv_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_path, avx2_decode, MatmulPath::kAvx2)->Apply(decode_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 
 // matmul_half (bf16/fp16 weights, --dtype) on the decode and prefill shapes: bytes count the
@@ -208,6 +219,10 @@ void small_decode_shapes(benchmark::internal::Benchmark* b) {
       ->Args({1, kVocab, kSmallHidden});
 }
 BENCHMARK_CAPTURE(BM_matmul_half, bf16_decode_small, DType::kBf16)->Apply(small_decode_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_path, sgemv_decode_small, MatmulPath::kSgemv)->Apply(small_decode_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_path, avx2_decode_small, MatmulPath::kAvx2)->Apply(small_decode_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_matmul_half, fp16_decode_small, DType::kFp16)->Apply(small_decode_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);

@@ -1,5 +1,6 @@
 // matmul: the reference against hand-computed products, then the OpenBLAS path (sgemv for one
-// row, sgemm otherwise) against the reference on odd shapes, with padded x rows (lda > k).
+// row, sgemm otherwise) against the reference on odd shapes, with padded x rows (lda > k); the
+// few-row, AVX-512 and AVX2 decode kernels against the reference and across row counts.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 
 #include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/cpu/matmul_avx2.h"
 #include "tests/kernels/check.h"
 
 namespace llmbench::cpu {
@@ -144,6 +146,45 @@ TEST(MatmulStreaming, MatchesTheReferenceAtEveryDecodeRowCount) {
     matmul(out.data(), x.data(), w.data(), m, n, k, lda);
     EXPECT_TRUE(test::all_close(out, ref, 1e-4, 1e-4));
   }
+}
+
+TEST(MatmulAvx2, F32KernelMatchesTheReferenceAndIgnoresTheRowCount) {
+  // The AVX2 fp32 decode kernel called directly (matmul takes it for 1..kFewRowsMax rows on
+  // CPUs with AVX2 but not the AVX-512 path): every m it serves, n of one weight row to a few
+  // panels, k below, at and around one 32-weight step and long with a tail, padded x rows
+  // holding NaN. Then row i of the 8-row product against the same row computed alone or in a
+  // 3-row product, bit for bit (rows go in pairs, a last odd row alone).
+  if (!cpu_isa().avx2) GTEST_SKIP() << "no AVX2 + FMA + F16C (" << cpu_isa_name() << ")";
+  unsigned seed = 300;
+  for (int m = 1; m <= kFewRowsMax; ++m)
+    for (int n : {1, 3, 17, 37})
+      for (int k : {1, 7, 31, 32, 33, 2100}) {
+        SCOPED_TRACE(testing::Message() << "m=" << m << " n=" << n << " k=" << k);
+        const int lda = k + 5;
+        std::vector<float> x = test::random_floats(static_cast<std::size_t>(m) * lda, seed++);
+        for (int i = 0; i < m; ++i)
+          for (int p = k; p < lda; ++p) x[static_cast<std::size_t>(i) * lda + p] = NAN;
+        const std::vector<float> w = test::random_floats(static_cast<std::size_t>(n) * k, seed++);
+        std::vector<float> out(static_cast<std::size_t>(m) * n, NAN), ref(out.size());
+        matmul_reference(ref.data(), x.data(), w.data(), m, n, k, lda);
+        avx2::matmul_f32_rows(out.data(), x.data(), lda, w.data(), m, n, k);
+        // Inputs in [-1, 1): fp32 rounding over 2100 products stays below 1e-4 + 1e-4 |ref|.
+        EXPECT_TRUE(test::all_close(out, ref, 1e-4, 1e-4));
+      }
+  const int n = 37, k = 129;
+  const std::vector<float> x = test::random_floats(static_cast<std::size_t>(8) * k, 17);
+  const std::vector<float> w = test::random_floats(static_cast<std::size_t>(n) * k, 18);
+  std::vector<float> all(static_cast<std::size_t>(8) * n);
+  avx2::matmul_f32_rows(all.data(), x.data(), k, w.data(), 8, n, k);
+  for (int i : {0, 3, 5, 7})
+    for (int m : {1, 3}) {
+      if (i + m > 8) continue;
+      std::vector<float> part(static_cast<std::size_t>(m) * n);
+      avx2::matmul_f32_rows(part.data(), x.data() + static_cast<std::size_t>(i) * k, k, w.data(),
+                            m, n, k);
+      for (std::size_t e = 0; e < part.size(); ++e)
+        ASSERT_EQ(part[e], all[static_cast<std::size_t>(i) * n + e]) << "row " << i << " m " << m;
+    }
 }
 
 TEST(MatmulStreaming, EachRowIsIndependentOfTheRowCount) {

@@ -135,15 +135,15 @@ TEST_P(MatmulHalfDtypes, AvxRowsAreIndependentOfTheRowCountUpToTheCrossover) {
 
 TEST_P(MatmulHalfDtypes, Avx2KernelMatchesTheReferenceAndIgnoresTheRowCount) {
   // The AVX2 decode kernel called directly (matmul_half takes it only on CPUs without the
-  // AVX-512 path): odd n (tile remainders of 1-3 columns, panels of 16), k with and without a
-  // tail of the 16-weight step, padded x rows; then row i of the 8-row product against the
-  // same row computed alone or in a 3-row product, bit for bit (the tiles differ: 2 x 2 for
-  // row pairs, 1 x 4 for a last odd row).
+  // AVX-512 path): odd n (one weight row to a few panels of 16), k below, at and around the
+  // 32-weight step and long with a tail, padded x rows; then row i of the 8-row product against
+  // the same row computed alone or in a 3-row product, bit for bit (the tiles differ: x rows in
+  // pairs, a last odd row alone).
   const DType t = GetParam();
   if (!cpu_isa().avx2) GTEST_SKIP() << "no AVX2 + FMA + F16C (" << cpu_isa_name() << ")";
-  for (int m : {1, 2, 3, 8}) {
+  for (int m : {1, 2, 3, 5, 8}) {
     for (int n : {1, 3, 17, 37}) {
-      for (int k : {1, 15, 16, 33, 2100}) {
+      for (int k : {1, 15, 16, 31, 32, 33, 2100}) {
         const int lda = k + 5;
         const auto x = test::random_floats(std::size_t(m) * lda, 900u + m + n + k);
         const auto w = narrow(test::random_floats(std::size_t(n) * k, 41u + n + k), t);
