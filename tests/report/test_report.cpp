@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../cli/llmbench_process.h"
+#include "report_browser.h"
 #include "engine/model/cpu_backend.h"
 #include "kernels/common/error.h"
 #include "tools/report/report_data.h"
@@ -338,13 +339,13 @@ TEST_F(Report, ServingChartsCarryTheLoadSummaryNumbers) {
   // Serving results alone: a page with the serving section only.
   const json data = llmbench::build_report_data({db.string(), {}, ""});
   ASSERT_EQ(data["sections"].size(), 1u) << data.dump();
-  EXPECT_EQ(data["sections"][0]["id"], "serving");
+  EXPECT_EQ(data["sections"][0]["id"], "serving_1_section");
   EXPECT_NE(data["omitted"].dump().find("serving results (llmbench load) only"),
             std::string::npos);
-  const json* ttft = find_chart(data, "serving_ttft");
+  const json* ttft = find_chart(data, "serving_1_ttft");
   ASSERT_NE(ttft, nullptr);
-  ASSERT_NE(find_chart(data, "serving_tpot"), nullptr);
-  ASSERT_NE(find_chart(data, "serving_throughput"), nullptr);
+  ASSERT_NE(find_chart(data, "serving_1_tpot"), nullptr);
+  ASSERT_NE(find_chart(data, "serving_1_ttft_tput"), nullptr);
   // The medians equal load_summary's (the same SQL functions), level by level.
   r = llmbench_test::run_llmbench("query " + db.string() + " load_summary --format json",
                                   dir() / "serving");
@@ -354,7 +355,7 @@ TEST_F(Report, ServingChartsCarryTheLoadSummaryNumbers) {
   const json& rows = (*ttft)["table"]["rows"];
   ASSERT_EQ(rows.size(), 2u);
   for (std::size_t i = 0; i < 2; ++i) {
-    EXPECT_EQ(rows[i][1], std::to_string(summary[i]["concurrency"].get<int>()));
+    EXPECT_EQ(rows[i][1], summary[i]["level"].get<std::string>());
     const double want = summary[i]["ttft_ms_p50"].get<double>();
     EXPECT_NEAR(rows[i][2].get<double>(), want, 1e-3 * want) << i;
   }
@@ -365,7 +366,12 @@ TEST_F(Report, ServingChartsCarryTheLoadSummaryNumbers) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json both = llmbench::build_report_data({db.string(), {}, ""});
   EXPECT_NE(find_chart(both, "ttft"), nullptr);
-  EXPECT_NE(find_chart(both, "serving_ttft"), nullptr);
+  EXPECT_NE(find_chart(both, "serving_1_ttft"), nullptr);
+  // Run 1 and load run 1 both exist: DB:1 is refused as ambiguous; DB:run:1 is the run alone.
+  EXPECT_THROW(llmbench::build_report_data({db.string() + ":1", {}, ""}), llmbench::BadInput);
+  const json run_only = llmbench::build_report_data({db.string() + ":run:1", {}, ""});
+  EXPECT_NE(find_chart(run_only, "ttft"), nullptr);
+  EXPECT_EQ(find_chart(run_only, "serving_1_ttft"), nullptr);
 }
 
 TEST_F(Report, MissingChartJsIsBadInputNamingThePackage) {
@@ -394,38 +400,8 @@ TEST_F(Report, PageIsSelfContained) {
 
 // ---- the browser ------------------------------------------------------------------------------
 
-std::string find_browser() {
-  for (const char* b : {"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"})
-    if (fs::exists(b)) return b;
-  return "";
-}
-
-// Runs headless Chromium on `html` (file://, no network, bounded time) and returns the DOM it
-// dumps; a screenshot goes to `png` when given.
-std::string run_browser(const std::string& browser, const fs::path& html, const fs::path& work,
-                        const fs::path& png = {}) {
-  fs::remove_all(work / "profile");
-  const std::string common =
-      "timeout 90 " + browser +
-      " --headless --no-sandbox --disable-gpu --disable-background-networking "
-      "--disable-component-update --disable-sync --no-first-run --disable-extensions "
-      "--disable-default-apps --no-default-browser-check --host-resolver-rules='MAP * ~NOTFOUND' "
-      "--user-data-dir=" + (work / "profile").string() + " --virtual-time-budget=10000 ";
-  std::system((common + "--dump-dom file://" + fs::absolute(html).string() + " > " +
-               (work / "dom.html").string() + " 2> " + (work / "browser.err").string())
-                  .c_str());
-  if (!png.empty()) {
-    fs::remove_all(work / "profile");
-    std::system((common + "--hide-scrollbars --window-size=1200,3000 --screenshot=" +
-                 png.string() + " file://" + fs::absolute(html).string() + " 2>> " +
-                 (work / "browser.err").string())
-                    .c_str());
-  }
-  return llmbench_test::slurp(work / "dom.html");
-}
-
 TEST_F(Report, RendersInHeadlessChromium) {
-  const std::string browser = find_browser();
+  const std::string browser = llmbench_test::find_browser();
   if (browser.empty())
     GTEST_SKIP() << "no headless browser installed (apt-get install chromium; scripts/setup.sh "
                     "does): the end-to-end render check did not run";
@@ -438,7 +414,7 @@ TEST_F(Report, RendersInHeadlessChromium) {
       work / "cli");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const fs::path png = work / "report.png";
-  const std::string dom = run_browser(browser, html, work, png);
+  const std::string dom = llmbench_test::run_browser(browser, html, work, png);
   std::smatch m;
   const std::regex status(
       R"(id="report-status" data-done="1">charts=(\d+) series=(\d+) blank=(\d+) cards=(\d+) )"

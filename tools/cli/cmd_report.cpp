@@ -1,5 +1,5 @@
-// `llmbench report DB [DB2] [--run N] [-o report.html]`: one self-contained HTML page with the
-// charts of a run (tools/report/report_data.h for the numbers, report_html.h for the page) and,
+// `llmbench report DB[:RUN] [DB2[:RUN] | --compare DB2[:RUN]] [--run N] [-o report.html]`: one
+// self-contained HTML page with the charts of a run or load run (tools/report/report_data.h for the numbers, report_html.h for the page) and,
 // with a second database or run, the compare view. Read-only on the databases.
 #include <CLI/CLI.hpp>
 
@@ -53,17 +53,24 @@ void add_report_command(CLI::App& root, CommandContext& ctx) {
   auto o = std::make_shared<ReportCliOptions>();
   CLI::App* cmd = root.add_subcommand(
       "report", "Write one self-contained HTML page of charts (sweep, roofline, op time, "
-                "timeline, compare) from a result database");
+                "timeline, serving, compare) from a result database");
   cmd->footer(
+      "Runs: DB:N is run group N or load run N, whichever exists (both: refused as ambiguous); "
+      "DB:run:N and DB:load:N say which. DB alone: the latest run and every load run.\n"
       "Examples:\n  llmbench report llmbench.db -o report.html\n  llmbench report llmbench.db "
       "--run 3\n  llmbench report base.db head.db -o compare.html\n  llmbench report x.db:1 "
-      "x.db:2");
-  cmd->add_option("db", o->db, "Result database, DB or DB:RUN (default: the latest run)")
+      "x.db:2\n  llmbench report serving.db:load:1 --compare serving.db:load:2");
+  cmd->add_option("db", o->db,
+                  "Result database: DB, DB:N, DB:run:N or DB:load:N (default: the latest run "
+                  "and every load run)")
       ->required();
-  cmd->add_option("db2", o->db2,
-                  "Second database or run (DB or DB:RUN) to compare against: adds the compare "
-                  "view (DB is the base)");
-  cmd->add_option("--run", o->run, "Run (run group) of DB to report (default: the latest)")
+  auto* pos2 = cmd->add_option("db2", o->db2,
+                               "Second database or run (as DB) to compare against: adds the "
+                               "compare view (DB is the base)");
+  cmd->add_option("--compare", o->db2, "The same as DB2: the candidate side of the compare view")
+      ->excludes(pos2);
+  cmd->add_option("--run", o->run,
+                  "Run of DB to report, as DB:N (run group or load run; default: the latest)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("-o,--output", o->out, "HTML file to write")->capture_default_str();
   cmd->add_flag("--quiet", o->quiet, "Print nothing on success");

@@ -1,61 +1,132 @@
-// See report_data.h. Picks the run group and the sections; each section is built in its own
-// file (report_section.h lists them). Every chart comes from aggregating SELECTs; the trace
-// sections read at most one case's events grouped by op, layer or category, and the timeline a
-// bounded number of events of one step.
+// See report_data.h. Picks the runs (report_select.h: DB, DB:N, DB:run:N, DB:load:N) and the
+// sections; each section is built in its own file (report_section.h lists them). Every chart
+// comes from aggregating SELECTs; the trace sections read at most one case's events grouped by
+// op, layer or category, and the timelines a bounded number of rows.
 #include "tools/report/report_data.h"
 
 #include "kernels/common/error.h"
-#include "tools/store/run_reader.h"
 #include "tools/query/query_runner.h"
 #include "tools/report/report_section.h"
+#include "tools/report/report_select.h"
 
 namespace llmbench {
 
 using namespace report;
 
-json build_report_data(const ReportOptions& o) {
-  SideSpec side = parse_side(o.db);
+namespace {
+
+std::string group_sql_of(Db& db) {
+  // Databases written before `merge` (no run_group column) still report: each run is a group.
+  return db.has_column("run", "run_group") ? "COALESCE(run_group, id)" : "id";
+}
+
+std::unique_ptr<Db> open_side(const ReportSide& side) {
   auto db = open_query_db(side.path);
-  if (!has_table(*db, "run") || !has_table(*db, "bench_case"))
+  if (!db->has_table("run") || !db->has_table("bench_case"))
     throw BadInput("report: '" + side.path + "' is not an llmbench result database (no run table)");
+  return db;
+}
+
+// The load run the compare side names, else the latest of its database.
+std::int64_t cand_load_run(Db& db, const ReportSide& cand) {
+  if (cand.kind == RunKind::kEngine)
+    throw BadInput("report: '" + cand.arg + "' names an engine run (llmbench run); the base is a "
+                   "load run (llmbench load): compare a load run with a load run");
+  if (cand.id) return *cand.id;
+  const auto latest = latest_load_run(db);
+  if (!latest) throw BadInput("report: '" + cand.path + "' has no load run to compare with");
+  return *latest;
+}
+
+// Base load run `run`: its section; with a second side the compare view first, then both runs'
+// own sections.
+void load_run_page(Ctx& c, const ReportSide& side, std::int64_t run,
+                   const std::optional<ReportSide>& cand, json& out) {
+  out["title"] = "llmbench report: " + side.path + ", load run " + std::to_string(run);
+  if (cand) {
+    ReportSide cs = *cand;
+    auto db2 = open_side(cs);
+    resolve_side(*db2, cs, group_sql_of(*db2));
+    const std::int64_t cand_run = cand_load_run(*db2, cs);
+    out["title"] = out["title"].get<std::string>() + " against " + cs.path + ", load run " +
+                   std::to_string(cand_run);
+    serving_compare_section(c, {c.db, side.path, run}, {db2.get(), cs.path, cand_run},
+                            out["sections"]);
+    serving_section(c, *c.db, side.path, run, out["sections"], "serving_");
+    serving_section(c, *db2, cs.path, cand_run, out["sections"], "cand_serving_");
+  } else {
+    serving_section(c, *c.db, side.path, run, out["sections"], "serving_");
+  }
+  out["omitted"] = c.omitted;
+}
+
+// The engine side of a compare: refuses a load run.
+std::string engine_cand_arg(const ReportSide& cand) {
+  ReportSide cs = cand;
+  auto db2 = open_side(cs);
+  resolve_side(*db2, cs, group_sql_of(*db2));
+  if (cs.kind == RunKind::kLoad)
+    throw BadInput("report: '" + cand.arg + "' names a load run (llmbench load); the base is an "
+                   "engine run (llmbench run): compare a run with a run");
+  return cs.id ? cs.path + ":" + std::to_string(*cs.id) : cs.path;
+}
+
+// A database without engine runs: its serving sections, or a page that says what is missing.
+json no_engine_run_page(Ctx& c, const ReportSide& side) {
+  json out = {{"title", "llmbench report: " + side.path}, {"sections", json::array()}};
+  if (serving_sections(c, *c.db, side.path, out["sections"])) {
+    c.omitted.push_back("Run summary, sweep charts and op-level charts: the database holds "
+                        "serving results (llmbench load) only.");
+    out["omitted"] = c.omitted;
+    return out;
+  }
+  std::int64_t events = 0;
+  if (c.db->has_table("event")) {
+    Stmt e = c.db->prepare("SELECT COUNT(*) FROM event");
+    e.step();
+    events = e.column_int(0);
+  }
+  out["omitted"] = {
+      "Run summary, sweep charts, roofline, op breakdown, layers and timeline: the database "
+      "holds no benchmark runs" +
+      (events ? " (only " + std::to_string(events) +
+                    " trace events, e.g. an imported trace; llmbench query shows them)"
+              : std::string(".")),
+  };
+  return out;
+}
+
+}  // namespace
+
+json build_report_data(const ReportOptions& o) {
+  ReportSide side = parse_report_side(o.db);
+  if (o.run) side.id = *o.run;
+  auto db = open_side(side);
   Ctx c;
   c.db = db.get();
-  // Databases written before `merge` (no run_group column) still report: each run is a group.
-  c.group_sql = columns_of(*db, "run").count("run_group") ? "COALESCE(run_group, id)" : "id";
-  const auto run = o.run ? o.run : side.run_id;
-  if (run) {
-    Stmt q = db->prepare("SELECT 1 FROM run WHERE " + c.group_sql + " = ?");
-    q.bind(1, *run);
-    if (!q.step())
-      throw BadInput("report: '" + side.path + "' has no run " + std::to_string(*run));
-    c.group = *run;
+  c.group_sql = group_sql_of(*db);
+  resolve_side(*db, side, c.group_sql);
+  std::optional<ReportSide> cand;
+  if (!o.db2.empty()) cand = parse_report_side(o.db2);
+  json out = {{"title", ""}, {"sections", json::array()}};
+  if (side.kind == RunKind::kLoad) {
+    load_run_page(c, side, *side.id, cand, out);
+    return out;
+  }
+  if (side.id) {
+    c.group = *side.id;
   } else {
     Stmt q = db->prepare("SELECT " + c.group_sql + " FROM run ORDER BY id DESC LIMIT 1");
     if (!q.step()) {
-      // No benchmark run: serving results alone, or an imported trace only (or an empty
-      // database): a page that says what is missing.
-      json out = {{"title", "llmbench report: " + side.path}, {"sections", json::array()}};
-      Ctx serving;
-      serving.db = db.get();
-      if (serving_section(serving, out["sections"])) {
-        out["omitted"] = {"Run summary, sweep charts and op-level charts: the database holds "
-                          "serving results (llmbench load) only."};
+      // No engine run: a serving database compares its latest load run with the other side's.
+      const auto latest = latest_load_run(*db);
+      if (cand && !latest)
+        throw BadInput("report: '" + side.path + "' holds no run and no load run to compare");
+      if (cand) {
+        load_run_page(c, side, *latest, cand, out);
         return out;
       }
-      std::int64_t events = 0;
-      if (has_table(*db, "event")) {
-        Stmt e = db->prepare("SELECT COUNT(*) FROM event");
-        e.step();
-        events = e.column_int(0);
-      }
-      out["omitted"] = {
-          "Run summary, sweep charts, roofline, op breakdown, layers and timeline: the database "
-          "holds no benchmark runs" +
-          (events ? " (only " + std::to_string(events) +
-                        " trace events, e.g. an imported trace; llmbench query shows them)"
-                  : std::string(".")),
-      };
-      return out;
+      return no_engine_run_page(c, side);
     }
     c.group = q.column_int(0);
   }
@@ -66,13 +137,15 @@ json build_report_data(const ReportOptions& o) {
     v.bind(1, c.group);
     c.show_variants = v.step() && v.column_int(0) > 1;
   }
-  json out = {{"title", "llmbench report: " + side.path + ", run " + std::to_string(c.group)},
-              {"sections", json::array()}};
+  out["title"] = "llmbench report: " + side.path + ", run " + std::to_string(c.group);
   out["sections"].push_back(summary_section(c));
   sweep_section(c, out["sections"]);
   trace_sections(c, out["sections"]);
-  if (!o.db2.empty()) compare_section(o, c, out["sections"]);
-  serving_section(c, out["sections"]);
+  if (cand)
+    compare_section(side.path + ":" + std::to_string(c.group), engine_cand_arg(*cand), false, c,
+                    out["sections"]);
+  // DB alone: every load run beside the latest engine run; DB:N / DB:run:N: that run alone.
+  if (!side.id) serving_sections(c, *db, side.path, out["sections"]);
   out["omitted"] = c.omitted;
   return out;
 }

@@ -106,7 +106,8 @@ constexpr const char* kScript = R"js(
     (s.info || []).forEach(w => add(root, 'p', 'info: ' + w, 'note'));
     if (s.facts) {
       for (const run of s.facts) {
-        table(root, ['run ' + run.id, ''], Object.entries(run).filter(kv => kv[0] !== 'id'), 'facts');
+        table(root, [run.caption || ('run ' + run.id), ''],
+              Object.entries(run).filter(kv => kv[0] !== 'id' && kv[0] !== 'caption'), 'facts');
       }
     }
     if (s.cases) add(root, 'p', s.cases.cases + ' cases, ' + s.cases.ok + ' ok, ' + s.cases.traced + ' traced', 'note');
@@ -126,6 +127,7 @@ constexpr const char* kScript = R"js(
       const box = add(root, 'div', null, 'chart');
       const cfg = c.config;
       if (c.id === 'timeline') box.style.height = Math.max(240, 28 * cfg.data.labels.length + 110) + 'px';
+      if (c.height) box.style.height = c.height + 'px';
       const canvas = add(box, 'canvas');
       canvas.id = 'chart-' + c.id;
       const colourOf = {};
@@ -153,6 +155,13 @@ constexpr const char* kScript = R"js(
         legend: {labels: {filter: (item, d) => !d.datasets[item.datasetIndex].band}},
         tooltip: {callbacks: {afterLabel: ctx => (ctx.raw && ctx.raw.name) ? ctx.raw.name : ''}}
       };
+      // Small charts stacked under a timeline: the heading above says what they are, and a
+      // fixed y-axis width lines their time axes up with the timeline's.
+      if (c.compact) {
+        cfg.options.plugins.title.display = false;
+        if (cfg.data.datasets.length < 2) cfg.options.plugins.legend.display = false;
+      }
+      if (c.yWidth) cfg.options.scales.y.afterFit = ax => { ax.width = c.yWidth; };
       try {
         new Chart(canvas, cfg);
         charts++;

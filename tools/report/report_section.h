@@ -38,6 +38,11 @@ json axis(const std::string& title, const std::string& type = "linear");
 // A chart: its Chart.js config and the table of the same numbers.
 json chart(const std::string& id, const std::string& title, const std::string& type, json datasets,
            json scales, json columns, json rows);
+// "+5%" for 1.05, "-5%" for 1 / 1.05, "0%" for 1: a ratio as a factor, symmetric on a log scale.
+std::string factor_label(double v);
+// A log ratio axis from lo to hi (widened to the threshold band 1 / (1 + t) .. 1 + t), ticked at
+// the band, 1 and round factors inside, labelled by factor_label.
+json ratio_axis(double lo, double hi, double threshold);
 // An empty section.
 json section(const std::string& id, const std::string& title);
 
@@ -50,8 +55,27 @@ std::string series_label(const Ctx& c, const std::string& model, const std::stri
 json summary_section(Ctx& c);
 void sweep_section(Ctx& c, json& sections);
 void trace_sections(Ctx& c, json& sections);
-void compare_section(const ReportOptions& o, Ctx& c, json& sections);
-// True when it added a section.
-bool serving_section(Ctx& c, json& sections);
+// `llmbench compare BASE CAND` as a chart (BASE and CAND as compare_databases takes them:
+// DB or DB:ID; `serving`: they are load runs).
+void compare_section(const std::string& base, const std::string& cand, bool serving, Ctx& c,
+                     json& sections);
+// The serving section of load run `run` of `db` (report_serving.cpp); true when it added one.
+// Its chart ids start with id_prefix + run (unique on the page).
+bool serving_section(Ctx& c, Db& db, const std::string& path, std::int64_t run, json& sections,
+                     const std::string& id_prefix = "serving_");
+// A serving section per load run of `db` (the latest few); true when it added any.
+bool serving_sections(Ctx& c, Db& db, const std::string& path, json& sections);
+// One load run of one database.
+struct LoadRunRef {
+  Db* db = nullptr;
+  std::string path;
+  std::int64_t run = 0;
+};
+// Two load runs: matched levels' deltas, both runs' curves on one chart, TTFT per turn of both,
+// and `llmbench compare`'s verdicts (report_serving_compare.cpp).
+void serving_compare_section(Ctx& c, const LoadRunRef& base, const LoadRunRef& cand,
+                             json& sections);
+// The request timeline and the server-metric charts under it, appended to section `s`.
+void timeline_charts(Ctx& c, Db& db, std::int64_t run, const std::string& id_prefix, json& s);
 
 }  // namespace llmbench::report
