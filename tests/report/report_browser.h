@@ -4,11 +4,18 @@
 #pragma once
 #include <cstdlib>
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 
 #include "../cli/llmbench_process.h"
 
 namespace llmbench_test {
+
+// What a browser test says when it skips.
+inline constexpr const char* kNoBrowser =
+    "no headless browser installed (apt-get install chromium; scripts/setup.sh does): the "
+    "end-to-end render check did not run";
 
 inline std::string find_browser() {
   for (const char* b : {"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"})
@@ -39,6 +46,38 @@ inline std::string run_browser(const std::string& browser, const fs::path& html,
                     .c_str());
   }
   return slurp(work / "dom.html");
+}
+
+// The status line the page writes once drawn: "charts=N series=M blank=B cards=C errors=E
+// resources=R [messages]"; done is false when the page never finished.
+struct PageStatus {
+  bool done = false;
+  int charts = 0, series = 0, blank = 0, cards = 0, errors = 0, resources = 0;
+  std::string messages;
+};
+inline PageStatus page_status(const std::string& dom) {
+  std::smatch m;
+  const std::regex status(
+      R"(id="report-status" data-done="1">charts=(\d+) series=(\d+) blank=(\d+) cards=(\d+) )"
+      R"(errors=(\d+) resources=(\d+)([^<]*))");
+  PageStatus st;
+  if (!std::regex_search(dom, m, status)) return st;
+  st.done = true;
+  int* fields[] = {&st.charts, &st.series, &st.blank, &st.cards, &st.errors, &st.resources};
+  for (int i = 0; i < 6; ++i) *fields[i] = std::stoi(m[i + 1]);
+  st.messages = m[7];
+  return st;
+}
+
+// The charts and datasets (series) of build_report_data's JSON: what the page must draw.
+inline std::pair<int, int> count_charts(const nlohmann::ordered_json& data) {
+  int charts = 0, series = 0;
+  for (const auto& s : data["sections"])
+    for (const auto& c : s["charts"]) {
+      ++charts;
+      series += int(c["config"]["data"]["datasets"].size());
+    }
+  return {charts, series};
 }
 
 }  // namespace llmbench_test

@@ -402,9 +402,7 @@ TEST_F(Report, PageIsSelfContained) {
 
 TEST_F(Report, RendersInHeadlessChromium) {
   const std::string browser = llmbench_test::find_browser();
-  if (browser.empty())
-    GTEST_SKIP() << "no headless browser installed (apt-get install chromium; scripts/setup.sh "
-                    "does): the end-to-end render check did not run";
+  if (browser.empty()) GTEST_SKIP() << llmbench_test::kNoBrowser;
   const fs::path work = dir() / "browser";
   fs::create_directories(work);
   const fs::path html = work / "report.html";
@@ -415,28 +413,18 @@ TEST_F(Report, RendersInHeadlessChromium) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const fs::path png = work / "report.png";
   const std::string dom = llmbench_test::run_browser(browser, html, work, png);
-  std::smatch m;
-  const std::regex status(
-      R"(id="report-status" data-done="1">charts=(\d+) series=(\d+) blank=(\d+) cards=(\d+) )"
-      R"(errors=(\d+) resources=(\d+)([^<]*))");
-  ASSERT_TRUE(std::regex_search(dom, m, status))
-      << "the page did not finish rendering; browser stderr:\n"
-      << llmbench_test::slurp(work / "browser.err").substr(0, 4000);
+  const auto st = llmbench_test::page_status(dom);
+  ASSERT_TRUE(st.done) << "the page did not finish rendering; browser stderr:\n"
+                       << llmbench_test::slurp(work / "browser.err").substr(0, 4000);
   // The data the page was given: 9 charts of the run and the compare chart.
-  const json data =
-      llmbench::build_report_data({sweep_db().string(), {}, sweep_db().string()});
-  int charts = 0, series = 0;
-  for (const auto& s : data["sections"])
-    for (const auto& c : s["charts"]) {
-      ++charts;
-      series += int(c["config"]["data"]["datasets"].size());
-    }
-  EXPECT_EQ(std::stoi(m[1]), charts);
-  EXPECT_EQ(std::stoi(m[2]), series);
-  EXPECT_EQ(std::stoi(m[3]), 0) << "charts with an empty canvas";
-  EXPECT_EQ(std::stoi(m[4]), 0) << "summary cards (a sweep has charts instead)";
-  EXPECT_EQ(std::stoi(m[5]), 0) << "console errors:" << m[7];
-  EXPECT_EQ(std::stoi(m[6]), 0) << "the page loaded resources";
+  const auto [charts, series] = llmbench_test::count_charts(
+      llmbench::build_report_data({sweep_db().string(), {}, sweep_db().string()}));
+  EXPECT_EQ(st.charts, charts);
+  EXPECT_EQ(st.series, series);
+  EXPECT_EQ(st.blank, 0) << "charts with an empty canvas";
+  EXPECT_EQ(st.cards, 0) << "summary cards (a sweep has charts instead)";
+  EXPECT_EQ(st.errors, 0) << "console errors:" << st.messages;
+  EXPECT_EQ(st.resources, 0) << "the page loaded resources";
   const std::string err = llmbench_test::slurp(work / "browser.err");
   EXPECT_EQ(err.find(":CONSOLE("), std::string::npos) << err.substr(0, 4000);
   ASSERT_TRUE(fs::exists(png));

@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <set>
 #include <string>
 #include <unistd.h>
@@ -297,9 +296,7 @@ TEST_F(ReportServing, BadRunIsOneLineExit2) {
 
 TEST_F(ReportServing, RendersInHeadlessChromium) {
   const std::string browser = llmbench_test::find_browser();
-  if (browser.empty())
-    GTEST_SKIP() << "no headless browser installed (apt-get install chromium; scripts/setup.sh "
-                    "does): the end-to-end render check did not run";
+  if (browser.empty()) GTEST_SKIP() << llmbench_test::kNoBrowser;
   const fs::path work = dir() / "browser";
   fs::create_directories(work);
   const fs::path html = work / "serving.html";
@@ -309,25 +306,18 @@ TEST_F(ReportServing, RendersInHeadlessChromium) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const fs::path png = work / "serving.png";
   const std::string dom = llmbench_test::run_browser(browser, html, work, png, "1200,6000");
-  std::smatch m;
-  const std::regex status(
-      R"(id="report-status" data-done="1">charts=(\d+) series=(\d+) blank=(\d+) cards=(\d+) )"
-      R"(errors=(\d+) resources=(\d+)([^<]*))");
-  ASSERT_TRUE(std::regex_search(dom, m, status))
-      << "the page did not finish rendering; browser stderr:\n"
-      << llmbench_test::slurp(work / "browser.err").substr(0, 4000);
-  const json data = report(db().string() + ":load:1", db().string() + ":load:2");
-  int charts = 0, series = 0;
-  for (const auto& s : data["sections"])
-    for (const auto& c : s["charts"]) {
-      ++charts;
-      series += int(c["config"]["data"]["datasets"].size());
-    }
-  EXPECT_EQ(std::stoi(m[1]), charts);
-  EXPECT_EQ(std::stoi(m[2]), series);
-  EXPECT_EQ(std::stoi(m[3]), 0) << "charts with an empty canvas";
-  EXPECT_EQ(std::stoi(m[5]), 0) << "console errors:" << m[7];
-  EXPECT_EQ(std::stoi(m[6]), 0) << "the page loaded resources";
+  const auto st = llmbench_test::page_status(dom);
+  ASSERT_TRUE(st.done) << "the page did not finish rendering; browser stderr:\n"
+                       << llmbench_test::slurp(work / "browser.err").substr(0, 4000);
+  const auto [charts, series] = llmbench_test::count_charts(
+      report(db().string() + ":load:1", db().string() + ":load:2"));
+  EXPECT_EQ(st.charts, charts);
+  EXPECT_EQ(st.series, series);
+  EXPECT_EQ(st.blank, 0) << "charts with an empty canvas";
+  EXPECT_EQ(st.errors, 0) << "console errors:" << st.messages;
+  EXPECT_EQ(st.resources, 0) << "the page loaded resources";
+  const std::string err = llmbench_test::slurp(work / "browser.err");
+  EXPECT_EQ(err.find(":CONSOLE("), std::string::npos) << err.substr(0, 4000);
   ASSERT_TRUE(fs::exists(png));
   std::cout << "screenshot: " << png << "\n";
 }
