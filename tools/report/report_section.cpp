@@ -1,11 +1,7 @@
 // The shared pieces of the report sections (see report_section.h).
 #include "tools/report/report_section.h"
 
-#include <algorithm>
 #include <cmath>
-#include <vector>
-
-#include <fmt/core.h>
 
 namespace llmbench::report {
 
@@ -46,39 +42,5 @@ std::string series_label(const Ctx& c, const std::string& model, const std::stri
   if (c.show_variants && variants != "{}" && !variants.empty()) l += " " + variants;
   return l;
 }
-
-// "+5%" for 1.05, "-5%" for 1 / 1.05, "0%" for 1: the factor, symmetric on a log scale.
-std::string factor_label(double v) {
-  if (std::fabs(v - 1) < 1e-9) return "0%";
-  return v > 1 ? fmt::format("+{:g}%", r4((v - 1) * 100))
-               : fmt::format("-{:g}%", r4((1 / v - 1) * 100));
-}
-
-// The ratio axis: log, from the smallest to the largest value drawn (and the threshold band),
-// ticks at the threshold's factor both ways, 1, and round factors that fall inside.
-json ratio_axis(double lo, double hi, double threshold) {
-  const double band = 1 + threshold;
-  lo = std::min(lo, 1 / band) / 1.01;
-  hi = std::max(hi, band) * 1.01;
-  std::vector<double> ticks = {1.0, band, 1 / band};
-  for (double f : {1.1, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0, 100.0})
-    for (double v : {f, 1 / f})
-      if (v > lo && v < hi && std::fabs(std::log(v / band)) > 0.02 &&
-          std::fabs(std::log(v * band)) > 0.02)
-        ticks.push_back(v);
-  std::sort(ticks.begin(), ticks.end());
-  json values = json::array(), labels = json::array();
-  for (double v : ticks) {
-    values.push_back(r4(v));
-    labels.push_back(factor_label(v));
-  }
-  json a = axis("ratio candidate / base, as a factor (0% = unchanged)", "logarithmic");
-  a["min"] = r4(lo);
-  a["max"] = r4(hi);
-  a["tickValues"] = values;
-  a["tickLabels"] = labels;
-  return a;
-}
-
 
 }  // namespace llmbench::report

@@ -38,11 +38,6 @@ json axis(const std::string& title, const std::string& type = "linear");
 // A chart: its Chart.js config and the table of the same numbers.
 json chart(const std::string& id, const std::string& title, const std::string& type, json datasets,
            json scales, json columns, json rows);
-// "+5%" for 1.05, "-5%" for 1 / 1.05, "0%" for 1: a ratio as a factor, symmetric on a log scale.
-std::string factor_label(double v);
-// A log ratio axis from lo to hi (widened to the threshold band 1 / (1 + t) .. 1 + t), ticked at
-// the band, 1 and round factors inside, labelled by factor_label.
-json ratio_axis(double lo, double hi, double threshold);
 // An empty section.
 json section(const std::string& id, const std::string& title);
 

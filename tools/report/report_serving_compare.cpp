@@ -70,10 +70,21 @@ std::optional<json> delta_chart(const std::vector<Match>& matched) {
     if (!pts.empty()) ds.push_back({{"label", name}, {"data", pts}});
   }
   if (ds.empty()) return std::nullopt;
-  json y = ratio_axis(lo, hi, 0.05);
-  y["title"]["text"] = "candidate / base (ratio, log scale; x1 = unchanged)";
-  for (std::size_t i = 0; i < y["tickValues"].size(); ++i)
-    y["tickLabels"][i] = fmt::format("x{:g}", y["tickValues"][i].get<double>());
+  json y = axis("candidate / base (ratio, log scale; x1 = unchanged)", "logarithmic");
+  lo = std::min(lo, 0.8) / 1.15;
+  hi = std::max(hi, 1.25) * 1.15;
+  y["min"] = r4(lo);
+  y["max"] = r4(hi);
+  // Ticks at 1-2-5 factors only (x0.5, x1, x2, x5, ...): no crowd of labels next to x1.
+  json ticks = json::array(), tick_labels = json::array();
+  for (double decade = 1e-3; decade <= 1e3; decade *= 10)
+    for (double f : {1.0, 2.0, 5.0})
+      if (decade * f >= lo && decade * f <= hi) {
+        ticks.push_back(r4(decade * f));
+        tick_labels.push_back(fmt::format("x{:g}", r4(decade * f)));
+      }
+  y["tickValues"] = ticks;
+  y["tickLabels"] = tick_labels;
   json ch = chart("compare_serving_delta",
                   "Candidate / base per matched level (log axis): latencies below x1 and "
                   "throughput above x1 are better; the change in % in the table",
