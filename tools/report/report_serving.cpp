@@ -6,6 +6,8 @@
 // report_serving_timeline.cpp.
 #include "tools/report/report_section.h"
 
+#include <cctype>
+
 #include "tools/report/serving_charts.h"
 #include "tools/report/serving_reader.h"
 
@@ -14,6 +16,11 @@ namespace llmbench::report {
 namespace {
 
 constexpr int kMaxLoadSections = 6;  // load runs drawn when DB names none
+
+std::string upper(std::string s) {
+  for (char& ch : s) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+  return s;
+}
 
 }  // namespace
 
@@ -31,14 +38,17 @@ bool serving_section(Ctx& c, Db& db, const std::string& path, std::int64_t run, 
   for (const auto& row : load_run_facts(db, run)) facts[row[0].get<std::string>()] = row[1];
   s["facts"] = json::array({facts});
   const std::vector<RunLevels> runs = {{"", &levels}};
-  for (const char* m : kServingLatencies) {
+  std::string missing;
+  for (const std::string m : kServingLatencies) {
     if (auto ch = latency_curves(pre + m, runs, m, ServingX::kLevel))
       s["charts"].push_back(std::move(*ch));
     else
-      c.omitted.push_back("Serving, " + name + ": " + m + " against load level: no level has "
-                          "it (TPOT needs 2+ output tokens; an infinite rate or a trace level "
-                          "has no load position).");
+      missing += (missing.empty() ? "" : ", ") + upper(m);
   }
+  if (!missing.empty())
+    c.omitted.push_back("Serving, " + name + ": " + missing + " against load level: no level "
+                        "has a load position and the figure (an infinite rate or a trace level "
+                        "has no position; TPOT and ITL need 2+ output tokens).");
   for (const char* m : {"ttft", "tpot"})
     if (auto ch = latency_curves(pre + m + "_tput", runs, m, ServingX::kThroughput))
       s["charts"].push_back(std::move(*ch));

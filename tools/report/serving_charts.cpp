@@ -27,10 +27,18 @@ std::string upper(std::string s) {
 // they span 8x or more, as a doubling sweep does.
 json level_axis(const std::vector<RunLevels>& runs) {
   std::set<double> xs;
+  std::set<std::string> modes;
   for (const RunLevels& run : runs)
     for (const ServingLevel& lv : *run.levels)
-      if (lv.x.is_number()) xs.insert(lv.x.get<double>());
-  const std::string what = "load level: concurrency (requests in flight) or request rate (req/s)";
+      if (lv.x.is_number()) {
+        xs.insert(lv.x.get<double>());
+        modes.insert(lv.mode);
+      }
+  const std::string what =
+      modes.size() == 1 && *modes.begin() == "concurrency" ? "concurrency (requests in flight)"
+      : modes.size() == 1 && *modes.begin() == "rate"
+          ? "request rate offered (req/s)"
+          : "load level: concurrency (requests in flight) or request rate (req/s)";
   if (xs.empty() || xs.size() > 16) return axis(what);
   const bool log = *xs.begin() > 0 && *xs.rbegin() / *xs.begin() >= 8;
   json a = axis(log ? what + ", log2 scale" : what, log ? "logarithmic" : "linear");

@@ -53,6 +53,7 @@ std::vector<ServingLevel> read_serving_levels(Db& db, std::int64_t load_run_id) 
     lv.id = q.column_int(0);
     lv.name = q.column_text(1);
     const std::string mode = q.column_text(2);
+    lv.mode = mode;
     lv.series = series_of(mode, q.column_text(3), q.column_text(4), int(q.column_int(5)),
                           int(q.column_int(6)));
     if (!q.column_is_null(7)) {
@@ -99,7 +100,8 @@ json load_run_facts(Db& db, std::int64_t id) {
   for (const auto& name : keep)
     for (int i = 0; i < q.columns(); ++i)
       if (q.column_name(i) == name && !q.column_is_null(i) && !q.column_text(i).empty())
-        rows.push_back({name, q.column_text(i)});
+        rows.push_back({name, q.column_type(i) == SQLITE_FLOAT ? json(r4(q.column_double(i))).dump()
+                                                                : q.column_text(i)});
   return rows;
 }
 

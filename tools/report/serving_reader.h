@@ -22,6 +22,7 @@ struct ServingLevel {
   std::string series;  // the curve it belongs to: sweep kind and lengths or dataset
   nlohmann::ordered_json x;  // concurrency or request rate; null: no position (inf rate, trace)
   std::string x_text;        // "4", "8", "inf", "trace"
+  std::string mode;          // load_run.mode: concurrency | rate | trace
   // ttft/tpot/itl _p50/_p90/_p99 (ms), output_tok_s, request_s (null when absent); failed, requests.
   std::map<std::string, nlohmann::ordered_json> v;
 };
