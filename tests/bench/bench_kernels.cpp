@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/argmax.h"
@@ -22,6 +23,7 @@
 #include "kernels/cpu/matmul_avx512.h"
 #include "kernels/cpu/matmul_half.h"
 #include "kernels/cpu/quant.h"
+#include "kernels/cpu/read_sum.h"
 #include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/rmsnorm.h"
 #include "kernels/cpu/rope.h"
@@ -306,6 +308,82 @@ void BM_read_sum(benchmark::State& state) {
 BENCHMARK(BM_read_sum)->ArgNames({"streams", "prefetch_bytes"})
     ->ArgsProduct({{1, 2, 4, 8}, {0, 1024}})
     ->UseRealTime()->MinTime(0.5)->Unit(benchmark::kMillisecond);
+
+// What the roofline runs on this CPU (read_sum: the AVX-512 variant above, or the portable one),
+// over 1 GiB: the read test to take in the same minute as the decode streams below.
+void BM_read_sum_engine(benchmark::State& state) {
+  const std::size_t n = std::size_t(1) << 28;
+  std::vector<float> data(n);
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < n; ++i) data[i] = float(i & 7);
+  const RateTimer timer;
+  for (auto _ : state) benchmark::DoNotOptimize(read_sum(data.data(), std::int64_t(n)));
+  timer.set_rates(state, 4.0 * double(n), double(n));
+}
+BENCHMARK(BM_read_sum_engine)->UseRealTime()->MinTime(0.5)->Unit(benchmark::kMillisecond);
+
+// A batch-1 decode step's weight stream: the matrices of `layers` TinyLlama layers (qkv
+// 2560 x 2048, o 2048 x 2048, gate/up 11264 x 2048, down 2048 x 5632) and the 32000 x 2048 head,
+// one allocation each, every one multiplied once per iteration in model order with m = 1. Far
+// beyond the L3 (4 layers: 0.97 GB in fp32, 0.48 GB in bf16/fp16), so the rate is a memory rate
+// as in the model, where the per-shape benchmarks above loop over one matrix that may partly
+// stay in cache, and a kernel's start of each row or tile shows as it does in a decode step.
+// "engine": matmul / matmul_half (what the CPU backend runs); "sgemv": OpenBLAS, fp32 only.
+// Compare with BM_read_sum_engine in the same minute: the machine's bandwidth drifts.
+enum class StreamPath { kEngine, kSgemv };
+
+void BM_decode_stream(benchmark::State& state, DType dtype, StreamPath path) {
+  struct Shape {
+    int n, k;
+  };
+  std::vector<Shape> shapes;
+  for (int l = 0; l < state.range(0); ++l)
+    for (Shape s : {Shape{kHidden + 2 * kKvHeads * kHeadDim, kHidden}, Shape{kHidden, kHidden},
+                    Shape{2 * kFfn, kHidden}, Shape{kHidden, kFfn}})
+      shapes.push_back(s);
+  shapes.push_back({kVocab, kHidden});
+  std::vector<std::vector<float>> w32;
+  std::vector<std::vector<std::uint16_t>> w16;
+  double bytes = 0, flops = 0;
+  for (const Shape& s : shapes) {
+    const std::size_t count = std::size_t(s.n) * s.k;
+    std::vector<float> wf = filled(count);
+    if (dtype == DType::kFp32) {
+      w32.push_back(std::move(wf));
+    } else {
+      w16.emplace_back(count);
+      narrow_to_half(w16.back().data(), wf.data(), std::int64_t(count), dtype);
+    }
+    bytes += double(count) * (dtype == DType::kFp32 ? 4 : 2) + 4.0 * (s.n + s.k);
+    flops += 2.0 * double(count);
+  }
+  const std::vector<float> x = filled(kFfn);
+  std::vector<float> out(kVocab);
+  const RateTimer timer;
+  for (auto _ : state) {
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      const int n = shapes[i].n, k = shapes[i].k;
+      if (dtype != DType::kFp32)
+        matmul_half(out.data(), x.data(), w16[i].data(), dtype, 1, n, k, k);
+      else if (path == StreamPath::kSgemv)
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, n, k, 1.0f, w32[i].data(), k, x.data(), 1, 0.0f,
+                    out.data(), 1);
+      else
+        matmul(out.data(), x.data(), w32[i].data(), 1, n, k, k);
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  timer.set_rates(state, bytes, flops);
+}
+BENCHMARK_CAPTURE(BM_decode_stream, fp32_engine, DType::kFp32, StreamPath::kEngine)
+    ->ArgName("layers")->Arg(4)->UseRealTime()->MinTime(0.5)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_decode_stream, fp32_sgemv, DType::kFp32, StreamPath::kSgemv)
+    ->ArgName("layers")->Arg(4)->UseRealTime()->MinTime(0.5)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_decode_stream, bf16_engine, DType::kBf16, StreamPath::kEngine)
+    ->ArgName("layers")->Arg(4)->UseRealTime()->MinTime(0.5)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_decode_stream, fp16_engine, DType::kFp16, StreamPath::kEngine)
+    ->ArgName("layers")->Arg(4)->UseRealTime()->MinTime(0.5)->Unit(benchmark::kMillisecond);
 
 void BM_matmul_reference(benchmark::State& state) {
   const int m = state.range(0), n = state.range(1), k = state.range(2);
