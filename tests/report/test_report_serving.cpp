@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -176,6 +177,53 @@ TEST_F(ReportServing, TimelineAndServerMetricsShareTheTimeAxis) {
   EXPECT_LE(families.size(), 8u);
   EXPECT_FALSE(families.count("llmbench_kv_blocks_total")) << "constant: named, not drawn";
   EXPECT_NE(data["omitted"].dump().find("llmbench_kv_blocks_total (constant)"), std::string::npos);
+}
+
+TEST_F(ReportServing, MetricFamiliesComeFromWhatWasScraped) {
+  // Another server's names, as its /metrics would give them (vLLM's here): chosen by their
+  // Prometheus type and suffixes, never by a list of names.
+  const fs::path other = dir() / "other.db";
+  fs::copy_file(db(), other, fs::copy_options::overwrite_existing);
+  {
+    llmbench::Db d(other.string(), llmbench::Db::Mode::kReadWrite);
+    d.exec("DELETE FROM counter WHERE track_id IN (SELECT id FROM track WHERE load_level_id IS "
+           "NOT NULL); DELETE FROM track WHERE load_level_id IS NOT NULL;");
+    const char* tracks[][2] = {{"vllm:num_requests_running{model_name=\"m\"}", "gauge"},
+                               {"vllm:kv_cache_usage_perc{model_name=\"m\"}", "gauge"},
+                               {"vllm:prompt_tokens_total{model_name=\"m\"}", "counter"},
+                               {"vllm:e2e_request_latency_seconds_bucket{le=\"1.0\"}", "histogram"},
+                               {"vllm:num_preemptions_total", ""}};
+    for (const auto& [name, type] : tracks) {
+      auto ins = d.prepare("INSERT INTO track (name, type, load_level_id, metric_type) SELECT ?, "
+                           "'counter', id, NULLIF(?, '') FROM load_level WHERE load_run_id = 1");
+      ins.bind(1, std::string(name));
+      ins.bind(2, std::string(type));
+      ins.run();
+    }
+    // Ten samples per track, 50 ms apart, rising (the counters) or going up and down.
+    d.exec("WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 9) "
+           "INSERT INTO counter (ts, track_id, value) SELECT n.i * 50000000, t.id, "
+           "CASE WHEN t.name LIKE '%_total%' THEN n.i * 10 ELSE n.i % 3 END "
+           "FROM n, track t WHERE t.load_level_id IS NOT NULL");
+  }
+  const json data = report(other.string() + ":1");
+  std::map<std::string, std::string> drawn;  // family -> its chart's y-axis title
+  for (const auto& s : data["sections"])
+    for (const auto& c : s["charts"]) {
+      const std::string title = c["title"];
+      if (title.rfind("Server metric ", 0) != 0) continue;
+      drawn[title.substr(14, title.find(' ', 14) - 14)] =
+          c["config"]["options"]["scales"]["y"]["title"]["text"];
+      // Two levels of ten samples: 20 gauge points, or 18 rates (none across the level gap).
+      EXPECT_EQ(c["table"]["rows"].size(), title.find("counter") != std::string::npos ? 18u : 20u)
+          << title;
+    }
+  EXPECT_EQ(drawn.size(), 4u) << json(drawn).dump();
+  EXPECT_EQ(drawn["vllm:num_requests_running"], "value (as exposed)");
+  EXPECT_EQ(drawn["vllm:kv_cache_usage_perc"], "value (as exposed)");
+  EXPECT_EQ(drawn["vllm:prompt_tokens_total"], "rate (per second)");
+  EXPECT_EQ(drawn["vllm:num_preemptions_total"], "rate (per second)") << "no type: by _total";
+  EXPECT_NE(data["omitted"].dump().find("e2e_request_latency_seconds_bucket"), std::string::npos);
 }
 
 TEST_F(ReportServing, LargeRunsAreDownsampled) {
