@@ -17,6 +17,15 @@
 namespace llmbench::cpu {
 namespace {
 
+// m random x rows of lda values whose padding columns (k..lda) are NaN: a kernel that read
+// them would poison its result.
+std::vector<float> padded_rows(int m, int k, int lda, unsigned seed) {
+  std::vector<float> x = test::random_floats(static_cast<std::size_t>(m) * lda, seed);
+  for (int i = 0; i < m; ++i)
+    for (int p = k; p < lda; ++p) x[static_cast<std::size_t>(i) * lda + p] = NAN;
+  return x;
+}
+
 TEST(MatmulReference, HandComputedProduct) {
   // x: [2, 2], w: [3, 2] (nn.Linear layout), out[i, j] = x_i . w_j.
   const std::vector<float> x = {1, 2, 3, 4};
@@ -69,11 +78,7 @@ TEST(Matmul, MatchesTheReferenceOnOddShapes) {
   for (const MatmulShape& sh : shapes) {
     SCOPED_TRACE(testing::Message()
                  << "m=" << sh.m << " n=" << sh.n << " k=" << sh.k << " lda=" << sh.lda);
-    std::vector<float> x = test::random_floats(static_cast<std::size_t>(sh.m) * sh.lda, seed++);
-    // Padding columns of x are NaN: reading them would poison the result.
-    for (int i = 0; i < sh.m; ++i) {
-      for (int p = sh.k; p < sh.lda; ++p) x[static_cast<std::size_t>(i) * sh.lda + p] = NAN;
-    }
+    const std::vector<float> x = padded_rows(sh.m, sh.k, sh.lda, seed++);
     const std::vector<float> w = test::random_floats(static_cast<std::size_t>(sh.n) * sh.k, seed++);
     std::vector<float> out(static_cast<std::size_t>(sh.m) * sh.n, NAN), ref(out.size());
     matmul_reference(ref.data(), x.data(), w.data(), sh.m, sh.n, sh.k, sh.lda);
@@ -98,9 +103,7 @@ TEST(MatmulFewRows, MatchesTheReferenceOnOddShapes) {
                                    {19, 733, 733}, {4, 3, 3}})
     {
       SCOPED_TRACE(testing::Message() << "m=" << m << " n=" << n << " k=" << k << " lda=" << lda);
-      std::vector<float> x = test::random_floats(static_cast<std::size_t>(m) * lda, seed++);
-      for (int i = 0; i < m; ++i)
-        for (int p = k; p < lda; ++p) x[static_cast<std::size_t>(i) * lda + p] = NAN;
+      const std::vector<float> x = padded_rows(m, k, lda, seed++);
       const std::vector<float> w = test::random_floats(static_cast<std::size_t>(n) * k, seed++);
       std::vector<float> out(static_cast<std::size_t>(m) * n, NAN), ref(out.size());
       matmul_reference(ref.data(), x.data(), w.data(), m, n, k, lda);
@@ -138,9 +141,7 @@ TEST(MatmulStreaming, MatchesTheReferenceAtEveryDecodeRowCount) {
   const std::vector<float> w = test::random_floats(static_cast<std::size_t>(n) * k, 11);
   for (int m = 1; m <= kStreamRowsMax + 1; ++m) {
     SCOPED_TRACE(testing::Message() << "m=" << m);
-    std::vector<float> x = test::random_floats(static_cast<std::size_t>(m) * lda, 100u + m);
-    for (int i = 0; i < m; ++i)
-      for (int p = k; p < lda; ++p) x[static_cast<std::size_t>(i) * lda + p] = NAN;
+    const std::vector<float> x = padded_rows(m, k, lda, 100u + m);
     std::vector<float> out(static_cast<std::size_t>(m) * n, NAN), ref(out.size());
     matmul_reference(ref.data(), x.data(), w.data(), m, n, k, lda);
     matmul(out.data(), x.data(), w.data(), m, n, k, lda);
@@ -161,9 +162,7 @@ TEST(MatmulAvx2, F32KernelMatchesTheReferenceAndIgnoresTheRowCount) {
       for (int k : {1, 7, 31, 32, 33, 2100}) {
         SCOPED_TRACE(testing::Message() << "m=" << m << " n=" << n << " k=" << k);
         const int lda = k + 5;
-        std::vector<float> x = test::random_floats(static_cast<std::size_t>(m) * lda, seed++);
-        for (int i = 0; i < m; ++i)
-          for (int p = k; p < lda; ++p) x[static_cast<std::size_t>(i) * lda + p] = NAN;
+        const std::vector<float> x = padded_rows(m, k, lda, seed++);
         const std::vector<float> w = test::random_floats(static_cast<std::size_t>(n) * k, seed++);
         std::vector<float> out(static_cast<std::size_t>(m) * n, NAN), ref(out.size());
         matmul_reference(ref.data(), x.data(), w.data(), m, n, k, lda);
