@@ -8,8 +8,10 @@
 # -DCMAKE_CUDA_ARCHITECTURES=90 (a lib/ beside it may hold the shared libraries that machine
 # lacks). PART picks the steps: core (tests, roofline, tinyllama, the llama2-7b targets, serve on
 # CUDA, kernel bench), extra (the case studies, KV-cache variants and the 16-bit sweep), all, or
-# check (tests, serve and one llama2-7b decode: a short re-check after changes), or tests (the
-# two CUDA test binaries alone: what a lease of a few minutes allows). Every step has
+# check (tests, serve and one llama2-7b decode: a short re-check after changes), tests (the
+# two CUDA test binaries alone: what a lease of a few minutes allows), or cupti (the tests, then
+# llama2-7b fp16 decode traced with the event timer and with --timer cupti side by side, and
+# op_coverage / top_ops over the result: about 90 s). Every step has
 # its own time limit; the log goes to OUT_DIR/validate-PART.log and the databases to OUT_DIR.
 set -u
 BIN=$(cd "$1" && pwd)
@@ -66,6 +68,21 @@ fi
 if [ "$PART" = tests ]; then  # the shortest re-check: the CUDA tests alone
   step test_cuda_kernels 150 "$BIN/test_cuda_kernels"
   step test_cuda_forward 200 "$BIN/test_cuda_forward"
+fi
+if [ "$PART" = cupti ]; then  # the CUPTI op timer against the event pairs (issue 32, part 1)
+  step test_cuda_kernels 150 "$BIN/test_cuda_kernels"
+  step test_cuda_forward 200 "$BIN/test_cuda_forward"
+  step cupti_timer 180 "$LB" run --backend cuda --model llama2-7b --dtype fp16 --batch 1,16 \
+      --prompt-len 128 --max-new-tokens 128 --repeat 5 --timer device,cupti --trace ops \
+      --db "$OUT/cupti.db"
+  cp "$OUT/cupti.db" /tmp/cupti-copy.db
+  step op_coverage 30 "$LB" query /tmp/cupti-copy.db op_coverage
+  for c in 1 2 3 4; do
+    step "top_ops_case$c" 30 "$LB" query /tmp/cupti-copy.db top_ops --param case_id=$c \
+        --param phase=decode --param top_n=16
+  done
+  step op_gaps_cupti 30 "$LB" query /tmp/cupti-copy.db op_gaps --param case_id=3 \
+      --param phase=decode --param top_n=5
 fi
 if [ "$PART" = extra ] || [ "$PART" = all ]; then
   step case_study 90 "$LB" run --config batch16-single-token --backend cuda --db "$OUT/case.db"

@@ -150,6 +150,7 @@ void add_traced_repetition(CaseResult& r, const CaseSpec& spec, const Model& mod
   runner.set_tracer(&tracer);
   r.traced_sample = run_once(generated);
   runner.set_tracer(nullptr);
+  tracer.finish();
   if (generated != r.generated)
     throw Error("the traced repetition generated other tokens than the untraced ones");
   r.trace = tracer.records();

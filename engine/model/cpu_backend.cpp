@@ -53,6 +53,12 @@ std::string CpuBackend::device_description() const {
   return cpu_model_name() + ", " + std::to_string(threads_) + " threads";
 }
 
+std::unique_ptr<OpTimer> CpuBackend::make_op_timer(TimerMode mode) {
+  if (mode == TimerMode::kCupti)
+    throw BadInput("--timer cupti needs the CUDA backend (CPU ops are timed by the host clock)");
+  return std::make_unique<HostOpTimer>();
+}
+
 Buffer CpuBackend::alloc(std::size_t bytes) {
   // 64-byte alignment: one cache line, and the widest vector loads.
   const std::size_t rounded = (bytes + 63) / 64 * 64;

@@ -20,10 +20,9 @@ class CpuBackend final : public Backend {
   void to_device(void* dst, const void* src, std::size_t bytes) override;
   void to_host(void* dst, const void* src, std::size_t bytes) override;
   void synchronize() override {}
-  // Both modes: ops are synchronous, so the host clock is exact and host-nosync reads the same.
-  std::unique_ptr<OpTimer> make_op_timer(TimerMode) override {
-    return std::make_unique<HostOpTimer>();
-  }
+  // device and host-nosync: ops are synchronous, so the host clock is exact and host-nosync
+  // reads the same. cupti: BadInput (no device to record).
+  std::unique_ptr<OpTimer> make_op_timer(TimerMode mode) override;
 
 #include "engine/model/backend_op_overrides.inc"
 

@@ -12,6 +12,9 @@
 #include <vector>
 
 #include "kernels/common/error.h"
+#if defined(LLMBENCH_HAVE_CUPTI)
+#include "engine/model/cupti_timer.h"
+#endif
 #include "kernels/cuda/argmax.cuh"
 #include "kernels/cuda/attention.cuh"
 #include "kernels/cuda/attention_gemm.cuh"
@@ -225,6 +228,15 @@ void CudaBackend::synchronize() { LLMBENCH_CUDA_CHECK(cudaStreamSynchronize(impl
 
 std::unique_ptr<OpTimer> CudaBackend::make_op_timer(TimerMode mode) {
   if (mode == TimerMode::kHostNoSync) return std::make_unique<HostOpTimer>();
+  if (mode == TimerMode::kCupti) {
+#if defined(LLMBENCH_HAVE_CUPTI)
+    synchronize();  // what ran before the traced repetition stays out of its records
+    return make_cupti_timer();
+#else
+    throw Error("--timer cupti: this llmbench was built without CUPTI (the CUDA toolkit's "
+                "libcupti was not found at configure time)");
+#endif
+  }
   return std::make_unique<CudaEventTimer>(impl_->stream);
 }
 

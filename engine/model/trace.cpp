@@ -42,12 +42,18 @@ std::string_view category_name(OpCategory c) {
 std::string_view phase_name(Phase p) { return p == Phase::kPrefill ? "prefill" : "decode"; }
 
 std::string_view timer_mode_name(TimerMode m) {
-  return m == TimerMode::kDevice ? "device" : "host-nosync";
+  switch (m) {
+    case TimerMode::kDevice: return "device";
+    case TimerMode::kHostNoSync: return "host-nosync";
+    case TimerMode::kCupti: return "cupti";
+  }
+  return "?";
 }
 
 std::optional<TimerMode> parse_timer_mode(std::string_view s) {
   if (s == "device") return TimerMode::kDevice;
   if (s == "host-nosync") return TimerMode::kHostNoSync;
+  if (s == "cupti") return TimerMode::kCupti;
   return std::nullopt;
 }
 
@@ -105,6 +111,10 @@ void Tracer::end(int index) {
 }
 
 void Tracer::resolve() {
+  if (!timer_->resolves_at_end()) finish();
+}
+
+void Tracer::finish() {
   LLMBENCH_CHECK(open_.empty(), "resolve() inside an open scope");
   for (; resolved_ < records_.size(); ++resolved_) {
     OpRecord& r = records_[resolved_];

@@ -18,17 +18,19 @@ enum class TraceLevel { kOff, kSteps, kOps };  // --trace off|steps|ops
 enum class OpCategory { kRange, kGemm, kAttention, kNorm, kElementwise, kCopy, kTransfer, kSample };
 enum class Phase { kPrefill, kDecode };
 // --timer: how traced ops are timed. device (the correct default): the host clock on the CPU
-// backend, whose ops are synchronous, and CUDA events on the CUDA backend. host_nosync: the host
-// clock at op start and stop with no synchronisation, the naive way; on CUDA that measures how
-// long an op took to enqueue and blames queued work on the next op that waits for the device
-// (a to_host copy). Diagnostic only, wrong on purpose (docs/variants.md).
-enum class TimerMode { kDevice, kHostNoSync };
+// backend, whose ops are synchronous, and CUDA events on the CUDA backend. cupti (CUDA only):
+// the device's own record of each kernel through CUPTI, nothing enqueued around ops
+// (cupti_timer.h). host_nosync: the host clock at op start and stop with no synchronisation,
+// the naive way; on CUDA that measures how long an op took to enqueue and blames queued work on
+// the next op that waits for the device (a to_host copy). Diagnostic only, wrong on purpose
+// (docs/variants.md).
+enum class TimerMode { kDevice, kHostNoSync, kCupti };
 
 std::string_view trace_level_name(TraceLevel level);
 std::optional<TraceLevel> parse_trace_level(std::string_view s);
 std::string_view category_name(OpCategory c);
 std::string_view phase_name(Phase p);
-std::string_view timer_mode_name(TimerMode m);  // "device" | "host-nosync"
+std::string_view timer_mode_name(TimerMode m);  // "device" | "host-nosync" | "cupti"
 std::optional<TimerMode> parse_timer_mode(std::string_view s);
 
 // The warning every output of a host-nosync run carries (stderr, and beside its figures).
@@ -53,10 +55,13 @@ struct OpRecord {
 };
 
 // Times ops for a Tracer. start/stop are called in pairs per slot and must not synchronise;
-// resolve() is called after the backend's synchronisation and returns each slot's interval.
+// resolve() is called after the backend's synchronisation and returns each slot's interval:
+// after each step, or only once the traced repetition is over when resolves_at_end() (a timer
+// that reads everything back at once, so that nothing is read back between steps).
 class OpTimer {
  public:
   virtual ~OpTimer() = default;
+  virtual bool resolves_at_end() const { return false; }
   virtual void start(int slot) = 0;
   virtual void stop(int slot) = 0;
   // The slot's start and duration in ns since `origin`.
@@ -94,8 +99,12 @@ class Tracer {
   int begin(const char* name, OpCategory category, int layer, std::int64_t flops,
             std::int64_t bytes);
   void end(int index);
-  // After the step's synchronisation: fills start/dur of every record not yet resolved.
+  // After the step's synchronisation: fills start/dur of every record not yet resolved
+  // (nothing, for a timer that resolves at the end).
   void resolve();
+  // After the traced repetition's last synchronisation: resolves every record, whatever the
+  // timer. records() is complete after this.
+  void finish();
   const std::vector<OpRecord>& records() const { return records_; }
 
  private:

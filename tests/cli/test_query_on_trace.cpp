@@ -236,6 +236,32 @@ TEST_F(QueryOnTrace, OpGapsCountOneGapFewerThanOpsPerStep) {
   EXPECT_EQ(gaps["decode"], calls["decode"] - kDecodeSteps);
 }
 
+TEST_F(QueryOnTrace, OpCoverageAddsUpTheOpsOfEveryTracedStep) {
+  // Per case: one prefill row (one traced step) and one decode row (kDecodeSteps steps); the
+  // ops of a step cover no more than the step, most of it on the synchronous CPU backend, and
+  // the untraced figure is the case's own TTFT median or TPOT mean.
+  const json rows = query("op_coverage");
+  ASSERT_EQ(rows.size(), 4u) << rows.dump();
+  const json cases = query("case_summary");
+  std::map<int, json> by_id;
+  for (const auto& c : cases) by_id[c["case_id"].get<int>()] = c;
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.dump());
+    const bool prefill = r["phase"] == "prefill";
+    EXPECT_EQ(r["steps"], prefill ? 1 : kDecodeSteps);
+    EXPECT_EQ(r["op_timer"], "device");
+    const double share = r["ops_share"];
+    EXPECT_GT(share, 0.5);
+    EXPECT_LE(share, 1.0);
+    EXPECT_NEAR(r["ops_ms"].get<double>(), share * r["step_ms"].get<double>(), 1e-9);
+    const json& c = by_id.at(r["case_id"].get<int>());
+    EXPECT_DOUBLE_EQ(r["untraced_ms"].get<double>(),
+                     (prefill ? c["ttft_ms_p50"] : c["tpot_ms_mean"]).get<double>());
+    EXPECT_NEAR(r["step_vs_untraced"].get<double>(),
+                r["step_ms"].get<double>() / r["untraced_ms"].get<double>(), 1e-9);
+  }
+}
+
 TEST_F(QueryOnTrace, LatencyStatsCountRawSamples) {
   const json rows = query("latency_stats");
   ASSERT_EQ(rows.size(), 2u);

@@ -506,6 +506,54 @@ TEST_F(CudaForward, HostNoSyncTimerIsTheHostClockAndChangesNoToken) {
   }
 }
 
+TEST_F(CudaForward, CuptiTimerAttributesEveryOpAndChangesNoToken) {
+  // --timer cupti: each op's time is the sum of the kernels CUPTI saw it launch, each range
+  // spans its ops. The same records and tokens as the event timer; every GEMM, attention and
+  // norm ran device work; every op lies inside its parent; a step's ops add up to no more than
+  // the step; and a second CUPTI-timed repetition works after the first.
+#if !defined(LLMBENCH_HAVE_CUPTI)
+  GTEST_SKIP() << "this build has no CUPTI";
+#else
+  CudaBackend gpu;
+  const ModelConfig c = wide();
+  const auto prompts = synthetic_prompts(6, 2, 19, c.vocab_size, true);
+  const auto origin = std::chrono::steady_clock::now();
+  Tracer events(TraceLevel::kOps, gpu.make_op_timer(TimerMode::kDevice), origin);
+  const Generation a = generate(gpu, c, 6, prompts, 2, 19, kDecodeSteps, &events);
+  for (int round = 0; round < 2; ++round) {
+    std::vector<OpRecord> recs;
+    Generation b;
+    {
+      Tracer cupti(TraceLevel::kOps, gpu.make_op_timer(TimerMode::kCupti), origin);
+      b = generate(gpu, c, 6, prompts, 2, 19, kDecodeSteps, &cupti);
+      cupti.finish();
+      recs = cupti.records();
+    }
+    expect_bit_identical(a, b, "cupti vs event timer");
+    ASSERT_EQ(recs.size(), events.records().size());
+    std::map<int, std::int64_t> ops_in_step, step_dur;
+    for (std::size_t i = 0; i < recs.size(); ++i) {
+      const OpRecord& r = recs[i];
+      ASSERT_STREQ(r.name, events.records()[i].name);
+      if (r.category == OpCategory::kGemm || r.category == OpCategory::kAttention ||
+          r.category == OpCategory::kNorm)
+        EXPECT_GT(r.dur_ns, 0) << r.name << " (round " << round << ")";
+      if (r.parent < 0) {
+        step_dur[int(i)] = r.dur_ns;
+        continue;
+      }
+      const OpRecord& p = recs[std::size_t(r.parent)];
+      EXPECT_GE(r.start_ns, p.start_ns) << r.name;
+      EXPECT_LE(r.start_ns + r.dur_ns, p.start_ns + p.dur_ns) << r.name;
+      int root = r.parent;
+      while (recs[std::size_t(root)].parent >= 0) root = recs[std::size_t(root)].parent;
+      if (r.category != OpCategory::kRange) ops_in_step[root] += r.dur_ns;
+    }
+    for (const auto& [step, sum] : ops_in_step) EXPECT_LE(sum, step_dur[step]);
+  }
+#endif
+}
+
 TEST_F(CudaForward, SchedulerTokensEqualTheStaticPathOnCuda) {
   // Continuous batching on the GPU (ragged paged KV write and attention): three requests of
   // different lengths, one arriving later, prompts chunked by a 16-token budget; each request's

@@ -172,7 +172,8 @@ std::vector<ResultField> after_latencies() {
     ResultField{"op_timer", T::kText, R::kKey, kTable | kCsv, 0,
                 "timer of the traced repetition's ops",
                 [](const CaseResult& r, S) -> FieldValue {
-                  return host_nosync(r.spec) ? "host-nosync (wrong on purpose)" : "device";
+                  if (host_nosync(r.spec)) return std::string("host-nosync (wrong on purpose)");
+                  return std::string(timer_mode_name(r.spec.variants.timer));
                 }},
     ResultField{"status", T::kText, R::kKey, kAll, 0, "ok or error",
                 [](const CaseResult& r, S sink) -> FieldValue {

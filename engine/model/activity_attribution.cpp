@@ -1,0 +1,62 @@
+// ActivityAttribution (see activity_attribution.h).
+#include "engine/model/activity_attribution.h"
+
+#include <algorithm>
+
+#include "kernels/common/error.h"
+
+namespace llmbench {
+
+void ActivityAttribution::add_slot(int slot, int parent) {
+  LLMBENCH_CHECK(slot == int(parent_.size()), "slots are added in order");
+  LLMBENCH_CHECK(parent < slot, "a slot's parent is opened before it");
+  parent_.push_back(parent);
+}
+
+void ActivityAttribution::add_correlation(std::uint32_t correlation_id,
+                                          std::uint64_t external_id) {
+  // An API call inside nested scopes is reported once per pushed kind, not per nesting level:
+  // CUPTI gives the innermost id, which is the op that issued the call.
+  external_of_[correlation_id] = external_id;
+}
+
+void ActivityAttribution::add_activity(const DeviceActivity& a) { activities_.push_back(a); }
+
+std::vector<SlotDeviceTime> ActivityAttribution::resolve() {
+  std::vector<SlotDeviceTime> out(parent_.size());
+  unattributed_ = 0;
+  for (const DeviceActivity& a : activities_) {
+    const auto it = external_of_.find(a.correlation_id);
+    if (it == external_of_.end() || it->second < base_ || it->second - base_ >= out.size()) {
+      ++unattributed_;
+      continue;
+    }
+    SlotDeviceTime& t = out[std::size_t(it->second - base_)];
+    ++t.activities;
+    t.busy_ns += std::max<std::int64_t>(0, a.end_ns - a.start_ns);
+    t.first_ns = t.first_ns < 0 ? a.start_ns : std::min(t.first_ns, a.start_ns);
+    t.last_ns = std::max(t.last_ns, a.end_ns);
+  }
+  // Children have higher numbers than their parents: one pass from the end carries every
+  // slot's span up to its parent after all of its own descendants were merged into it.
+  for (std::size_t s = out.size(); s-- > 0;) {
+    const int p = parent_[s];
+    if (p < 0) continue;
+    SlotDeviceTime& up = out[std::size_t(p)];
+    up.has_children = true;
+    if (out[s].first_ns < 0) continue;
+    up.first_ns = up.first_ns < 0 ? out[s].first_ns : std::min(up.first_ns, out[s].first_ns);
+    up.last_ns = std::max(up.last_ns, out[s].last_ns);
+  }
+  return out;
+}
+
+bool ActivityAttribution::interval(const SlotDeviceTime& t, std::int64_t& start_ns,
+                                   std::int64_t& dur_ns) {
+  if (t.first_ns < 0) return false;
+  start_ns = t.first_ns;
+  dur_ns = t.has_children ? t.last_ns - t.first_ns : t.busy_ns;
+  return true;
+}
+
+}  // namespace llmbench

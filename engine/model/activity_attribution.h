@@ -1,0 +1,61 @@
+// Device activity attributed to traced ops: the bookkeeping of the CUPTI op timer
+// (cupti_timer.h) without CUPTI, so it is tested on machines with no GPU. Each traced op
+// (a timer slot) pushes an external correlation id while it issues work; CUPTI reports every
+// kernel, memcpy and memset with the correlation id of the API call that launched it, and
+// external-correlation records that map those API calls to the pushed id. Here: the maps from
+// activity to slot, and each slot's device interval (its own activities, and its descendants'
+// for slots that have children). Not here: reading CUPTI's buffers (cupti_timer.cpp).
+#pragma once
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace llmbench {
+
+// One kernel, memcpy or memset as CUPTI reports it (device clock, ns).
+struct DeviceActivity {
+  std::uint32_t correlation_id = 0;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+};
+
+// The device time of one slot.
+struct SlotDeviceTime {
+  int activities = 0;           // its own kernels, copies and sets
+  std::int64_t busy_ns = 0;     // the sum of their durations
+  std::int64_t first_ns = -1;   // the earliest start among them and its descendants' (-1: none)
+  std::int64_t last_ns = -1;    // the latest end, likewise
+  bool has_children = false;
+};
+
+class ActivityAttribution {
+ public:
+  // Slots are numbered 0.. in the order they were opened; a child's number is above its
+  // parent's (-1: a root).
+  void add_slot(int slot, int parent);
+  // An API call made while `external_id` was the innermost pushed id.
+  void add_correlation(std::uint32_t correlation_id, std::uint64_t external_id);
+  void add_activity(const DeviceActivity& a);
+  // The external id of slot 0 (ids are base + slot); ids outside [base, base + slots) belong to
+  // someone else (another timer) and are ignored.
+  void set_external_base(std::uint64_t base) { base_ = base; }
+
+  // Attributes every activity seen so far and returns one entry per slot. Activities whose API
+  // call has no correlation record, or whose id is not one of ours, are counted in unattributed().
+  std::vector<SlotDeviceTime> resolve();
+  int unattributed() const { return unattributed_; }
+
+  // The interval an op reports: a slot with children spans them (first start to last end); a
+  // leaf reports its first start and the sum of its activities' durations (the device time of
+  // its kernels, without the launch gaps between them). False when nothing ran for it.
+  static bool interval(const SlotDeviceTime& t, std::int64_t& start_ns, std::int64_t& dur_ns);
+
+ private:
+  std::uint64_t base_ = 0;
+  std::vector<int> parent_;
+  std::unordered_map<std::uint32_t, std::uint64_t> external_of_;
+  std::vector<DeviceActivity> activities_;
+  int unattributed_ = 0;
+};
+
+}  // namespace llmbench

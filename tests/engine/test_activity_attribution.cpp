@@ -1,0 +1,162 @@
+// The CUPTI op timer's bookkeeping on synthetic activity records (no GPU needed): activities
+// reach the op whose external id their API call carried, a leaf reports the sum of its
+// kernels, a range spans its descendants, foreign or uncorrelated activity is counted and left
+// out, and a Tracer whose timer resolves at the end resolves nothing per step and everything at
+// finish().
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "engine/model/activity_attribution.h"
+#include "engine/model/cpu_backend.h"
+#include "engine/model/trace.h"
+#include "kernels/common/error.h"
+
+namespace llmbench {
+
+namespace {
+
+// Slots: 0 = step range, 1 = layer range (child of 0), 2 and 3 = ops in 1, 4 = op in 0.
+ActivityAttribution three_level(std::uint64_t base) {
+  ActivityAttribution a;
+  a.set_external_base(base);
+  a.add_slot(0, -1);
+  a.add_slot(1, 0);
+  a.add_slot(2, 1);
+  a.add_slot(3, 1);
+  a.add_slot(4, 0);
+  return a;
+}
+
+}  // namespace
+
+TEST(ActivityAttribution, LeavesSumTheirKernelsAndRangesSpanTheirDescendants) {
+  ActivityAttribution a = three_level(100);
+  // Op 2 launched two kernels (API calls 11, 12) with a 50 ns gap; op 3 one; op 4 a copy.
+  a.add_correlation(11, 102);
+  a.add_correlation(12, 102);
+  a.add_correlation(13, 103);
+  a.add_correlation(14, 104);
+  a.add_activity({11, 1000, 1100});
+  a.add_activity({12, 1150, 1400});
+  a.add_activity({13, 1500, 1530});
+  a.add_activity({14, 2000, 2600});
+  const std::vector<SlotDeviceTime> t = a.resolve();
+  ASSERT_EQ(t.size(), 5u);
+  EXPECT_EQ(a.unattributed(), 0);
+  std::int64_t start = 0, dur = 0;
+  ASSERT_TRUE(ActivityAttribution::interval(t[2], start, dur));
+  EXPECT_EQ(start, 1000);
+  EXPECT_EQ(dur, 100 + 250) << "a leaf's time is its kernels' time, not the gap between them";
+  EXPECT_EQ(t[2].activities, 2);
+  ASSERT_TRUE(ActivityAttribution::interval(t[3], start, dur));
+  EXPECT_EQ(start, 1500);
+  EXPECT_EQ(dur, 30);
+  ASSERT_TRUE(ActivityAttribution::interval(t[1], start, dur));
+  EXPECT_EQ(start, 1000);
+  EXPECT_EQ(dur, 530) << "the layer spans its two ops";
+  ASSERT_TRUE(ActivityAttribution::interval(t[0], start, dur));
+  EXPECT_EQ(start, 1000);
+  EXPECT_EQ(dur, 1600) << "the step spans the layer and the copy";
+  EXPECT_TRUE(t[0].has_children);
+  EXPECT_FALSE(t[4].has_children);
+}
+
+TEST(ActivityAttribution, ForeignAndUncorrelatedActivityIsCountedAndLeftOut) {
+  ActivityAttribution a = three_level(100);
+  a.add_correlation(1, 103);
+  a.add_correlation(2, 99);    // below our base: another timer's op
+  a.add_correlation(3, 105);   // past our last slot
+  a.add_activity({1, 10, 20});
+  a.add_activity({2, 30, 40});
+  a.add_activity({3, 50, 60});
+  a.add_activity({4, 70, 80});  // an API call made outside every op: no correlation record
+  const std::vector<SlotDeviceTime> t = a.resolve();
+  EXPECT_EQ(a.unattributed(), 3);
+  EXPECT_EQ(t[3].activities, 1);
+  EXPECT_EQ(t[3].busy_ns, 10);
+  std::int64_t start = -7, dur = -7;
+  EXPECT_FALSE(ActivityAttribution::interval(t[4], start, dur)) << "nothing ran for op 4";
+  EXPECT_EQ(start, -7);
+  ASSERT_TRUE(ActivityAttribution::interval(t[0], start, dur));
+  EXPECT_EQ(start, 10);
+  EXPECT_EQ(dur, 10);
+}
+
+TEST(ActivityAttribution, RecordsMayArriveInAnyOrderAndResolveAgainAfterMore) {
+  // Buffers complete out of order: kernels before the correlation records naming their calls.
+  ActivityAttribution a = three_level(0);
+  a.add_activity({7, 500, 900});
+  a.add_correlation(7, 2);
+  std::vector<SlotDeviceTime> t = a.resolve();
+  EXPECT_EQ(t[2].busy_ns, 400);
+  a.add_correlation(8, 4);
+  a.add_activity({8, 950, 1000});
+  t = a.resolve();
+  EXPECT_EQ(t[2].busy_ns, 400) << "resolving again does not count anything twice";
+  EXPECT_EQ(t[4].busy_ns, 50);
+  EXPECT_EQ(t[0].last_ns, 1000);
+  EXPECT_EQ(a.unattributed(), 0);
+}
+
+TEST(ActivityAttribution, NegativeDurationsCountAsZeroAndSlotsMustComeInOrder) {
+  ActivityAttribution a;
+  a.add_slot(0, -1);
+  a.add_correlation(1, 0);
+  a.add_activity({1, 100, 90});
+  EXPECT_EQ(a.resolve()[0].busy_ns, 0);
+  EXPECT_THROW(a.add_slot(2, 0), Error);
+  EXPECT_THROW(a.add_slot(1, 1), Error);
+}
+
+namespace {
+
+// A timer that, like the CUPTI one, only knows its intervals at the end.
+class AtEndTimer final : public OpTimer {
+ public:
+  explicit AtEndTimer(int* resolved) : resolved_(resolved) {}
+  bool resolves_at_end() const override { return true; }
+  void start(int) override {}
+  void stop(int) override {}
+  void resolve(int slot, std::chrono::steady_clock::time_point, std::int64_t& start_ns,
+               std::int64_t& dur_ns) override {
+    ++*resolved_;
+    start_ns = 10 * slot;
+    dur_ns = 5;
+  }
+
+ private:
+  int* resolved_;
+};
+
+}  // namespace
+
+TEST(ActivityAttribution, TracerResolvesAnAtEndTimerOnlyAtFinish) {
+  int resolved = 0;
+  Tracer tracer(TraceLevel::kOps, std::make_unique<AtEndTimer>(&resolved),
+                std::chrono::steady_clock::now());
+  for (int step = 0; step < 3; ++step) {
+    { OpScope s(&tracer, "decode_step", OpCategory::kRange, -1, 0, 0, true);
+      OpScope op(&tracer, "matmul", OpCategory::kGemm, 0); }
+    tracer.resolve();
+  }
+  EXPECT_EQ(resolved, 0) << "nothing is read back between steps";
+  tracer.finish();
+  EXPECT_EQ(resolved, 6);
+  ASSERT_EQ(tracer.records().size(), 6u);
+  EXPECT_EQ(tracer.records()[5].start_ns, 50);
+  tracer.finish();
+  EXPECT_EQ(resolved, 6) << "finish() resolves each record once";
+}
+
+TEST(ActivityAttribution, TheCpuBackendRefusesTheCuptiTimer) {
+  CpuBackend be(1);
+  EXPECT_THROW(be.make_op_timer(TimerMode::kCupti), BadInput);
+  EXPECT_NE(be.make_op_timer(TimerMode::kDevice), nullptr);
+  EXPECT_EQ(parse_timer_mode("cupti"), TimerMode::kCupti);
+  EXPECT_EQ(timer_mode_name(TimerMode::kCupti), "cupti");
+}
+
+}  // namespace llmbench
