@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 
+#include "kernels/cpu/argmax_avx2.h"
 #include "kernels/cpu/argmax_avx512.h"
 #include "kernels/cpu/cpu_isa.h"
 
@@ -34,6 +35,8 @@ void argmax_rows_reference(int32_t* out, const float* x, int n_rows, int n_cols)
 void argmax_rows(int32_t* out, const float* x, int n_rows, int n_cols) {
   if (cpu_isa().avx512)
     avx512::argmax_rows_f32(out, x, n_rows, n_cols);
+  else if (cpu_isa().avx2)
+    avx2::argmax_rows_f32(out, x, n_rows, n_cols);
   else
     argmax_rows_reference(out, x, n_rows, n_cols);
 }

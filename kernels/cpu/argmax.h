@@ -11,8 +11,9 @@ namespace llmbench::cpu {
 void argmax_rows_reference(int32_t* out, const float* x, int n_rows, int n_cols);
 
 // The same indices, what the engine runs: on AVX-512 CPUs (cpu_isa.h) 16 columns at a time
-// (argmax_avx512.h), elsewhere argmax_rows_reference itself. tests/kernels/test_argmax.cpp
-// checks both against the same cases and each other on random rows with planted ties, NaNs,
+// (argmax_avx512.h), on CPUs with AVX2 but not that path 8 at a time (argmax_avx2.h),
+// elsewhere argmax_rows_reference itself. tests/kernels/test_argmax.cpp checks each against
+// the same cases and each other on random rows with planted ties, NaNs,
 // infinities and signed zeros.
 void argmax_rows(int32_t* out, const float* x, int n_rows, int n_cols);
 

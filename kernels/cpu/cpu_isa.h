@@ -4,9 +4,11 @@
 //   avx512    the kernels in *_avx512.cpp (AVX-512 F/BW/VL + F16C + FMA; the bf16 ones also
 //             need AVX512_BF16 for vdpbf16ps, the int8-activation quantised kernel AVX512_VNNI
 //             for vpdpbusd). Compiled with per-file flags, run only here.
-//   avx2      where the avx512 path is not taken: the 16-bit-weight decode kernel of
-//             matmul_avx2.cpp (AVX2 + FMA + F16C), used whenever the CPU has those (a VM may
-//             expose AVX2 without AVX-512 on the same Zen 4 host).
+//   avx2      where the avx512 path is not taken: the *_avx2.cpp kernels (AVX2 + FMA + F16C),
+//             used whenever the CPU has those (a VM may expose AVX2 without AVX-512 on the same
+//             Zen 4 host): matmul_avx2.cpp for fp32, bf16 and fp16 weights at decode's 1-8 rows
+//             (matmul() and matmul_half()), quant_avx2.cpp for int8/int4 weights at every row
+//             count, swiglu_avx2.cpp and argmax_avx2.cpp.
 //   portable  the compiler-vectorised kernels (GCC target_clones: AVX-512, AVX2 or baseline
 //             code picked by the loader) and OpenBLAS: what runs on any x86-64 CPU.
 // Asking for avx512 on a CPU without it gives portable. Deliberately not: per-call switching or

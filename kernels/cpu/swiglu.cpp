@@ -1,5 +1,5 @@
 // SwiGLU activation: the plain CPU reference, out = silu(gate) * up, parallel over elements,
-// and the dispatch to the AVX-512 version (swiglu.h).
+// and the dispatch to the AVX-512 and AVX2 versions (swiglu.h).
 // Deliberately not: fused into the gate/up matmul.
 #include "kernels/cpu/swiglu.h"
 
@@ -7,6 +7,7 @@
 #include <cstddef>
 
 #include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/swiglu_avx2.h"
 #include "kernels/cpu/swiglu_avx512.h"
 
 namespace llmbench::cpu {
@@ -27,6 +28,8 @@ void swiglu_reference(float* out, const float* gate_up, int n_rows, int ffn_dim)
 void swiglu(float* out, const float* gate_up, int n_rows, int ffn_dim) {
   if (cpu_isa().avx512)
     avx512::swiglu_f32(out, gate_up, n_rows, ffn_dim);
+  else if (cpu_isa().avx2)
+    avx2::swiglu_f32(out, gate_up, n_rows, ffn_dim);
   else
     swiglu_reference(out, gate_up, n_rows, ffn_dim);
 }

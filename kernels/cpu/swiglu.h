@@ -12,7 +12,9 @@ void swiglu_reference(float* out, const float* gate_up, int n_rows, int ffn_dim)
 // The same product, what the engine runs: on AVX-512 CPUs (cpu_isa.h) 16 lanes at a time with
 // a vector exp (swiglu_avx512.h): within 4 ulp of swiglu_reference, with the same inf, signed
 // zero and NaN results (tests/kernels/test_swiglu.cpp sweeps gates over [-110, 110] and the
-// special values); elsewhere swiglu_reference itself. Each element is
+// special values); on CPUs with AVX2 and FMA but not that path, 8 lanes at a time by the same
+// arithmetic (swiglu_avx2.h: the same bits as the AVX-512 version, tested the same way);
+// elsewhere swiglu_reference itself. Each element is
 // computed alone, so the result does not depend on n_rows or the thread count.
 void swiglu(float* out, const float* gate_up, int n_rows, int ffn_dim);
 

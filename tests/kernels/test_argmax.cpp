@@ -1,5 +1,5 @@
 // Per-row argmax: plain rows, ties to the lowest index, the first NaN wins, infinities, signed
-// zeros; the reference and the AVX-512 kernel on the same cases, and on random rows.
+// zeros; the reference and the AVX-512 and AVX2 kernels on the same cases, and on random rows.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/cpu/argmax.h"
+#include "kernels/cpu/argmax_avx2.h"
 #include "kernels/cpu/argmax_avx512.h"
 #include "kernels/cpu/cpu_isa.h"
 
@@ -20,7 +21,8 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 
 using ArgmaxFn = void (*)(int32_t*, const float*, int, int);
 
-// The implementations under test: the reference, and the AVX-512 kernel where the CPU has it.
+// The implementations under test: the reference, and the AVX-512 and AVX2 kernels where the CPU
+// has them.
 struct Impl {
   const char* name;
   ArgmaxFn fn;
@@ -29,6 +31,7 @@ struct Impl {
 std::vector<Impl> impls() {
   std::vector<Impl> v = {{"reference", &argmax_rows_reference}, {"dispatch", &argmax_rows}};
   if (cpu_isa().avx512) v.push_back({"avx512", &avx512::argmax_rows_f32});
+  if (__builtin_cpu_supports("avx2")) v.push_back({"avx2", &avx2::argmax_rows_f32});
   return v;
 }
 
@@ -97,12 +100,12 @@ TEST(ArgmaxRows, VocabSizedRows) {
 }
 
 TEST(ArgmaxRows, RandomRowsOfOddWidthsAgreeWithTheReference) {
-  // Widths around the 16-lane blocks, values drawn from a small set so ties are frequent, and
+  // Widths around the 16-lane blocks (and the AVX2 kernel's pairs of 8), values drawn from a small set so ties are frequent, and
   // planted NaNs, infinities and signed zeros; argmax_of compares every implementation.
   std::mt19937 rng(7);
   const float values[] = {-2.0f, -1.0f, -0.0f, 0.0f, 1.0f, 2.0f, kInf, -kInf};
   std::uniform_int_distribution<int> pick(0, 7), rare(0, 199);
-  for (int n_cols : {1, 2, 15, 16, 17, 31, 33, 100, 257, 32000}) {
+  for (int n_cols : {1, 2, 7, 8, 9, 15, 16, 17, 23, 31, 33, 100, 257, 32000}) {
     for (int trial = 0; trial < 20; ++trial) {
       const int n_rows = 1 + trial % 5;
       std::vector<float> x(static_cast<std::size_t>(n_rows) * n_cols);

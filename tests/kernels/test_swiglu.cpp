@@ -1,5 +1,6 @@
 // SwiGLU: hand-computed silu values, the [gate | up] row layout, saturation at large |g|, and
-// the AVX-512 version against the reference: within 4 ulp everywhere, the same inf / 0 / NaN.
+// the AVX-512 and AVX2 versions against the reference: within 4 ulp everywhere, the same inf / 0 /
+// NaN; the two vector versions give the same bits.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +11,7 @@
 
 #include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/swiglu.h"
+#include "kernels/cpu/swiglu_avx2.h"
 #include "kernels/cpu/swiglu_avx512.h"
 #include "tests/kernels/check.h"
 
@@ -64,27 +66,40 @@ std::int64_t ulp_distance(float a, float b) {
   return std::abs(std::int64_t(ia) - std::int64_t(ib));
 }
 
-TEST(SwiGlu, Avx512IsWithinFourUlpOfTheReference) {
-  if (!cpu_isa().avx512) GTEST_SKIP() << "no AVX-512 on this CPU";
+using SwigluFn = void (*)(float*, const float*, int, int);
+
+// The gates of the ulp sweep: a dense sweep over [-110, 110] (past both ends of exp's float
+// range), the edges of the clamp, tiny and special values; ups: a fixed spread of magnitudes and
+// signs. Its length is not a multiple of 16 or 8, so each vector version's tail runs too.
+std::vector<float> sweep_gates() {
   constexpr float kInf = std::numeric_limits<float>::infinity();
   constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
-  // Gates: a dense sweep over [-110, 110] (past both ends of exp's float range), the edges of
-  // the clamp, tiny and special values; ups: a fixed spread of magnitudes and signs.
   std::vector<float> gates;
   for (int i = -220000; i <= 220000; ++i) gates.push_back(float(i) * 5e-4f);
   for (float g : {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-45f, 87.3f, -87.3f, 88.7f, -88.7f, 89.0f,
                   -89.0f, 103.9f, -103.9f, 104.0f, -104.0f, 150.0f, -150.0f, 3e38f, -3e38f,
                   kInf, -kInf, kNan})
     gates.push_back(g);
-  const int ffn_dim = int(gates.size());  // not a multiple of 16: the masked tail runs too
+  return gates;
+}
+
+std::vector<float> sweep_gate_up(const std::vector<float>& gates) {
+  const int ffn_dim = int(gates.size());
   std::vector<float> gate_up(2 * std::size_t(ffn_dim));
   for (int i = 0; i < ffn_dim; ++i) {
     gate_up[std::size_t(i)] = gates[std::size_t(i)];
     gate_up[std::size_t(ffn_dim + i)] = (i % 7 - 3) * 0.37f + (i % 2 ? 1e-3f : 11.0f);
   }
+  return gate_up;
+}
+
+// fn against swiglu_reference over the sweep: within 4 ulp, the same inf / signed zero / NaN.
+void expect_within_four_ulp(SwigluFn fn) {
+  const std::vector<float> gates = sweep_gates(), gate_up = sweep_gate_up(gates);
+  const int ffn_dim = int(gates.size());
   std::vector<float> ref(static_cast<std::size_t>(ffn_dim)), got(ref.size());
   swiglu_reference(ref.data(), gate_up.data(), 1, ffn_dim);
-  avx512::swiglu_f32(got.data(), gate_up.data(), 1, ffn_dim);
+  fn(got.data(), gate_up.data(), 1, ffn_dim);
   std::int64_t worst = 0;
   for (int i = 0; i < ffn_dim; ++i) {
     const float r = ref[std::size_t(i)], o = got[std::size_t(i)];
@@ -102,7 +117,31 @@ TEST(SwiGlu, Avx512IsWithinFourUlpOfTheReference) {
     ASSERT_LE(d, 4);
     worst = std::max(worst, d);
   }
-  RecordProperty("worst_ulp", int(worst));
+  ::testing::Test::RecordProperty("worst_ulp", int(worst));
+}
+
+TEST(SwiGlu, Avx512IsWithinFourUlpOfTheReference) {
+  if (!cpu_isa().avx512) GTEST_SKIP() << "no AVX-512 on this CPU";
+  expect_within_four_ulp(avx512::swiglu_f32);
+}
+
+TEST(SwiGlu, Avx2IsWithinFourUlpOfTheReference) {
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+    GTEST_SKIP() << "no AVX2 and FMA on this CPU";
+  expect_within_four_ulp(avx2::swiglu_f32);
+}
+
+TEST(SwiGlu, Avx2GivesTheAvx512VersionsBits) {
+  if (!cpu_isa().avx512) GTEST_SKIP() << "no AVX-512 on this CPU";
+  const std::vector<float> gates = sweep_gates(), gate_up = sweep_gate_up(gates);
+  const int ffn_dim = int(gates.size());
+  std::vector<float> a(static_cast<std::size_t>(ffn_dim)), b(a.size());
+  avx512::swiglu_f32(a.data(), gate_up.data(), 1, ffn_dim);
+  avx2::swiglu_f32(b.data(), gate_up.data(), 1, ffn_dim);
+  for (int i = 0; i < ffn_dim; ++i)
+    ASSERT_EQ(std::memcmp(&a[std::size_t(i)], &b[std::size_t(i)], 4), 0)
+        << "gate " << gates[std::size_t(i)] << ": " << a[std::size_t(i)] << " vs "
+        << b[std::size_t(i)];
 }
 
 TEST(SwiGlu, EngineVersionDoesNotDependOnTheRowCount) {
