@@ -299,13 +299,15 @@ std::vector<RequestUpdate> Scheduler::update_from_output(const StepPlan& plan,
   return updates;
 }
 
-std::vector<RequestUpdate> Scheduler::step(StepStats* stats) {
+std::vector<RequestUpdate> Scheduler::step(StepStats* stats,
+                                           const std::function<void()>& scheduled) {
   if (idle()) return {};
   const std::int64_t start_ns = now_ns();
   const StepPlan plan = schedule();
   if (plan.rows.empty()) return {};  // everything waits for blocks or slots
   for (Sequence* s : plan.seqs)
     if (s->times.first_scheduled_ns < 0) s->times.first_scheduled_ns = start_ns;
+  if (scheduled) scheduled();
   std::int64_t forward_ns = 0;
   const std::vector<std::int32_t>& next = execute(plan, forward_ns);
   std::vector<RequestUpdate> updates = update_from_output(plan, next);

@@ -18,6 +18,7 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -116,7 +117,11 @@ class Scheduler {
   // Runs one engine step (nothing when idle) and returns what happened to each request:
   // schedule() picks the rows, execute() runs the forward pass over them, update_from_output()
   // applies its tokens (as vLLM's schedule() / execute_model() / update_from_output()).
-  std::vector<RequestUpdate> step(StepStats* stats = nullptr);
+  // `scheduled`, when set, is called once the step's batch is chosen and before its forward
+  // pass (the server publishes its running/waiting gauges there: a request admitted by this step
+  // counts as running while its prefill runs).
+  std::vector<RequestUpdate> step(StepStats* stats = nullptr,
+                                  const std::function<void()>& scheduled = {});
 
   bool idle() const { return running_.empty() && waiting_.empty(); }
   int running() const { return int(running_.size()); }

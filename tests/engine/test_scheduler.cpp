@@ -183,6 +183,32 @@ TEST(Scheduler, KeepsTheArrivalTheCallerStamped) {
   EXPECT_LT(times[1].first_scheduled_ns, times[1].first_token_ns);
 }
 
+TEST(Scheduler, TheScheduledHookSeesTheStepsAdmissionsBeforeItsForwardPass) {
+  // The server's gauges are published from the hook: a request admitted by a step counts as
+  // running (not waiting) while that step's prefill runs. Two requests, one slot: the first
+  // step admits one, the other waits; the hook runs once per step, before the tokens exist.
+  CpuBackend be;
+  const ModelConfig c = *find_preset("tiny");
+  Model model(c, load_weights(c, RandomWeights(1), be), be);
+  SchedulerOptions o;
+  o.max_num_seqs = 1;
+  Scheduler sched(model, o);
+  sched.add(1, {synthetic_prompts(3, 1, 12, c.vocab_size, false), 2, true});
+  sched.add(2, {synthetic_prompts(4, 1, 12, c.vocab_size, false), 2, true});
+  EXPECT_EQ(sched.waiting(), 2);
+  int calls = 0, running_seen = -1, waiting_seen = -1;
+  const auto updates = sched.step(nullptr, [&] {
+    ++calls;
+    running_seen = sched.running();
+    waiting_seen = sched.waiting();
+  });
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(running_seen, 1);
+  EXPECT_EQ(waiting_seen, 1);
+  EXPECT_EQ(updates.size(), 1u) << "the hook ran before the step's one token came back";
+  sched.step(nullptr);  // no hook: fine too
+}
+
 TEST(BlockPool, HandsOutAndTakesBack) {
   BlockPool pool(5, 16);
   std::vector<std::int32_t> a, b;

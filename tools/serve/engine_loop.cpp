@@ -170,12 +170,16 @@ void EngineLoop::publish_step(const std::string& failure, std::vector<RequestUpd
     if (log_) log_->on_step(st);
     append_bounded(steps_, st);
   }
+  publish_queue_gauges();
+  counters_.prefix_query_tokens_total = scheduler_.prefix_query_tokens();
+  counters_.prefix_hit_tokens_total = scheduler_.prefix_hit_tokens();
+}
+
+void EngineLoop::publish_queue_gauges() {
   counters_.running = scheduler_.running();
   counters_.waiting = scheduler_.waiting() + int(inbox_.size());
   counters_.kv_blocks_used = scheduler_.blocks_used();
   counters_.kv_blocks_cached = scheduler_.blocks_cached();
-  counters_.prefix_query_tokens_total = scheduler_.prefix_query_tokens();
-  counters_.prefix_hit_tokens_total = scheduler_.prefix_hit_tokens();
 }
 
 void EngineLoop::run() {
@@ -237,7 +241,10 @@ void EngineLoop::run() {
     std::vector<RequestUpdate> updates;
     std::string failure;
     try {
-      updates = scheduler_.step(&st);
+      updates = scheduler_.step(&st, [this] {
+        std::lock_guard<std::mutex> lock(mu_);
+        publish_queue_gauges();
+      });
     } catch (const std::exception& e) {
       failure = e.what();
     }

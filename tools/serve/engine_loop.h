@@ -112,6 +112,9 @@ class EngineLoop {
   // to every stream), the step to the log, and the counters.
   void publish_step(const std::string& failure, std::vector<RequestUpdate>& updates,
                     const StepStats& st);
+  // running/waiting/KV-block gauges from the scheduler (under mu_): after a step's batch is
+  // chosen and again after the step.
+  void publish_queue_gauges();
 
   Scheduler scheduler_;
   std::chrono::steady_clock::time_point origin_;  // the scheduler's: arrival stamps count from it
