@@ -2,16 +2,19 @@
 # GPU validation of the CUDA backend (docs/gpu-validation.md), in one pass that fits a short
 # lease on a machine with an NVIDIA GPU.
 #
-#   scripts/gpu_validate.sh BIN_DIR OUT_DIR [core|extra|all|check|tests]
+#   scripts/gpu_validate.sh BIN_DIR OUT_DIR [core|extra|all|check|tests|peer]
 #
 # BIN_DIR holds llmbench, test_cuda_kernels, test_cuda_forward and bench_cuda_kernels built with
 # -DCMAKE_CUDA_ARCHITECTURES=90 (a lib/ beside it may hold the shared libraries that machine
 # lacks). PART picks the steps: core (tests, roofline, tinyllama, the llama2-7b targets, serve on
 # CUDA, kernel bench), extra (the case studies, KV-cache variants and the 16-bit sweep), all, or
 # check (tests, serve and one llama2-7b decode: a short re-check after changes), tests (the
-# two CUDA test binaries alone: what a lease of a few minutes allows), or cupti (the tests, then
+# two CUDA test binaries alone: what a lease of a few minutes allows), cupti (the tests, then
 # llama2-7b fp16 decode traced with the event timer and with --timer cupti side by side, and
-# op_coverage / top_ops over the result: about 90 s). Every step has
+# op_coverage / top_ops over the result: about 90 s), or peer (issue 32's PyTorch peer:
+# scripts/gpu_torch_peer.py, its traces imported beside llmbench's own and compared by
+# peer_gemm_compare, and scripts/gpu_serve_load.py's serving targets; about 240 s,
+# docs/gpu-validation.md). Every step has
 # its own time limit; the log goes to OUT_DIR/validate-PART.log and the databases to OUT_DIR.
 set -u
 BIN=$(cd "$1" && pwd)
@@ -95,6 +98,49 @@ if [ "$PART" = extra ] || [ "$PART" = all ]; then
       --prompt-len 512 --max-new-tokens 64 --trace ops --db "$OUT/halfs.db"
   cp "$OUT/halfs.db" /tmp/halfs-copy.db
   step top_ops 30 "$LB" query /tmp/halfs-copy.db top_ops
+fi
+
+if [ "$PART" = peer ]; then  # issue 32 section 3: the PyTorch peer, its profile, serving targets
+  here=$(dirname "$0")
+  export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TORCHINDUCTOR_CACHE_DIR=/tmp/llmbench-inductor
+  # llmbench's own per-op trace of the shape the peer runs (the GEMM comparison's left side).
+  step llama7b_trace 90 "$LB" run --backend cuda --model llama2-7b --dtype fp16 --batch 1 \
+      --prompt-len 128 --max-new-tokens 16 --warmup 1 --repeat 1 --trace ops --db "$OUT/peer.db"
+  step serve_load 100 python3 "$here/gpu_serve_load.py" "$LB" "$OUT" --model "${SERVE_MODEL:-tinyllama-1.1b}" \
+      --dtype fp16 --backend cuda --step-timeout-s 60 --server-timeout-s 60
+  # The peer: eager and compiled each in a child with its own limit (the compile's bound).
+  # TORCH_PEER_ARGS may add flags (later ones win), e.g. "--repeat 2 --batch 1".
+  # shellcheck disable=SC2086
+  step torch_peer 215 python3 "$here/gpu_torch_peer.py" "$OUT" --model llama2-7b \
+      --eager-timeout-s 80 --compiled-timeout-s 125 ${TORCH_PEER_ARGS:-}
+  # The compiled trace first, so the eager one is the latest import: the queries' default.
+  for t in compiled eager; do
+    [ -f "$OUT/torch_${t}_decode.json.gz" ] &&
+      step "import_$t" 60 "$LB" import chrome "$OUT/torch_${t}_decode.json.gz" --db "$OUT/peer.db"
+  done
+  cp "$OUT/peer.db" /tmp/peer-copy.db  # queries read a copy: the archive below takes the original
+  step peer_gemm_compare 30 "$LB" query /tmp/peer-copy.db peer_gemm_compare
+  step kernels_latest 30 "$LB" query /tmp/peer-copy.db kernel_summary --param top_n=15
+  step launch_overhead 30 "$LB" query /tmp/peer-copy.db launch_overhead
+  if [ -f "$OUT/torch_compiled_decode.json.gz" ] && [ -f "$OUT/torch_eager_decode.json.gz" ]; then
+    step kernels_compiled 30 "$LB" query /tmp/peer-copy.db kernel_summary --param import_id=1 \
+        --param top_n=15
+  fi
+  # Few files come back: this log, peer.json (both scripts' figures), the eager trace and the
+  # databases (peer.db holds both imported traces, so the compiled trace's file goes).
+  cat "$OUT/serve.log" >>"$LOG" 2>/dev/null
+  python3 -c 'import json, sys
+doc = {}
+for name in sys.argv[2:]:
+    try:
+        doc[name.rsplit("/", 1)[-1][:-5]] = json.load(open(name))
+    except (OSError, ValueError) as exc:
+        doc[name] = "missing: %s" % exc
+json.dump(doc, open(sys.argv[1], "w"), indent=1)' "$OUT/peer.json" "$OUT/torch_peer.json" "$OUT/serve_load.json"
+  rm -f "$OUT/serve.log" "$OUT/torch_peer.json" "$OUT/serve_load.json" "$OUT/torch_compiled_decode.json.gz"
+  # The three tables on stdout too, where the device tool's output tail shows them.
+  sed -n '/^=== torch peer summary/,/^=== torch_peer rc=/p; /^=== serving targets/,/^=== serve_load rc=/p;
+          /^=== peer_gemm_compare:/,/^=== peer_gemm_compare rc=/p' "$LOG"
 fi
 
 # What comes back from a lease is a few files: the log and one archive of the databases.

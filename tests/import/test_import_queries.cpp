@@ -1,6 +1,7 @@
 // The bundled GPU-trace queries (nvtx_range_summary, kernel_summary, kernel_by_nvtx_range,
-// range_gpu_projection, gpu_idle_gaps, launch_overhead) on imports with hand-computed answers:
-// the nsys scenario of nsys_fixture.h and the Kineto trace of chrome_fixture.h; and their
+// range_gpu_projection, gpu_idle_gaps, launch_overhead, peer_gemm_compare) on imports with
+// hand-computed answers: the nsys scenario of nsys_fixture.h, the Kineto trace of
+// chrome_fixture.h and the torch.profiler decode steps of kineto_decode_fixture.h; and their
 // scope: the latest import by default, an llmbench case with --param case_id, beside runs.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 
 #include "tests/import/chrome_fixture.h"
 #include "tests/cli/llmbench_process.h"
+#include "tests/import/kineto_decode_fixture.h"
 #include "tests/import/nsys_fixture.h"
 #include "tests/import/sqlite_rows.h"
 
@@ -182,6 +184,99 @@ TEST(ImportQueriesScope, ImportsBesideRunsKeepTheirOwnScope) {
   const ojson top = query(db, "top_ops", "--param top_n=3");
   ASSERT_FALSE(top.empty());
   EXPECT_EQ(top[0]["case_id"], 1);
+}
+
+// Two transformers decode steps as torch.profiler 2.x writes them, imported beside a real
+// llmbench trace (tiny, 2 decode steps) in one database, as the GPU peer check does.
+class KinetoDecode : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fs::path(LLMBENCH_TEST_SCRATCH) / "kineto_decode" / std::to_string(::getpid());
+    fs::create_directories(dir_);
+    db_ = dir_ / "peer.db";
+    fs::remove(db_);
+    run_ = run_llmbench("run --model tiny --batch 1 --prompt-len 8 --max-new-tokens 3 --repeat 1 "
+                        "--warmup 0 --trace ops --peak-bw-gbps 20 --peak-tflops 0.2 --quiet --db " +
+                        db_.string(), dir_ / "run");
+    write_file(dir_ / "torch_eager_decode.json", kineto_decode_trace().dump());
+    import_ = run_llmbench("import chrome " + (dir_ / "torch_eager_decode.json").string() +
+                           " --db " + db_.string(), dir_ / "import");
+  }
+  static void TearDownTestSuite() { fs::remove_all(dir_); }
+  void SetUp() override {
+    ASSERT_EQ(run_.exit_code, 0) << run_.err;
+    ASSERT_EQ(import_.exit_code, 0) << import_.err;
+  }
+  static inline fs::path dir_, db_;
+  static inline Result run_, import_;
+};
+
+TEST_F(KinetoDecode, EveryKernelHasItsLaunchAndGraphLaunchesFanOut) {
+  EXPECT_EQ(import_.err.find("skipped"), std::string::npos) << import_.err;
+  const std::string imp = "(SELECT MAX(id) FROM import)";
+  EXPECT_EQ(sql_int(db_, "SELECT COUNT(*) FROM device_op WHERE import_id = " + imp), 29);
+  EXPECT_EQ(sql_int(db_, "SELECT COUNT(*) FROM device_op WHERE import_id = " + imp +
+                         " AND launch_id IS NULL"), 0);
+  // One 's' on cudaGraphLaunch, one 'f' per kernel of the graph: three flows per launch.
+  EXPECT_EQ(sql_int(db_, "SELECT COUNT(*) FROM flow AS f JOIN event AS e ON e.id = f.slice_out "
+                         "WHERE e.name = 'cudaGraphLaunch'"), 6);
+  EXPECT_EQ(sql_int(db_, "SELECT json_extract(notes, '$.\"flow ends sharing one start (one per "
+                         "kernel of a CUDA graph launch)\"') FROM import"), 4);
+  EXPECT_EQ(sql_int(db_, "SELECT COUNT(*) FROM slice WHERE name = 'PyTorch Profiler (0)'"), 1);
+}
+
+TEST_F(KinetoDecode, KernelsGoToTheirModuleRange) {
+  std::map<std::pair<std::string, std::string>, ojson> got;
+  for (const auto& r : query(db_, "kernel_by_nvtx_range")) got[{r["range_name"], r["name"]}] = r;
+  auto at = [&](const std::string& range, const std::string& name) {
+    return got[std::pair(range, name)];
+  };
+  EXPECT_EQ(at("q_proj", "gemmSN_TN_kernel<half>")["total_us"], 15.0);
+  EXPECT_EQ(at("q_proj", "splitKreduce_kernel<half>")["n"], 1);
+  EXPECT_EQ(at("lm_head", "gemv2T_kernel_val<half>")["total_us"], 77.5 + 78.5);
+  EXPECT_EQ(at("decode_step", "gemvx_kernel")["n"], 2);            // inside the CUDA graph
+  EXPECT_EQ(at("decode_step", "triton_poi_fused_add_0")["n"], 2);  // cuLaunchKernel
+  EXPECT_EQ(at("decode_step", "Memcpy DtoH (Device -> Pageable)")["category"], "gpu_memcpy");
+  for (const auto& [key, r] : got) EXPECT_NE(key.first, "(no range)") << r.dump();
+  const auto kernels = by(query(db_, "kernel_summary"), "name");
+  EXPECT_EQ(kernels.at("gemv2T_kernel_val<half>")["n"], 15);
+  EXPECT_EQ(kernels.at("Memcpy DtoH (Device -> Pageable)")["bytes"], 16);
+  const auto overhead = by(query(db_, "launch_overhead"), "name");
+  EXPECT_EQ(overhead.at("decode_step")["n"], 2);
+  EXPECT_EQ(overhead.at("decode_step")["ops"], 29);
+}
+
+TEST_F(KinetoDecode, PeerGemmCompareLinesUpTheSameWeights) {
+  const ojson rows = query(db_, "peer_gemm_compare");
+  ASSERT_EQ(rows.size(), 6u) << rows.dump(1);
+  // llmbench's side, read independently: its decode gemm ops and its decode steps.
+  std::map<std::string, double> ours_ns;
+  for (const auto& r : sql_rows(db_, "SELECT e.name, SUM(e.dur) FROM event AS e JOIN track AS t "
+                                     "ON t.id = e.track_id WHERE t.case_id = 1 AND e.phase = "
+                                     "'decode' AND e.category = 'gemm' GROUP BY e.name"))
+    ours_ns[r[0]] = std::stod(r[1]);
+  const auto steps = sql_int(db_, "SELECT COUNT(*) FROM event AS e JOIN track AS t ON t.id = "
+                                  "e.track_id WHERE t.case_id = 1 AND e.name = 'decode_step'");
+  ASSERT_EQ(steps, 2);
+  const std::vector<std::pair<std::string, double>> torch_us = {
+      {"qkv_proj", 57.0}, {"o_proj", 19.0}, {"gate_up_proj", 81.5}, {"down_proj", 41.5},
+      {"lm_head", 78.0}, {"total", 277.0}};
+  const std::vector<double> kernels = {3.5, 1, 2, 1, 1, 8.5};
+  double ours_total = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const ojson& r = rows[i];
+    SCOPED_TRACE(r.dump());
+    EXPECT_EQ(r["op"], torch_us[i].first);
+    EXPECT_NEAR(r["torch_us"].get<double>(), torch_us[i].second, 1e-9);
+    EXPECT_NEAR(r["torch_kernels"].get<double>(), kernels[i], 1e-12);
+    EXPECT_EQ(r["torch_steps"], 2);
+    EXPECT_EQ(r["llmbench_steps"], 2);
+    const double ours = i < 5 ? ours_ns.at(r["op"]) / 1e3 / 2 : ours_total;
+    ours_total += ours;
+    EXPECT_NEAR(r["llmbench_us"].get<double>(), ours, 1e-9);
+    EXPECT_NEAR(r["ratio"].get<double>(), ours / torch_us[i].second, 1e-9);
+    EXPECT_EQ(r["llmbench_calls"].get<double>(), i < 5 ? (i == 4 ? 1 : 2) : 9);
+  }
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "kernels/common/error.h"
@@ -346,7 +347,22 @@ void ChromeReader::bind_flows(const TrackIndex& index) {
     });
     bool open = false;     // a flow has started and not ended
     std::size_t last = 0;  // the open flow's latest slice
+    // The slice of the last flow that ended on an 'f' straight after its start, while no new
+    // start came: Kineto writes one 'f' per kernel of a CUDA graph launch, all with the launch's
+    // correlation id, against one 's' on the cudaGraphLaunch call. Each becomes a flow from that
+    // call (trace processor keeps only the first).
+    std::optional<std::size_t> fan_out;
+    bool last_was_start = false;
     for (const FlowPoint& p : points) {
+      if (p.phase == 'f' && !open && fan_out) {
+        if (const auto slice = bind(p)) {
+          t_.flows.push_back({*fan_out, *slice});
+          t_.note("flow ends sharing one start (one per kernel of a CUDA graph launch)");
+        } else {
+          t_.skip("flow event on no slice");
+        }
+        continue;
+      }
       if (p.phase != 's' && !open) {
         t_.skip(p.phase == 'f' ? "flow end without a start" : "flow step without a start");
         continue;
@@ -356,9 +372,12 @@ void ChromeReader::bind_flows(const TrackIndex& index) {
       if (!slice) {
         t_.skip("flow event on no slice");
         open = false;
+        fan_out.reset();
         continue;
       }
       if (p.phase != 's') t_.flows.push_back({last, *slice});
+      fan_out = p.phase == 'f' && last_was_start ? std::optional(last) : std::nullopt;
+      last_was_start = p.phase == 's';
       open = p.phase != 'f';
       last = *slice;
     }
