@@ -103,9 +103,11 @@ fi
 if [ "$PART" = peer ]; then  # issue 32 section 3: the PyTorch peer, its profile, serving targets
   here=$(dirname "$0")
   export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TORCHINDUCTOR_CACHE_DIR=/tmp/llmbench-inductor
-  # llmbench's own per-op trace of the shape the peer runs (the GEMM comparison's left side).
-  step llama7b_trace 90 "$LB" run --backend cuda --model llama2-7b --dtype fp16 --batch 1 \
-      --prompt-len 128 --max-new-tokens 16 --warmup 1 --repeat 1 --trace ops --db "$OUT/peer.db"
+  # llmbench's own per-op trace of the shape the peer runs (the GEMM comparison's left side):
+  # case 1 timed with event pairs, case 2 with CUPTI (kernel sums, as Kineto's kernels are).
+  step llama7b_trace 100 "$LB" run --backend cuda --model llama2-7b --dtype fp16 --batch 1 \
+      --prompt-len 128 --max-new-tokens 16 --warmup 1 --repeat 1 --trace ops --timer device,cupti \
+      --db "$OUT/peer.db"
   step serve_load 100 python3 "$here/gpu_serve_load.py" "$LB" "$OUT" --model "${SERVE_MODEL:-tinyllama-1.1b}" \
       --dtype fp16 --backend cuda --step-timeout-s 60 --server-timeout-s 60
   # The peer: eager and compiled each in a child with its own limit (the compile's bound).
@@ -119,7 +121,10 @@ if [ "$PART" = peer ]; then  # issue 32 section 3: the PyTorch peer, its profile
       step "import_$t" 60 "$LB" import chrome "$OUT/torch_${t}_decode.json.gz" --db "$OUT/peer.db"
   done
   cp "$OUT/peer.db" /tmp/peer-copy.db  # queries read a copy: the archive below takes the original
-  step peer_gemm_compare 30 "$LB" query /tmp/peer-copy.db peer_gemm_compare
+  step peer_cases 30 "$LB" query /tmp/peer-copy.db "SELECT id, variants, status FROM bench_case"
+  step peer_gemm_compare 30 "$LB" query /tmp/peer-copy.db peer_gemm_compare --param case_id=2
+  step peer_gemm_compare_events 30 "$LB" query /tmp/peer-copy.db peer_gemm_compare \
+      --param case_id=1
   step kernels_latest 30 "$LB" query /tmp/peer-copy.db kernel_summary --param top_n=15
   step launch_overhead 30 "$LB" query /tmp/peer-copy.db launch_overhead
   if [ -f "$OUT/torch_compiled_decode.json.gz" ] && [ -f "$OUT/torch_eager_decode.json.gz" ]; then
@@ -140,7 +145,7 @@ json.dump(doc, open(sys.argv[1], "w"), indent=1)' "$OUT/peer.json" "$OUT/torch_p
   rm -f "$OUT/serve.log" "$OUT/torch_peer.json" "$OUT/serve_load.json" "$OUT/torch_compiled_decode.json.gz"
   # The three tables on stdout too, where the device tool's output tail shows them.
   sed -n '/^=== torch peer summary/,/^=== torch_peer rc=/p; /^=== serving targets/,/^=== serve_load rc=/p;
-          /^=== peer_gemm_compare:/,/^=== peer_gemm_compare rc=/p' "$LOG"
+          /^=== peer_cases:/,/^=== peer_gemm_compare_events rc=/p' "$LOG"
 fi
 
 # What comes back from a lease is a few files: the log and one archive of the databases.
