@@ -7,10 +7,11 @@
 
 namespace llmbench {
 
-void ActivityAttribution::add_slot(int slot, int parent) {
+void ActivityAttribution::add_slot(int slot, int parent, bool range) {
   LLMBENCH_CHECK(slot == int(parent_.size()), "slots are added in order");
   LLMBENCH_CHECK(parent < slot, "a slot's parent is opened before it");
   parent_.push_back(parent);
+  range_.push_back(range);
 }
 
 void ActivityAttribution::add_correlation(std::uint32_t correlation_id,
@@ -24,6 +25,7 @@ void ActivityAttribution::add_activity(const DeviceActivity& a) { activities_.pu
 
 std::vector<SlotDeviceTime> ActivityAttribution::resolve() {
   std::vector<SlotDeviceTime> out(parent_.size());
+  for (std::size_t s = 0; s < out.size(); ++s) out[s].spans = range_[s];
   unattributed_ = 0;
   for (const DeviceActivity& a : activities_) {
     const auto it = external_of_.find(a.correlation_id);
@@ -43,7 +45,7 @@ std::vector<SlotDeviceTime> ActivityAttribution::resolve() {
     const int p = parent_[s];
     if (p < 0) continue;
     SlotDeviceTime& up = out[std::size_t(p)];
-    up.has_children = true;
+    up.spans = true;
     if (out[s].first_ns < 0) continue;
     up.first_ns = up.first_ns < 0 ? out[s].first_ns : std::min(up.first_ns, out[s].first_ns);
     up.last_ns = std::max(up.last_ns, out[s].last_ns);
@@ -55,7 +57,7 @@ bool ActivityAttribution::interval(const SlotDeviceTime& t, std::int64_t& start_
                                    std::int64_t& dur_ns) {
   if (t.first_ns < 0) return false;
   start_ns = t.first_ns;
-  dur_ns = t.has_children ? t.last_ns - t.first_ns : t.busy_ns;
+  dur_ns = t.spans ? t.last_ns - t.first_ns : t.busy_ns;
   return true;
 }
 

@@ -25,14 +25,15 @@ struct SlotDeviceTime {
   std::int64_t busy_ns = 0;     // the sum of their durations
   std::int64_t first_ns = -1;   // the earliest start among them and its descendants' (-1: none)
   std::int64_t last_ns = -1;    // the latest end, likewise
-  bool has_children = false;
+  bool spans = false;           // a range, or a slot with children: reports its span
 };
 
 class ActivityAttribution {
  public:
   // Slots are numbered 0.. in the order they were opened; a child's number is above its
-  // parent's (-1: a root).
-  void add_slot(int slot, int parent);
+  // parent's (-1: a root). A range (a step or a layer) reports its span even when nothing
+  // else was traced inside it (--trace steps).
+  void add_slot(int slot, int parent, bool range = false);
   // An API call made while `external_id` was the innermost pushed id.
   void add_correlation(std::uint32_t correlation_id, std::uint64_t external_id);
   void add_activity(const DeviceActivity& a);
@@ -45,14 +46,15 @@ class ActivityAttribution {
   std::vector<SlotDeviceTime> resolve();
   int unattributed() const { return unattributed_; }
 
-  // The interval an op reports: a slot with children spans them (first start to last end); a
-  // leaf reports its first start and the sum of its activities' durations (the device time of
+  // The interval an op reports: a range or a slot with children spans its activities and its
+  // descendants' (first start to last end); an op without children reports its first start and the sum of its activities' durations (the device time of
   // its kernels, without the launch gaps between them). False when nothing ran for it.
   static bool interval(const SlotDeviceTime& t, std::int64_t& start_ns, std::int64_t& dur_ns);
 
  private:
   std::uint64_t base_ = 0;
   std::vector<int> parent_;
+  std::vector<bool> range_;
   std::unordered_map<std::uint32_t, std::uint64_t> external_of_;
   std::vector<DeviceActivity> activities_;
   int unattributed_ = 0;

@@ -151,8 +151,10 @@ class CuptiOpTimer final : public OpTimer {
 
   bool resolves_at_end() const override { return true; }
 
+  void mark_range(int slot) override { next_range_ = slot; }
+
   void start(int slot) override {
-    attribution_.add_slot(slot, open_.empty() ? -1 : open_.back());
+    attribution_.add_slot(slot, open_.empty() ? -1 : open_.back(), next_range_ == slot);
     open_.push_back(slot);
     host_start_.push_back(std::chrono::steady_clock::now());
     host_stop_.push_back(host_start_.back());
@@ -210,6 +212,7 @@ class CuptiOpTimer final : public OpTimer {
   std::chrono::steady_clock::time_point anchor_host_;
   ActivityAttribution attribution_;
   std::vector<int> open_;
+  int next_range_ = -1;  // the slot mark_range() named, until its start()
   std::vector<std::chrono::steady_clock::time_point> host_start_, host_stop_;
   std::vector<SlotDeviceTime> times_;
 };

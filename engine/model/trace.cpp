@@ -100,6 +100,7 @@ int Tracer::begin(const char* name, OpCategory category, int layer, std::int64_t
   const int index = int(records_.size());
   records_.push_back(r);
   open_.push_back(index);
+  if (category == OpCategory::kRange) timer_->mark_range(index);
   timer_->start(index);
   return index;
 }

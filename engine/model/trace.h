@@ -62,6 +62,8 @@ class OpTimer {
  public:
   virtual ~OpTimer() = default;
   virtual bool resolves_at_end() const { return false; }
+  // Called before start(slot) when the slot is a range (a step or a layer), not an op.
+  virtual void mark_range(int /*slot*/) {}
   virtual void start(int slot) = 0;
   virtual void stop(int slot) = 0;
   // The slot's start and duration in ns since `origin`.

@@ -60,8 +60,32 @@ TEST(ActivityAttribution, LeavesSumTheirKernelsAndRangesSpanTheirDescendants) {
   ASSERT_TRUE(ActivityAttribution::interval(t[0], start, dur));
   EXPECT_EQ(start, 1000);
   EXPECT_EQ(dur, 1600) << "the step spans the layer and the copy";
-  EXPECT_TRUE(t[0].has_children);
-  EXPECT_FALSE(t[4].has_children);
+  EXPECT_TRUE(t[0].spans);
+  EXPECT_FALSE(t[4].spans);
+}
+
+TEST(ActivityAttribution, ARangeWithNothingTracedInsideStillSpansItsKernels) {
+  // --trace steps: the step range is the only slot; its kernels are its own, and it reports
+  // first start to last end (the gap included), not their sum.
+  ActivityAttribution a;
+  a.add_slot(0, -1, true);
+  a.add_slot(1, -1);  // an op at the root: the sum
+  a.add_correlation(1, 0);
+  a.add_correlation(2, 0);
+  a.add_correlation(3, 1);
+  a.add_correlation(4, 1);
+  a.add_activity({1, 100, 200});
+  a.add_activity({2, 300, 350});
+  a.add_activity({3, 400, 410});
+  a.add_activity({4, 500, 520});
+  const std::vector<SlotDeviceTime> t = a.resolve();
+  std::int64_t start = 0, dur = 0;
+  ASSERT_TRUE(ActivityAttribution::interval(t[0], start, dur));
+  EXPECT_EQ(start, 100);
+  EXPECT_EQ(dur, 250);
+  ASSERT_TRUE(ActivityAttribution::interval(t[1], start, dur));
+  EXPECT_EQ(start, 400);
+  EXPECT_EQ(dur, 30);
 }
 
 TEST(ActivityAttribution, ForeignAndUncorrelatedActivityIsCountedAndLeftOut) {
@@ -118,6 +142,7 @@ class AtEndTimer final : public OpTimer {
  public:
   explicit AtEndTimer(int* resolved) : resolved_(resolved) {}
   bool resolves_at_end() const override { return true; }
+  void mark_range(int slot) override { ranges.push_back(slot); }
   void start(int) override {}
   void stop(int) override {}
   void resolve(int slot, std::chrono::steady_clock::time_point, std::int64_t& start_ns,
@@ -127,6 +152,8 @@ class AtEndTimer final : public OpTimer {
     dur_ns = 5;
   }
 
+  std::vector<int> ranges;
+
  private:
   int* resolved_;
 };
@@ -135,14 +162,16 @@ class AtEndTimer final : public OpTimer {
 
 TEST(ActivityAttribution, TracerResolvesAnAtEndTimerOnlyAtFinish) {
   int resolved = 0;
-  Tracer tracer(TraceLevel::kOps, std::make_unique<AtEndTimer>(&resolved),
-                std::chrono::steady_clock::now());
+  auto timer = std::make_unique<AtEndTimer>(&resolved);
+  const AtEndTimer* seen = timer.get();
+  Tracer tracer(TraceLevel::kOps, std::move(timer), std::chrono::steady_clock::now());
   for (int step = 0; step < 3; ++step) {
     { OpScope s(&tracer, "decode_step", OpCategory::kRange, -1, 0, 0, true);
       OpScope op(&tracer, "matmul", OpCategory::kGemm, 0); }
     tracer.resolve();
   }
   EXPECT_EQ(resolved, 0) << "nothing is read back between steps";
+  EXPECT_EQ(seen->ranges, (std::vector<int>{0, 2, 4})) << "the step ranges, not the ops";
   tracer.finish();
   EXPECT_EQ(resolved, 6);
   ASSERT_EQ(tracer.records().size(), 6u);
