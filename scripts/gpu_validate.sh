@@ -86,6 +86,11 @@ if [ "$PART" = cupti ]; then  # the CUPTI op timer against the event pairs (issu
   done
   step op_gaps_cupti 30 "$LB" query /tmp/cupti-copy.db op_gaps --param case_id=3 \
       --param phase=decode --param top_n=5
+  # --trace steps under the CUPTI timer: the step ranges alone, each spanning its kernels.
+  step cupti_steps 60 "$LB" run --backend cuda --model tinyllama-1.1b --batch 1 --prompt-len 32 \
+      --max-new-tokens 16 --repeat 2 --trace steps --timer device,cupti --db "$OUT/steps.db"
+  cp "$OUT/steps.db" /tmp/steps-copy.db
+  step op_coverage_steps 30 "$LB" query /tmp/steps-copy.db op_coverage
 fi
 if [ "$PART" = extra ] || [ "$PART" = all ]; then
   step case_study 90 "$LB" run --config batch16-single-token --backend cuda --db "$OUT/case.db"
