@@ -143,11 +143,19 @@ def build_model(args):
     torch.manual_seed(0)
     t0 = time.perf_counter()
     previous = torch.get_default_dtype()
-    torch.set_default_dtype(dtype)
     # torch >= 2 builds the weights on the device; an older one builds them on the CPU first.
     where = torch.device(args.device)
     on_device = where if hasattr(where, "__enter__") else contextlib.nullcontext()
+    fallback = None
     try:
+        torch.set_default_dtype(dtype)  # the weights are made in fp16 straight away
+        with on_device:
+            model = LlamaForCausalLM(config)
+    except Exception as exc:  # then in fp32 (27 GB for 7B), converted below
+        fallback = "%s: %s" % (type(exc).__name__, exc)
+        print("torch_peer: building in %s failed (%s); building in fp32" % (args.dtype, fallback),
+              flush=True)
+        torch.set_default_dtype(previous)
         with on_device:
             model = LlamaForCausalLM(config)
     finally:
@@ -166,6 +174,7 @@ def build_model(args):
         "attn_implementation": getattr(model.config, "_attn_implementation", None),
         "build_s": time.perf_counter() - t0,
         "torch": torch.__version__, "transformers": transformers.__version__,
+        "build_fallback": fallback,
     }
     if args.device.startswith("cuda"):
         info["gpu"] = torch.cuda.get_device_name()

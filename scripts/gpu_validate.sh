@@ -153,8 +153,9 @@ json.dump(doc, open(sys.argv[1], "w"), indent=1)' "$OUT/peer.json" "$OUT/torch_p
           /^=== peer_cases:/,/^=== peer_gemm_compare_events rc=/p' "$LOG"
 fi
 
-# What comes back from a lease is a few files: the log and one archive of the databases.
-(cd "$OUT" && ls ./*.db >/dev/null 2>&1 && tar czf databases.tgz ./*.db* && rm -f ./*.db ./*.db-wal ./*.db-shm)
+# What comes back from a lease is a few files: the log and one archive of the databases, named
+# after the part, so parts run one after the other in one call keep each other's.
+(cd "$OUT" && ls ./*.db >/dev/null 2>&1 && tar czf "databases-$PART.tgz" ./*.db* && rm -f ./*.db ./*.db-wal ./*.db-shm)
 rm -rf "$OUT/cache"
 
 echo "=== test results"
