@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The GPU peer for llmbench's decode figures: Hugging Face transformers' LlamaForCausalLM with one of
-llmbench's preset shapes (default llama2-7b) and random fp16 weights built on the GPU, timed the way
-`llmbench run --batch B --prompt-len 128 --max-new-tokens 128` times its own decode, in two variants:
+"""The GPU peer for llmbench's decode figures: Hugging Face transformers' LlamaForCausalLM with one
+of llmbench's preset shapes (default llama2-7b) and random fp16 weights built on the GPU, timed as
+`llmbench run --batch B --prompt-len 128 --max-new-tokens 128` times its own decode, two ways:
 
   eager     the model's forward with its default dynamic KV cache, one Python call per step;
   compiled  a static KV cache and the decode step under torch.compile(mode="reduce-overhead")
@@ -402,7 +402,7 @@ def compiled_factory(child, model, batch, fullgraph):
     import torch
     args = child.args
     accepted = forward_params(model)
-    max_len = args.prompt_len + args.max_new_tokens + 8
+    max_len = args.prompt_len + max(args.max_new_tokens, args.profile_skip + args.profile_steps) + 8
     cache = make_static_cache(model, batch, max_len, args)
     ids = prompt_ids(args, batch, child.doc["model"]["vocab"])
     dev = args.device
