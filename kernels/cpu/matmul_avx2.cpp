@@ -29,6 +29,9 @@ constexpr int kAcc = 4;             // fp32 vector accumulators per output
 constexpr int kStep = 8 * kAcc;     // k values per step: one 8-lane slice per accumulator
 constexpr int kPanelCols = 16;      // weight rows (output columns) per thread work unit
 constexpr int kPrefetchBytes = 512;  // software prefetch distance in the weight stream
+// x rows held as 16-bit values (bf16/fp16 weights, 1-2 rows) once an fp32 x row passes this
+// many bytes (see run()).
+constexpr int kX32MaxBytes = 16 << 10;
 
 enum class Kind { kF32, kBf16, kFp16 };
 template <Kind K>
@@ -80,6 +83,30 @@ void prepare_f32(float* dst, const float* x, int k, int kp) {
   std::fill(dst + k, dst + kp, 0.0f);
 }
 
+// One x row as bf16 (fp32_to_bf16 of each value: round_bf16's high halves), in k order,
+// zero-padded to kp: loaded like the weights, its even/odd split is prepare_bf16's order.
+void prepare_bf16_16(std::uint16_t* dst, const float* x, int k, int kp) {
+  int p = 0;
+  for (; p + 16 <= k; p += 16) {
+    const __m256i a = _mm256_srli_epi32(_mm256_castps_si256(round_bf16(_mm256_loadu_ps(x + p))), 16);
+    const __m256i b =
+        _mm256_srli_epi32(_mm256_castps_si256(round_bf16(_mm256_loadu_ps(x + p + 8))), 16);
+    // packus works per 128-bit lane: [a0-3 b0-3 | a4-7 b4-7]; the 64-bit permute restores order.
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + p),
+                        _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xD8));
+  }
+  for (; p < kp; ++p) dst[p] = p < k ? fp32_to_bf16(x[p]) : std::uint16_t(0);
+}
+
+// One x row as fp16 (the same vcvtps2ph rounding as prepare_fp16), zero-padded to kp.
+void prepare_fp16_16(std::uint16_t* dst, const float* x, int k, int kp) {
+  int p = 0;
+  for (; p + 8 <= k; p += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + p),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(x + p), _MM_FROUND_TO_NEAREST_INT));
+  for (; p < kp; ++p) dst[p] = p < k ? fp32_to_fp16(x[p]) : std::uint16_t(0);
+}
+
 // The kStep weights at w as four fp32 vectors matching the prepared x: fp32 as stored, bf16
 // the even/odd lanes of each 16, fp16 four groups of 8 in order.
 template <Kind K>
@@ -115,8 +142,10 @@ inline float reduce(__m256 a) {
 // zero-padded copy, x being zero-padded already. Prefetching kPrefetchBytes ahead runs past the
 // row's end into the next row (contiguous), which is the next one this thread reads; past the
 // matrix's end it is harmless (a prefetch never faults).
-template <Kind K, int R>
-void tile(float* out, int ldo, const float* xp, int kp, const Elem<K>* w, int k) {
+// X is float (x prepared as fp32) or std::uint16_t (x prepared as 16-bit values of the weights'
+// dtype, widened by the weights' own instructions: the same fp32 vectors, so the same sums).
+template <Kind K, int R, class X>
+void tile(float* out, int ldo, const X* xp, int kp, const Elem<K>* w, int k) {
   constexpr int kStepBytes = kStep * int(sizeof(Elem<K>));
   __m256 acc[R][kAcc];
 #pragma GCC unroll 2
@@ -127,11 +156,19 @@ void tile(float* out, int ldo, const float* xp, int kp, const Elem<K>* w, int k)
     __m256 v[kAcc];
     load_weights<K>(wp, v);
 #pragma GCC unroll 2
-    for (int r = 0; r < R; ++r)
+    for (int r = 0; r < R; ++r) {
+      if constexpr (std::is_same_v<X, float>) {
 #pragma GCC unroll 4
-      for (int q = 0; q < kAcc; ++q)
-        acc[r][q] =
-            _mm256_fmadd_ps(_mm256_loadu_ps(xp + std::size_t(r) * kp + p + 8 * q), v[q], acc[r][q]);
+        for (int q = 0; q < kAcc; ++q)
+          acc[r][q] = _mm256_fmadd_ps(_mm256_loadu_ps(xp + std::size_t(r) * kp + p + 8 * q), v[q],
+                                      acc[r][q]);
+      } else {
+        __m256 xv[kAcc];
+        load_weights<K>(xp + std::size_t(r) * kp + p, xv);
+#pragma GCC unroll 4
+        for (int q = 0; q < kAcc; ++q) acc[r][q] = _mm256_fmadd_ps(xv[q], v[q], acc[r][q]);
+      }
+    }
   };
   const int kf = k / kStep * kStep;
   for (int p = 0; p < kf; p += kStep) {
@@ -154,49 +191,68 @@ void tile(float* out, int ldo, const float* xp, int kp, const Elem<K>* w, int k)
 // Columns [j0, j1) for every row: one weight row at a time, multiplied by the x rows in pairs
 // (2 x 1 tiles, eight accumulators) and a last odd row alone, so the row is read from memory
 // once and from L1 for the other pairs.
-template <Kind K>
-void panel(float* out, int n, const float* xp, int kp, const Elem<K>* w, int m, int k, int j0,
+template <Kind K, class X>
+void panel(float* out, int n, const X* xp, int kp, const Elem<K>* w, int m, int k, int j0,
            int j1) {
   for (int j = j0; j < j1; ++j) {
     const Elem<K>* wj = w + std::size_t(j) * k;
     int i = 0;
     for (; i + 2 <= m; i += 2)
-      tile<K, 2>(out + std::size_t(i) * n + j, n, xp + std::size_t(i) * kp, kp, wj, k);
-    if (i < m) tile<K, 1>(out + std::size_t(i) * n + j, n, xp + std::size_t(i) * kp, kp, wj, k);
+      tile<K, 2, X>(out + std::size_t(i) * n + j, n, xp + std::size_t(i) * kp, kp, wj, k);
+    if (i < m) tile<K, 1, X>(out + std::size_t(i) * n + j, n, xp + std::size_t(i) * kp, kp, wj, k);
   }
 }
 
 // The prepared x rows ([m, kp], thread-local so the block is reused across calls: a fresh one
 // of this size per call would come from mmap and fault its pages in every time), then every
 // panel of columns.
-template <Kind K, class Prepare>
+template <Kind K, class X, class Prepare>
 void run(float* out, const float* x, int lda, const Elem<K>* w, int m, int n, int k,
          Prepare prepare) {
-  if (m <= 0 || n <= 0) return;
   const int kp = (k + kStep - 1) / kStep * kStep;
-  thread_local std::vector<float> xp;
+  thread_local std::vector<X> xp;
   xp.resize(std::size_t(m) * kp);
   for (int i = 0; i < m; ++i) prepare(xp.data() + std::size_t(i) * kp, x + std::size_t(i) * lda, k, kp);
   const int n_panels = (n + kPanelCols - 1) / kPanelCols;
-  const float* xd = xp.data();
+  const X* xd = xp.data();
   // Static schedule: each thread streams one contiguous slice of the weight matrix.
 #pragma omp parallel for schedule(static) if (static_cast<long>(n) * k > (1 << 15))
   for (int g = 0; g < n_panels; ++g)
-    panel<K>(out, n, xd, kp, w, m, k, g * kPanelCols, std::min(n, (g + 1) * kPanelCols));
+    panel<K, X>(out, n, xd, kp, w, m, k, g * kPanelCols, std::min(n, (g + 1) * kPanelCols));
+}
+
+// 16-bit weights: x as fp32 (one load per 8 values) unless its rows would crowd the L1. Every
+// x row is read once per weight row; once k * 4 bytes of x and a weight row no longer fit the
+// 32 KiB L1 together (tinyllama-1.1b's down_proj, k = 5632: 22.5 KiB of x and 11 KiB of fp16
+// weights), the weight stream evicts x before its next use, x comes back from L2 for every
+// row, and the matrix streamed at 0.59 of the other projections' rate (docs/metrics.md, issue
+// 31). Held as 16-bit values (lossless: prepare_bf16/_fp16 round x to those values anyway) the
+// row is half the size, for the cost of widening it like the weights; with more than two rows
+// that cost outweighs the saving. The sums are the same bits either way (tested).
+template <Kind K>
+void run_half(float* out, const float* x, int lda, const std::uint16_t* w, int m, int n, int k,
+              void (*prepare32)(float*, const float*, int, int),
+              void (*prepare16)(std::uint16_t*, const float*, int, int)) {
+  if (m <= 2 && std::size_t(k) * sizeof(float) > std::size_t(kX32MaxBytes))
+    run<K, std::uint16_t>(out, x, lda, w, m, n, k, prepare16);
+  else
+    run<K, float>(out, x, lda, w, m, n, k, prepare32);
 }
 
 }  // namespace
 
 void matmul_f32_rows(float* out, const float* x, int lda, const float* w, int m, int n, int k) {
-  run<Kind::kF32>(out, x, lda, w, m, n, k, prepare_f32);
+  if (m <= 0 || n <= 0) return;
+  run<Kind::kF32, float>(out, x, lda, w, m, n, k, prepare_f32);
 }
 
 void matmul_half_rows(float* out, const float* x, int lda, const std::uint16_t* w, DType dtype,
                       int m, int n, int k) {
+  if (m <= 0 || n <= 0) return;
   if (dtype == DType::kBf16)
-    run<Kind::kBf16>(out, x, lda, w, m, n, k, prepare_bf16);
+    run_half<Kind::kBf16>(out, x, lda, w, m, n, k, prepare_bf16, prepare_bf16_16);
   else
-    run<Kind::kFp16>(out, x, lda, w, m, n, k, prepare_fp16);
+    run_half<Kind::kFp16>(out, x, lda, w, m, n, k, prepare_fp16, prepare_fp16_16);
 }
 
 }  // namespace llmbench::cpu::avx2

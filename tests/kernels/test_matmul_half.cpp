@@ -143,7 +143,7 @@ TEST_P(MatmulHalfDtypes, Avx2KernelMatchesTheReferenceAndIgnoresTheRowCount) {
   if (!cpu_isa().avx2) GTEST_SKIP() << "no AVX2 + FMA + F16C (" << cpu_isa_name() << ")";
   for (int m : {1, 2, 3, 5, 8}) {
     for (int n : {1, 3, 17, 37}) {
-      for (int k : {1, 15, 16, 31, 32, 33, 2100}) {
+      for (int k : {1, 15, 16, 31, 32, 33, 2100, 4133}) {
         const int lda = k + 5;
         const auto x = test::random_floats(std::size_t(m) * lda, 900u + m + n + k);
         const auto w = narrow(test::random_floats(std::size_t(n) * k, 41u + n + k), t);
@@ -172,6 +172,28 @@ TEST_P(MatmulHalfDtypes, Avx2KernelMatchesTheReferenceAndIgnoresTheRowCount) {
   }
 }
 
+TEST_P(MatmulHalfDtypes, Avx2KernelGivesTheSameBitsWithSixteenBitActivations) {
+  // Past 16 KiB of fp32 x per row (k > 4096), one or two x rows are held as 16-bit values and
+  // widened like the weights; more rows keep fp32 x. Both are the same fp32 vectors, so row i
+  // of the 8-row product (fp32 x) equals the row computed alone or in a pair (16-bit x), bit
+  // for bit, at a k with a tail (5000 = 156 steps of 32 + 8).
+  const DType t = GetParam();
+  if (!cpu_isa().avx2) GTEST_SKIP() << "no AVX2 + FMA + F16C (" << cpu_isa_name() << ")";
+  const int n = 37, k = 5000;
+  const auto x = test::random_floats(std::size_t(8) * k, 17);
+  const auto w = narrow(test::random_floats(std::size_t(n) * k, 18), t);
+  std::vector<float> all(std::size_t(8) * n);
+  avx2::matmul_half_rows(all.data(), x.data(), k, w.data(), t, 8, n, k);
+  for (int i : {0, 3, 6}) {
+    for (int m : {1, 2}) {
+      std::vector<float> part(std::size_t(m) * n);
+      avx2::matmul_half_rows(part.data(), x.data() + std::size_t(i) * k, k, w.data(), t, m, n, k);
+      for (std::size_t e = 0; e < part.size(); ++e)
+        ASSERT_EQ(part[e], all[std::size_t(i) * n + e]) << "row " << i << " m " << m;
+    }
+  }
+}
+
 TEST_P(MatmulHalfDtypes, Avx2KernelRoundsActivationsLikeTheReference) {
   // x values at bf16/fp16 rounding ties, NaN and infinities: the kernel's vector rounding is
   // fp32_to_bf16 / fp32_to_fp16 of kernels/common/half.h (one weight of 1 shows the rounded x).
@@ -179,17 +201,19 @@ TEST_P(MatmulHalfDtypes, Avx2KernelRoundsActivationsLikeTheReference) {
   if (!cpu_isa().avx2) GTEST_SKIP() << "no AVX2 + FMA + F16C (" << cpu_isa_name() << ")";
   const std::vector<float> values = {1.0f + 1.0f / 256, 1.0f + 3.0f / 256, -1.0f - 1.0f / 4096,
                                      1.0f + 1.0f / 2048, 65520.0f, 3.0e38f, 1e-30f, -0.0f};
-  const int k = 16;
-  for (float v : values) {
-    for (int at = 0; at < k; ++at) {
-      std::vector<float> x(k, 0.0f);
-      x[at] = v;
-      std::vector<std::uint16_t> w(k, 0);
-      narrow_to_half(&w[at], std::vector<float>{1.0f}.data(), 1, t);
-      float out = 0.0f, ref = 0.0f;
-      avx2::matmul_half_rows(&out, x.data(), k, w.data(), t, 1, 1, k);
-      matmul_half_reference(&ref, x.data(), w.data(), t, 1, 1, k, k);
-      EXPECT_EQ(out, ref) << "value " << v << " at " << at;
+  // k = 16: fp32 x; k = 4112: x held as 16-bit values (the first and last 16 places).
+  for (int k : {16, 4112}) {
+    for (float v : values) {
+      for (int at = 0; at < k; at = at == 15 ? std::max(16, k - 16) : at + 1) {
+        std::vector<float> x(k, 0.0f);
+        x[at] = v;
+        std::vector<std::uint16_t> w(k, 0);
+        narrow_to_half(&w[at], std::vector<float>{1.0f}.data(), 1, t);
+        float out = 0.0f, ref = 0.0f;
+        avx2::matmul_half_rows(&out, x.data(), k, w.data(), t, 1, 1, k);
+        matmul_half_reference(&ref, x.data(), w.data(), t, 1, 1, k, k);
+        EXPECT_EQ(out, ref) << "value " << v << " at " << at << " k " << k;
+      }
     }
   }
 }
