@@ -10,7 +10,7 @@
 # CUDA, kernel bench), extra (the case studies, KV-cache variants and the 16-bit sweep), all, or
 # check (tests, serve and one llama2-7b decode: a short re-check after changes), tests (the
 # two CUDA test binaries alone: what a lease of a few minutes allows), cupti (the tests, then
-# llama2-7b fp16 decode traced with the event timer and with --timer cupti side by side, and
+# llama2-7b fp16 decode traced with --timer events and with the default timer side by side, and
 # op_coverage / top_ops over the result: about 90 s), or peer (issue 32's PyTorch peer:
 # scripts/gpu_torch_peer.py, its traces imported beside llmbench's own and compared by
 # peer_gemm_compare, and scripts/gpu_serve_load.py's serving targets; about 240 s,
@@ -76,7 +76,7 @@ if [ "$PART" = cupti ]; then  # the CUPTI op timer against the event pairs (issu
   step test_cuda_kernels 150 "$BIN/test_cuda_kernels"
   step test_cuda_forward 200 "$BIN/test_cuda_forward"
   step cupti_timer 180 "$LB" run --backend cuda --model llama2-7b --dtype fp16 --batch 1,16 \
-      --prompt-len 128 --max-new-tokens 128 --repeat 5 --timer device,cupti --trace ops \
+      --prompt-len 128 --max-new-tokens 128 --repeat 5 --timer events,device --trace ops \
       --db "$OUT/cupti.db"
   cp "$OUT/cupti.db" /tmp/cupti-copy.db
   step op_coverage 30 "$LB" query /tmp/cupti-copy.db op_coverage
@@ -86,9 +86,9 @@ if [ "$PART" = cupti ]; then  # the CUPTI op timer against the event pairs (issu
   done
   step op_gaps_cupti 30 "$LB" query /tmp/cupti-copy.db op_gaps --param case_id=3 \
       --param phase=decode --param top_n=5
-  # --trace steps under the CUPTI timer: the step ranges alone, each spanning its kernels.
+  # --trace steps under both timers: the step ranges alone, each spanning its kernels.
   step cupti_steps 60 "$LB" run --backend cuda --model tinyllama-1.1b --batch 1 --prompt-len 32 \
-      --max-new-tokens 16 --repeat 2 --trace steps --timer device,cupti --db "$OUT/steps.db"
+      --max-new-tokens 16 --repeat 2 --trace steps --timer events,device --db "$OUT/steps.db"
   cp "$OUT/steps.db" /tmp/steps-copy.db
   step op_coverage_steps 30 "$LB" query /tmp/steps-copy.db op_coverage
 fi
@@ -111,7 +111,7 @@ if [ "$PART" = peer ]; then  # issue 32 section 3: the PyTorch peer, its profile
   # llmbench's own per-op trace of the shape the peer runs (the GEMM comparison's left side):
   # case 1 timed with event pairs, case 2 with CUPTI (kernel sums, as Kineto's kernels are).
   step llama7b_trace 100 "$LB" run --backend cuda --model llama2-7b --dtype fp16 --batch 1 \
-      --prompt-len 128 --max-new-tokens 16 --warmup 1 --repeat 1 --trace ops --timer device,cupti \
+      --prompt-len 128 --max-new-tokens 16 --warmup 1 --repeat 1 --trace ops --timer events,cupti \
       --db "$OUT/peer.db"
   step serve_load 100 python3 "$here/gpu_serve_load.py" "$LB" "$OUT" --model "${SERVE_MODEL:-tinyllama-1.1b}" \
       --dtype fp16 --backend cuda --step-timeout-s 60 --server-timeout-s 60

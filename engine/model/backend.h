@@ -48,8 +48,9 @@ class Backend {
   virtual void to_host(void* dst, const void* src, std::size_t bytes) = 0;
   virtual void synchronize() = 0;
   // A timer for traced ops. kDevice: the correct one (host clock on the synchronous CPU
-  // backend, CUDA events on CUDA). kCupti: CUPTI's activity records (CUDA only). kHostNoSync:
-  // the host clock without synchronisation (HostOpTimer on both; wrong on purpose on CUDA).
+  // backend; CUPTI's activity records on CUDA, event pairs in a build without CUPTI). kCupti,
+  // kEvents: one of the two CUDA timers by name (BadInput on the CPU). kHostNoSync: the host
+  // clock without synchronisation (HostOpTimer on both; wrong on purpose on CUDA).
   virtual std::unique_ptr<OpTimer> make_op_timer(TimerMode mode) = 0;
   // Brackets the measured repetitions for a profiler (--profile-range): cudaProfilerStart/Stop
   // on CUDA, so `nsys profile --capture-range=cudaProfilerApi` captures only them.

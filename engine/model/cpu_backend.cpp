@@ -55,8 +55,9 @@ std::string CpuBackend::device_description() const {
 }
 
 std::unique_ptr<OpTimer> CpuBackend::make_op_timer(TimerMode mode) {
-  if (mode == TimerMode::kCupti)
-    throw BadInput("--timer cupti needs the CUDA backend (CPU ops are timed by the host clock)");
+  if (mode == TimerMode::kCupti || mode == TimerMode::kEvents)
+    throw BadInput("--timer " + std::string(timer_mode_name(mode)) +
+                   " needs the CUDA backend (CPU ops are timed by the host clock)");
   return std::make_unique<HostOpTimer>();
 }
 

@@ -21,7 +21,7 @@ class CpuBackend final : public Backend {
   void to_host(void* dst, const void* src, std::size_t bytes) override;
   void synchronize() override {}
   // device and host-nosync: ops are synchronous, so the host clock is exact and host-nosync
-  // reads the same. cupti: BadInput (no device to record).
+  // reads the same. cupti, events: BadInput (no device to record).
   std::unique_ptr<OpTimer> make_op_timer(TimerMode mode) override;
 
 #include "engine/model/backend_op_overrides.inc"

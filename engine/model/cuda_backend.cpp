@@ -228,16 +228,16 @@ void CudaBackend::synchronize() { LLMBENCH_CUDA_CHECK(cudaStreamSynchronize(impl
 
 std::unique_ptr<OpTimer> CudaBackend::make_op_timer(TimerMode mode) {
   if (mode == TimerMode::kHostNoSync) return std::make_unique<HostOpTimer>();
-  if (mode == TimerMode::kCupti) {
+  if (mode == TimerMode::kEvents) return std::make_unique<CudaEventTimer>(impl_->stream);
 #if defined(LLMBENCH_HAVE_CUPTI)
-    synchronize();  // what ran before the traced repetition stays out of its records
-    return make_cupti_timer();
+  synchronize();  // what ran before the traced repetition stays out of its records
+  return make_cupti_timer();  // kDevice and kCupti
 #else
+  if (mode == TimerMode::kCupti)
     throw Error("--timer cupti: this llmbench was built without CUPTI (the CUDA toolkit's "
                 "libcupti was not found at configure time)");
-#endif
-  }
   return std::make_unique<CudaEventTimer>(impl_->stream);
+#endif
 }
 
 void CudaBackend::profiler_start() {

@@ -46,8 +46,9 @@ class CudaBackend final : public Backend {
   void to_device(void* dst, const void* src, std::size_t bytes) override;
   void to_host(void* dst, const void* src, std::size_t bytes) override;
   void synchronize() override;
-  // kDevice: CudaEventTimer (pooled CUDA events). kCupti: the CUPTI activity timer
-  // (cupti_timer.h; llmbench::Error in a build without CUPTI). kHostNoSync: HostOpTimer, which
+  // kDevice and kCupti: the CUPTI activity timer (cupti_timer.h); without CUPTI in the build,
+  // kDevice falls back to CudaEventTimer and kCupti is an llmbench::Error. kEvents:
+  // CudaEventTimer (pooled CUDA event pairs around every op). kHostNoSync: HostOpTimer, which
   // reads the host clock around each enqueue: wrong on purpose.
   std::unique_ptr<OpTimer> make_op_timer(TimerMode mode) override;
   void profiler_start() override;

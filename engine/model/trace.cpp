@@ -46,6 +46,7 @@ std::string_view timer_mode_name(TimerMode m) {
     case TimerMode::kDevice: return "device";
     case TimerMode::kHostNoSync: return "host-nosync";
     case TimerMode::kCupti: return "cupti";
+    case TimerMode::kEvents: return "events";
   }
   return "?";
 }
@@ -54,6 +55,7 @@ std::optional<TimerMode> parse_timer_mode(std::string_view s) {
   if (s == "device") return TimerMode::kDevice;
   if (s == "host-nosync") return TimerMode::kHostNoSync;
   if (s == "cupti") return TimerMode::kCupti;
+  if (s == "events") return TimerMode::kEvents;
   return std::nullopt;
 }
 

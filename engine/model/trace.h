@@ -18,19 +18,20 @@ enum class TraceLevel { kOff, kSteps, kOps };  // --trace off|steps|ops
 enum class OpCategory { kRange, kGemm, kAttention, kNorm, kElementwise, kCopy, kTransfer, kSample };
 enum class Phase { kPrefill, kDecode };
 // --timer: how traced ops are timed. device (the correct default): the host clock on the CPU
-// backend, whose ops are synchronous, and CUDA events on the CUDA backend. cupti (CUDA only):
-// the device's own record of each kernel through CUPTI, nothing enqueued around ops
-// (cupti_timer.h). host_nosync: the host clock at op start and stop with no synchronisation,
-// the naive way; on CUDA that measures how long an op took to enqueue and blames queued work on
-// the next op that waits for the device (a to_host copy). Diagnostic only, wrong on purpose
-// (docs/variants.md).
-enum class TimerMode { kDevice, kHostNoSync, kCupti };
+// backend, whose ops are synchronous; on the CUDA backend CUPTI's record of each kernel
+// (cupti_timer.h) when llmbench was built with CUPTI, else CUDA event pairs. cupti and events
+// (CUDA only) name one of the two explicitly; the event pair around every op is the older way,
+// kept to compare with (it slows short ops). host_nosync: the host clock at op start and stop
+// with no synchronisation, the naive way; on CUDA that measures how long an op took to enqueue
+// and blames queued work on the next op that waits for the device (a to_host copy). Diagnostic
+// only, wrong on purpose (docs/variants.md).
+enum class TimerMode { kDevice, kHostNoSync, kCupti, kEvents };
 
 std::string_view trace_level_name(TraceLevel level);
 std::optional<TraceLevel> parse_trace_level(std::string_view s);
 std::string_view category_name(OpCategory c);
 std::string_view phase_name(Phase p);
-std::string_view timer_mode_name(TimerMode m);  // "device" | "host-nosync" | "cupti"
+std::string_view timer_mode_name(TimerMode m);  // "device" | "host-nosync" | "cupti" | "events"
 std::optional<TimerMode> parse_timer_mode(std::string_view s);
 
 // The warning every output of a host-nosync run carries (stderr, and beside its figures).
@@ -64,6 +65,11 @@ class OpTimer {
   virtual bool resolves_at_end() const { return false; }
   // Called before start(slot) when the slot is a range (a step or a layer), not an op.
   virtual void mark_range(int /*slot*/) {}
+  // A timer whose first use costs the first steps it times (CUPTI sets itself up for each
+  // kernel as it first runs with activity on): the caller runs one repetition with the timer
+  // alive and no tracer attached, then calls warmed_up(), then the traced repetition.
+  virtual bool wants_warmup() const { return false; }
+  virtual void warmed_up() {}
   virtual void start(int slot) = 0;
   virtual void stop(int slot) = 0;
   // The slot's start and duration in ns since `origin`.
@@ -92,6 +98,7 @@ class Tracer {
          std::chrono::steady_clock::time_point origin);
 
   TraceLevel level() const { return level_; }
+  OpTimer& timer() { return *timer_; }
   // Every record begun from now on belongs to this phase and step.
   void set_phase(Phase phase, int step) {
     phase_ = phase;

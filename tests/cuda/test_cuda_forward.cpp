@@ -363,8 +363,9 @@ TEST_F(CudaForward, HalfWeightsAreBitIdenticalRunToRun) {
 
 TEST_F(CudaForward, TracingNestsAndCountsLikeTheCpu) {
   // The same traced generation on both backends: the CPU's records (host clock) fix the
-  // expected names, nesting, layers, steps and analytic work; the CUDA records (events) must
-  // match them one for one and have consistent times.
+  // expected names, nesting, layers, steps and analytic work; the CUDA records (the default
+  // timer: CUPTI in a build with it, else events) must match them one for one and have
+  // consistent times.
   const ModelConfig c = wide();  // has q/k/v biases, so every per-layer op appears
   const int steps = 3, P = 32;
   const auto prompts = synthetic_prompts(6, 2, P, c.vocab_size, true);
@@ -375,6 +376,7 @@ TEST_F(CudaForward, TracingNestsAndCountsLikeTheCpu) {
   Tracer gpu_trace(TraceLevel::kOps, gpu.make_op_timer(TimerMode::kDevice), origin);
   generate(cpu, c, 6, prompts, 2, P, steps, &cpu_trace);
   generate(gpu, c, 6, prompts, 2, P, steps, &gpu_trace);
+  gpu_trace.finish();  // the default CUDA timer (CUPTI) resolves at the end
   const std::vector<OpRecord>& want = cpu_trace.records();
   const std::vector<OpRecord>& got = gpu_trace.records();
 
@@ -484,7 +486,7 @@ TEST_F(CudaForward, HostNoSyncTimerIsTheHostClockAndChangesNoToken) {
   const ModelConfig c = wide();
   const auto prompts = synthetic_prompts(6, 2, 19, c.vocab_size, true);
   const auto origin = std::chrono::steady_clock::now();
-  Tracer events(TraceLevel::kOps, gpu.make_op_timer(TimerMode::kDevice), origin);
+  Tracer events(TraceLevel::kOps, gpu.make_op_timer(TimerMode::kEvents), origin);
   Tracer host(TraceLevel::kOps, gpu.make_op_timer(TimerMode::kHostNoSync), origin);
   Variants naive;
   naive.qkv = QkvLayout::kPermute;
@@ -518,13 +520,15 @@ TEST_F(CudaForward, CuptiTimerAttributesEveryOpAndChangesNoToken) {
   const ModelConfig c = wide();
   const auto prompts = synthetic_prompts(6, 2, 19, c.vocab_size, true);
   const auto origin = std::chrono::steady_clock::now();
-  Tracer events(TraceLevel::kOps, gpu.make_op_timer(TimerMode::kDevice), origin);
+  Tracer events(TraceLevel::kOps, gpu.make_op_timer(TimerMode::kEvents), origin);
   const Generation a = generate(gpu, c, 6, prompts, 2, 19, kDecodeSteps, &events);
   for (int round = 0; round < 2; ++round) {
     std::vector<OpRecord> recs;
     Generation b;
     {
-      Tracer cupti(TraceLevel::kOps, gpu.make_op_timer(TimerMode::kCupti), origin);
+      // Round 0 by name, round 1 as the default (which is CUPTI in a build with it).
+      Tracer cupti(TraceLevel::kOps,
+                   gpu.make_op_timer(round == 0 ? TimerMode::kCupti : TimerMode::kDevice), origin);
       b = generate(gpu, c, 6, prompts, 2, 19, kDecodeSteps, &cupti);
       cupti.finish();
       recs = cupti.records();

@@ -183,6 +183,8 @@ TEST(ActivityAttribution, TracerResolvesAnAtEndTimerOnlyAtFinish) {
 TEST(ActivityAttribution, TheCpuBackendRefusesTheCuptiTimer) {
   CpuBackend be(1);
   EXPECT_THROW(be.make_op_timer(TimerMode::kCupti), BadInput);
+  EXPECT_THROW(be.make_op_timer(TimerMode::kEvents), BadInput);
+  EXPECT_EQ(parse_timer_mode("events"), TimerMode::kEvents);
   EXPECT_NE(be.make_op_timer(TimerMode::kDevice), nullptr);
   EXPECT_EQ(parse_timer_mode("cupti"), TimerMode::kCupti);
   EXPECT_EQ(timer_mode_name(TimerMode::kCupti), "cupti");

@@ -87,9 +87,9 @@ void add_run_flags(CLI::App* cmd, RunOptions& o) {
                   "device|last|all: argmax on the device, or logits copied to the host")
       ->type_name("LIST")->capture_default_str()->group(variants);
   cmd->add_option("--timer", o.timer,
-                  "device|cupti|host-nosync: how traced ops are timed (cupti: CUPTI's kernel "
-                  "records, CUDA only); host-nosync is the naive way, wrong on purpose "
-                  "(diagnostic)")
+                  "device|cupti|events|host-nosync: how traced ops are timed (device: CUPTI's "
+                  "kernel records on CUDA; events: CUDA event pairs); host-nosync is the naive "
+                  "way, wrong on purpose (diagnostic)")
       ->type_name("LIST")->capture_default_str()->group(variants);
 
   const std::string cuda = "CUDA only";

@@ -142,7 +142,7 @@ std::vector<Variants> parse_variants(const RunOptions& o) {
       "--kv-cache", o.kv_cache, "prealloc, concat, paged or paged-gather", parse_kv_cache_kind);
   const auto logits = parse_choice_list<LogitsMode>("--logits", o.logits, "device, last or all",
                                                     parse_logits_mode);
-  const auto timers = parse_choice_list<TimerMode>("--timer", o.timer, "device, cupti or host-nosync",
+  const auto timers = parse_choice_list<TimerMode>("--timer", o.timer, "device, cupti, events or host-nosync",
                                                    parse_timer_mode);
   const int block = parse_int("--kv-cache-block", o.kv_cache_block, 1, 1 << 16);
   std::vector<Variants> out;
@@ -413,8 +413,9 @@ RunPlan make_plan(const RunOptions& o) {
   parse_lists(o, lists);
   if (plan.backend != "cuda")
     for (const Variants& v : lists.variants)
-      if (v.timer == TimerMode::kCupti)
-        throw BadInput("--timer cupti needs --backend cuda (CPU ops are timed by the host clock)");
+      if (v.timer == TimerMode::kCupti || v.timer == TimerMode::kEvents)
+        throw BadInput("--timer " + std::string(timer_mode_name(v.timer)) +
+                       " needs --backend cuda (CPU ops are timed by the host clock)");
   common.prompt = lists.prompt_ids;
   std::uint64_t total = 0;
   const std::uint64_t mine_count = check_case_count(o, lists, shard, total);

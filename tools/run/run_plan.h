@@ -51,7 +51,7 @@ struct RunOptions {
   std::string kv_cache = "prealloc";   // prealloc | concat | paged | paged-gather
   std::string kv_cache_block = "16";   // tokens per paged block (one value)
   std::string logits = "device";       // device | last | all
-  std::string timer = "device";        // device | cupti | host-nosync
+  std::string timer = "device";        // device | cupti | events | host-nosync
   // Named bundles instead of the three lists: fast (the defaults) and/or naive (permute,
   // concat, all). "" when not used.
   std::string variant_sets;

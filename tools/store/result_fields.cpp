@@ -24,6 +24,12 @@ FieldValue i64(std::int64_t v) { return v; }
 
 bool host_nosync(const CaseSpec& s) { return s.variants.timer == TimerMode::kHostNoSync; }
 
+#if defined(LLMBENCH_HAVE_CUPTI)
+constexpr const char* kCudaDeviceTimer = "device (cupti)";
+#else
+constexpr const char* kCudaDeviceTimer = "device (events)";
+#endif
+
 // "a-b" with the table's precision, for the spread columns.
 FieldValue spread(const std::optional<double>& lo, const std::optional<double>& hi) {
   if (!lo || !hi) return std::monostate{};
@@ -173,6 +179,8 @@ std::vector<ResultField> after_latencies() {
                 "timer of the traced repetition's ops",
                 [](const CaseResult& r, S) -> FieldValue {
                   if (host_nosync(r.spec)) return std::string("host-nosync (wrong on purpose)");
+                  if (r.spec.variants.timer == TimerMode::kDevice && r.spec.backend == "cuda")
+                    return std::string(kCudaDeviceTimer);  // which one `device` is on CUDA
                   return std::string(timer_mode_name(r.spec.variants.timer));
                 }},
     ResultField{"status", T::kText, R::kKey, kAll, 0, "ok or error",
