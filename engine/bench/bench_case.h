@@ -147,11 +147,6 @@ void add_traced_repetition(CaseResult& r, const CaseSpec& spec, const Model& mod
   if (spec.trace == TraceLevel::kOff) return;
   Tracer tracer(spec.trace, model.backend().make_op_timer(spec.variants.timer), origin);
   std::vector<std::vector<std::int32_t>> generated;
-  if (tracer.timer().wants_warmup()) {  // one untraced repetition with the timer alive
-    run_once(generated);
-    generated.clear();
-    tracer.timer().warmed_up();
-  }
   runner.set_tracer(&tracer);
   r.traced_sample = run_once(generated);
   runner.set_tracer(nullptr);

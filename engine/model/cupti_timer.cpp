@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -27,13 +26,12 @@ void cupti_check(CUptiResult rc, const char* what) {
   throw Error(std::string("--timer cupti: ") + what + " failed: " + text);
 }
 
-// Activity buffers: large, few and touched before the traced repetition starts. CUPTI asks for
-// a buffer on the launching thread when one fills, and a fresh buffer's first-touch page faults
-// and hand-over stalled a llama2-7b decode step by ~4 ms every ~33 steps with 8 MiB buffers
-// (H200, 2026-11-26): a pool of pre-faulted 32 MiB buffers keeps that out of the traced steps.
-constexpr std::size_t kBufferBytes = std::size_t{32} << 20;
+// Activity buffers of 8 MiB, allocated when CUPTI asks. On an H200 (2026-11-26) a llama2-7b
+// batch-1 decode step stalled ~4 ms at each buffer hand-over (one every ~33 steps); a pool of
+// pre-faulted 32 MiB buffers with a warm-up repetition measured worse overall in the same
+// setting (docs/gpu-validation.md, third call), so the plain version stays.
+constexpr std::size_t kBufferBytes = std::size_t{8} << 20;
 constexpr std::size_t kBufferAlign = 8;  // CUPTI's required alignment of activity buffers
-constexpr std::size_t kPoolBuffers = 4;
 
 // What CUPTI delivered, process-wide: CUPTI has one pair of buffer callbacks per process. The
 // completion callback runs on CUPTI's own thread, hence the mutex.
@@ -42,7 +40,6 @@ struct Delivered {
   std::vector<DeviceActivity> activities;
   std::vector<std::pair<std::uint32_t, std::uint64_t>> correlations;
   std::size_t dropped = 0;
-  std::vector<std::uint8_t*> pool;  // ready buffers, pre-faulted
 };
 
 Delivered& delivered() {
@@ -50,35 +47,9 @@ Delivered& delivered() {
   return d;
 }
 
-std::uint8_t* new_buffer() {
-  return static_cast<std::uint8_t*>(std::aligned_alloc(kBufferAlign, kBufferBytes));
-}
-
-// Fills the pool up to kPoolBuffers, touching every page (outside any timed region).
-void fill_pool() {
-  Delivered& d = delivered();
-  std::lock_guard<std::mutex> lock(d.mu);
-  while (d.pool.size() < kPoolBuffers) {
-    std::uint8_t* b = new_buffer();
-    if (b == nullptr) break;
-    std::memset(b, 0, kBufferBytes);
-    d.pool.push_back(b);
-  }
-}
-
 void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size,
                                std::size_t* max_records) {
-  Delivered& d = delivered();
-  {
-    std::lock_guard<std::mutex> lock(d.mu);
-    if (!d.pool.empty()) {
-      *buffer = d.pool.back();
-      d.pool.pop_back();
-    } else {
-      *buffer = nullptr;
-    }
-  }
-  if (*buffer == nullptr) *buffer = new_buffer();
+  *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(kBufferAlign, kBufferBytes));
   *size = *buffer != nullptr ? kBufferBytes : 0;
   *max_records = 0;
 }
@@ -124,10 +95,6 @@ void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, s
     std::size_t dropped = 0;
     if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS)
       d.dropped += dropped;
-    if (d.pool.size() < kPoolBuffers) {  // back to the pool, already touched
-      d.pool.push_back(buffer);
-      return;
-    }
   }
   std::free(buffer);
 }
@@ -165,7 +132,6 @@ class CuptiOpTimer final : public OpTimer {
       }
     }
     g_timer_alive = true;
-    fill_pool();
     base_ = g_next_base;
     std::uint64_t now = 0;
     cupti_check(cuptiGetTimestamp(&now), "cuptiGetTimestamp");
@@ -188,20 +154,6 @@ class CuptiOpTimer final : public OpTimer {
   }
 
   bool resolves_at_end() const override { return true; }
-  bool wants_warmup() const override { return true; }
-
-  // The warm-up repetition ran with activity on and no op open: its records belong to no op.
-  // Drop them, and refill the pool, before the traced repetition.
-  void warmed_up() override {
-    cupti_check(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
-    {
-      Delivered& d = delivered();
-      std::lock_guard<std::mutex> lock(d.mu);
-      d.activities.clear();
-      d.correlations.clear();
-    }
-    fill_pool();
-  }
 
   void mark_range(int slot) override { next_range_ = slot; }
 

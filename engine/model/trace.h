@@ -65,11 +65,6 @@ class OpTimer {
   virtual bool resolves_at_end() const { return false; }
   // Called before start(slot) when the slot is a range (a step or a layer), not an op.
   virtual void mark_range(int /*slot*/) {}
-  // A timer whose first use costs the first steps it times (CUPTI sets itself up for each
-  // kernel as it first runs with activity on): the caller runs one repetition with the timer
-  // alive and no tracer attached, then calls warmed_up(), then the traced repetition.
-  virtual bool wants_warmup() const { return false; }
-  virtual void warmed_up() {}
   virtual void start(int slot) = 0;
   virtual void stop(int slot) = 0;
   // The slot's start and duration in ns since `origin`.
@@ -98,7 +93,6 @@ class Tracer {
          std::chrono::steady_clock::time_point origin);
 
   TraceLevel level() const { return level_; }
-  OpTimer& timer() { return *timer_; }
   // Every record begun from now on belongs to this phase and step.
   void set_phase(Phase phase, int step) {
     phase_ = phase;
