@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <limits>
 
+#include "kernels/cpu/argmax_rows_loop.h"
+
 namespace llmbench::cpu::avx2 {
 
 namespace {
@@ -85,14 +87,10 @@ int32_t argmax_row(const float* row, int n) {
 }  // namespace
 
 void argmax_rows_f32(int32_t* out, const float* x, int n_rows, int n_cols) {
-  if (n_cols <= 0) {
-    for (int r = 0; r < n_rows; ++r) out[r] = 0;
-    return;
-  }
-  // In parallel from two vocabulary-sized rows, as the AVX-512 version.
-#pragma omp parallel for if (n_rows > 1 && static_cast<long>(n_rows) * n_cols > (1 << 16))
-  for (int r = 0; r < n_rows; ++r)
-    out[r] = argmax_row(x + static_cast<std::size_t>(r) * n_cols, n_cols);
+  // A lambda, not argmax_row's pointer: its type is this file's own, so the loop instantiated
+  // here (with this file's instruction-set flags) is never merged with another file's.
+  detail::argmax_rows_loop([](const float* row, int n) { return argmax_row(row, n); }, out, x,
+                           n_rows, n_cols);
 }
 
 }  // namespace llmbench::cpu::avx2
