@@ -15,6 +15,7 @@
 
 #include "kernels/common/half.h"
 #include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/gemm_half_avx2.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/matmul_avx2.h"
 #include "kernels/cpu/matmul_avx512.h"
@@ -166,8 +167,14 @@ void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype
     avx2::matmul_half_rows(out, x, lda, w, dtype, m, n, k);
     return;
   }
-  const std::vector<float> xr = rounded_rows(x, m, k, lda, dtype);
+  if (m <= kGemmHalfRowsMax && cpu_isa().avx2) {
+    // Prefill and batched decode without the AVX-512 path: weights widened in registers, 4 x
+    // rows by 3 weight rows per tile, one parallel region (gemm_half_avx2.h).
+    avx2::gemm_half(out, x, lda, w, dtype, m, n, k);
+    return;
+  }
   if (m <= kFewRowsMax) {
+    const std::vector<float> xr = rounded_rows(x, m, k, lda, dtype);
     const int blocks = n / 4;
     // Static schedule: contiguous slices of the weight matrix per thread, streamed in order.
 #pragma omp parallel if (static_cast<long>(n) * k > (1 << 15))
@@ -191,8 +198,19 @@ void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype
     }
     return;
   }
-  // Prefill: widen kHalfTileRows weight rows (in parallel), then out[:, j0:j0+rows] =
-  // xr . tile^T by OpenBLAS, written in place with ldc = n.
+  matmul_half_tiled_sgemm(out, x, w, dtype, m, n, k, lda);
+}
+
+void matmul_half_tiled_sgemm(float* out, const float* x, const std::uint16_t* w, DType dtype,
+                             int m, int n, int k, int lda) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {
+    std::fill(out, out + static_cast<std::size_t>(m) * n, 0.0f);
+    return;
+  }
+  const std::vector<float> xr = rounded_rows(x, m, k, lda, dtype);
+  // Widen kHalfTileRows weight rows (in parallel), then out[:, j0:j0+rows] = xr . tile^T by
+  // OpenBLAS, written in place with ldc = n.
   std::vector<float> tile(static_cast<std::size_t>(std::min(n, kHalfTileRows)) * k);
   for (int j0 = 0; j0 < n; j0 += kHalfTileRows) {
     const int rows = std::min(kHalfTileRows, n - j0);

@@ -192,7 +192,8 @@ void BM_fp16_stream(benchmark::State& state) {
 BENCHMARK(BM_fp16_stream)->Apply(prefill_shapes)->UseRealTime()->MinTime(kMinTimeS)
     ->Unit(benchmark::kMillisecond);
 
-void BM_matmul_half(benchmark::State& state, DType dtype) {
+// tiled_sgemm: the portable path's prefill (matmul_half_tiled_sgemm) instead of matmul_half.
+void BM_matmul_half(benchmark::State& state, DType dtype, bool tiled_sgemm = false) {
   const int m = state.range(0), n = state.range(1), k = state.range(2);
   const std::vector<float> x = filled(static_cast<std::size_t>(m) * k);
   const std::vector<float> wf = filled(static_cast<std::size_t>(n) * k);
@@ -201,7 +202,10 @@ void BM_matmul_half(benchmark::State& state, DType dtype) {
   std::vector<float> out(static_cast<std::size_t>(m) * n);
   const RateTimer timer;
   for (auto _ : state) {
-    matmul_half(out.data(), x.data(), w.data(), dtype, m, n, k, k);
+    if (tiled_sgemm)
+      matmul_half_tiled_sgemm(out.data(), x.data(), w.data(), dtype, m, n, k, k);
+    else
+      matmul_half(out.data(), x.data(), w.data(), dtype, m, n, k, k);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
@@ -231,6 +235,31 @@ BENCHMARK_CAPTURE(BM_matmul_half, fp16_decode_small, DType::kFp16)->Apply(small_
 BENCHMARK_CAPTURE(BM_matmul_half, bf16_prefill, DType::kBf16)->Apply(prefill_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_matmul_half, fp16_prefill, DType::kFp16)->Apply(prefill_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+
+// 16-bit weights at batch-16 decode and one prompt's prefill (m = 16, 128; 2048 for 16
+// prompts) on the TinyLlama projections (qkv, o, gate/up fused, down; n x k): "engine" is
+// matmul_half (on an AVX2 CPU without the AVX-512 path, gemm_half_avx2.h up to
+// kGemmHalfRowsMax rows), "tiled_sgemm" the portable path (256 weight rows widened to fp32,
+// then OpenBLAS sgemm), in the same process.
+void half_gemm_shapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"m", "n", "k"});
+  for (int m : {16, 128}) {
+    b->Args({m, kHidden + 2 * kKvHeads * (kHidden / kHeads), kHidden});
+    b->Args({m, kHidden, kHidden});
+    b->Args({m, 2 * kFfn, kHidden});
+    b->Args({m, kHidden, kFfn});
+  }
+  b->Args({2048, kHidden, kHidden});  // 16 prompts of 128: where the row-count crossover lies
+  b->Args({2048, 2 * kFfn, kHidden});
+}
+BENCHMARK_CAPTURE(BM_matmul_half, gemm_bf16_engine, DType::kBf16, false)->Apply(half_gemm_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_half, gemm_bf16_tiled_sgemm, DType::kBf16, true)->Apply(half_gemm_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_half, gemm_fp16_engine, DType::kFp16, false)->Apply(half_gemm_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_half, gemm_fp16_tiled_sgemm, DType::kFp16, true)->Apply(half_gemm_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 
 // ---- quantised weights (--dtype int8|int4) at decode row counts ----------------------------

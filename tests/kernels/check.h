@@ -22,6 +22,15 @@ inline std::vector<float> random_floats(std::size_t n, unsigned seed, float lo =
   return v;
 }
 
+// m random x rows of lda values whose padding columns (k..lda) are NaN: a kernel that read
+// them would poison its result.
+inline std::vector<float> padded_rows(int m, int k, int lda, unsigned seed) {
+  std::vector<float> x = random_floats(static_cast<std::size_t>(m) * lda, seed);
+  for (int i = 0; i < m; ++i)
+    for (int p = k; p < lda; ++p) x[static_cast<std::size_t>(i) * lda + p] = NAN;
+  return x;
+}
+
 // Passes when every got[i] is finite and |got[i] - ref[i]| <= atol + rtol * |ref[i]|.
 // On failure names the worst element (largest excess over its tolerance) and the first few
 // failing pairs. Use as EXPECT_TRUE(all_close(got, ref, atol, rtol)).

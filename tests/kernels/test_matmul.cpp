@@ -17,14 +17,7 @@
 namespace llmbench::cpu {
 namespace {
 
-// m random x rows of lda values whose padding columns (k..lda) are NaN: a kernel that read
-// them would poison its result.
-std::vector<float> padded_rows(int m, int k, int lda, unsigned seed) {
-  std::vector<float> x = test::random_floats(static_cast<std::size_t>(m) * lda, seed);
-  for (int i = 0; i < m; ++i)
-    for (int p = k; p < lda; ++p) x[static_cast<std::size_t>(i) * lda + p] = NAN;
-  return x;
-}
+using test::padded_rows;
 
 TEST(MatmulReference, HandComputedProduct) {
   // x: [2, 2], w: [3, 2] (nn.Linear layout), out[i, j] = x_i . w_j.

@@ -1,0 +1,32 @@
+// AVX2 + FMA + F16C GEMM for 16-bit weights at more rows than decode's few (prefill, batched
+// decode): gemm_half_avx2.cpp, compiled with those flags and called by matmul_half() only when
+// cpu_isa() says the CPU has them and the AVX-512 path does not apply. Internal to kernels/cpu:
+// the public op is matmul_half(), whose reference is the spec this is tested against.
+//
+// Why it exists: without it, a CPU (or a VM) with AVX2 but no AVX-512 ran these shapes by
+// widening 256 weight rows at a time to fp32 (a 2 MB tile at k = 2048, beyond the L2) in one
+// OpenMP region, then OpenBLAS sgemm on that tile (which packs it again), tile after tile, two
+// fork/joins each. Here one parallel region per call; each thread owns a contiguous slice of
+// weight rows and widens 3 of them at a time, one 512-value k block at a time, into a 6 KB
+// buffer that stays in L1 while every x row passes over it.
+// Deliberately not: the few-row decode shapes (matmul_avx2.h streams the weights faster there)
+// or thousands of rows (sgemm on widened tiles; see kGemmHalfRowsMax in matmul_half.h).
+#pragma once
+#include <cstdint>
+
+#include "kernels/common/dtype.h"
+
+namespace llmbench::cpu::avx2 {
+
+// k values summed per cache block: every output is the sum, in k order, of its per-block dot
+// products (each 8 fp32 lanes reduced by one fixed tree), so the result of row i does not
+// depend on m or on which tile shape computed it.
+inline constexpr int kGemmBlockK = 512;
+
+// out[m, n] = round(x[m, k]) . widen(w[n, k])^T (the matmul_half semantics), `dtype` kBf16 or
+// kFp16. x rows lda apart (lda >= k; what lies past k is never read); out [m, n] contiguous.
+// Any m >= 1 works; it is meant for m above kFewRowsMax.
+void gemm_half(float* out, const float* x, int lda, const std::uint16_t* w, DType dtype, int m,
+               int n, int k);
+
+}  // namespace llmbench::cpu::avx2

@@ -1,0 +1,156 @@
+// avx2::gemm_half (kernels/cpu/gemm_half_avx2.h), the AVX2 kernel for 16-bit weights at prefill
+// and batched-decode row counts: against matmul_half_reference on ragged shapes (every edge
+// tile, k around the 8-value step and the kGemmBlockK block, NaN-padded x rows), its x
+// rounding at ties, NaN and infinities, row independence across m (bit for bit), and
+// matmul_half's dispatch to it at the batch-16 and prompt-128 row counts. Skipped on CPUs
+// without AVX2 + FMA + F16C (and under LLMBENCH_CPU_ISA=portable).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/gemm_half_avx2.h"
+#include "kernels/cpu/matmul_half.h"
+#include "tests/kernels/check.h"
+
+namespace llmbench::cpu {
+namespace {
+
+// `count` weights uniform in [-1, 1) from `seed`, as the bits of dtype t.
+std::vector<std::uint16_t> random_weights(std::size_t count, unsigned seed, DType t) {
+  const std::vector<float> values = test::random_floats(count, seed);
+  std::vector<std::uint16_t> bits(count);
+  narrow_to_half(bits.data(), values.data(), std::int64_t(count), t);
+  return bits;
+}
+
+class GemmHalfAvx2 : public ::testing::TestWithParam<DType> {
+ protected:
+  void SetUp() override {
+    if (!cpu_isa().avx2) GTEST_SKIP() << "no AVX2 + FMA + F16C (" << cpu_isa_name() << ")";
+  }
+};
+
+// The kernel against the reference for one shape: x rows lda = k + 3 apart, NaN past k.
+::testing::AssertionResult matches_reference(DType t, int m, int n, int k, double atol) {
+  const int lda = k + 3;
+  const auto x = test::padded_rows(m, k, lda, 2000u + m * 7 + n * 3 + k);
+  const auto w = random_weights(std::size_t(n) * k, 99u + n + k, t);
+  std::vector<float> got(std::size_t(m) * n, -5.0f), want(got.size());
+  avx2::gemm_half(got.data(), x.data(), lda, w.data(), t, m, n, k);
+  matmul_half_reference(want.data(), x.data(), w.data(), t, m, n, k, lda);
+  return test::all_close(got, want, atol, 1e-4)
+         << " (m=" << m << " n=" << n << " k=" << k << ")";
+}
+
+TEST_P(GemmHalfAvx2, MatchesTheReferenceOnRaggedShapes) {
+  // m: one tile of 4 rows and every remainder of it; n: one panel of 3 weight rows and every
+  // remainder; k: below, at and past the 8-value step and the 512-value block.
+  for (int m : {1, 2, 3, 4, 5, 9, 16, 17, 35})
+    for (int n : {1, 2, 3, 4, 5, 7, 19, 38})
+      for (int k : {1, 15, 16, 17, 40, 511, 512, 513, 1100})
+        ASSERT_TRUE(matches_reference(GetParam(), m, n, k, 2e-4));
+}
+
+TEST_P(GemmHalfAvx2, LargeShapesMatchTheReference) {
+  // Model-like shapes on the threaded path (both threads' panel ranges, several k blocks).
+  ASSERT_TRUE(matches_reference(GetParam(), 21, 301, 2100, 5e-4));
+  ASSERT_TRUE(matches_reference(GetParam(), 128, 67, 2048, 5e-4));
+}
+
+TEST_P(GemmHalfAvx2, EachRowIsIndependentOfTheRowCount) {
+  // Row i of a 37-row product (a last tile of 1 row) equals that row computed in products of
+  // 1 to 6 rows (other tile shapes, other positions in a tile), bit for bit: a sequence's
+  // logits do not depend on its batch neighbours.
+  const DType t = GetParam();
+  const int rows = 37, n = 41, k = 1300;
+  const auto x = test::random_floats(std::size_t(rows) * k, 71);
+  const auto w = random_weights(std::size_t(n) * k, 72, t);
+  std::vector<float> all(std::size_t(rows) * n);
+  avx2::gemm_half(all.data(), x.data(), k, w.data(), t, rows, n, k);
+  for (int i = 0; i < rows; i += 2) {
+    const int m = std::min(rows - i, 1 + i % 6);
+    std::vector<float> part(std::size_t(m) * n);
+    avx2::gemm_half(part.data(), x.data() + std::size_t(i) * k, k, w.data(), t, m, n, k);
+    const auto same_rows = all.begin() + std::ptrdiff_t(i) * n;
+    ASSERT_TRUE(std::equal(part.begin(), part.end(), same_rows)) << "rows " << i << " + " << m;
+  }
+}
+
+TEST_P(GemmHalfAvx2, RoundsActivationsLikeTheReference) {
+  // x values at bf16/fp16 rounding ties, NaN and infinities, at every position of 33 (four
+  // 8-value vectors and a tail): one weight of 1 shows the rounded x, in every row of a 5-row
+  // product.
+  const DType t = GetParam();
+  const std::vector<float> values = {
+      1.0f + 1.0f / 256,    // bf16 tie between 1 and 1 + 2^-7: to even (1)
+      1.0f + 3.0f / 256,    // bf16 tie: to even (1 + 2^-6)
+      -1.0f - 1.0f / 4096,  // fp16 below half an ulp: to -1
+      1.0f + 1.0f / 2048,   // fp16 tie: to even (1)
+      65520.0f,             // fp16: rounds to infinity
+      3.0e38f,              // bf16: near the top of the range
+      1e-30f,               // fp16: to zero
+      -0.0f, NAN, INFINITY};
+  const int m = 5, k = 33;
+  for (float v : values) {
+    for (int at = 0; at < k; ++at) {
+      std::vector<float> x(std::size_t(m) * k, 0.0f);
+      for (int i = 0; i < m; ++i) x[std::size_t(i) * k + at] = v;
+      std::vector<std::uint16_t> w(k, 0);
+      narrow_to_half(&w[at], std::vector<float>{1.0f}.data(), 1, t);
+      std::vector<float> out(m), ref(m);
+      avx2::gemm_half(out.data(), x.data(), k, w.data(), t, m, 1, k);
+      matmul_half_reference(ref.data(), x.data(), w.data(), t, m, 1, k, k);
+      for (int i = 0; i < m; ++i) {
+        if (std::isnan(ref[i]))
+          EXPECT_TRUE(std::isnan(out[i])) << "value " << v << " at " << at;
+        else
+          EXPECT_EQ(out[i], ref[i]) << "value " << v << " at " << at << " row " << i;
+      }
+    }
+  }
+}
+
+TEST_P(GemmHalfAvx2, MatmulHalfTakesItAtBatchAndPromptRowCounts) {
+  // matmul_half at 16 rows (batch-16 decode) and 128 (one prompt) gives the kernel's bits.
+  const DType t = GetParam();
+  const int n = 67, k = 700;
+  const auto w = random_weights(std::size_t(n) * k, 81, t);
+  for (int m : {16, 128}) {
+    const auto x = test::padded_rows(m, k, k + 1, 82u + m);
+    std::vector<float> engine(std::size_t(m) * n), direct(engine.size());
+    matmul_half(engine.data(), x.data(), w.data(), t, m, n, k, k + 1);
+    avx2::gemm_half(direct.data(), x.data(), k + 1, w.data(), t, m, n, k);
+    EXPECT_EQ(engine, direct) << "m " << m;
+  }
+}
+
+TEST_P(GemmHalfAvx2, EmptySumGivesZeros) {
+  std::vector<float> out(6, 7.0f);
+  avx2::gemm_half(out.data(), nullptr, 1, nullptr, GetParam(), 2, 3, 0);
+  EXPECT_EQ(out, std::vector<float>(6, 0.0f));
+}
+
+TEST(MatmulHalfTiledSgemm, MatchesTheReference) {
+  // The portable prefill path, public for bench_kernels: n crosses a kHalfTileRows tile.
+  for (DType t : {DType::kBf16, DType::kFp16}) {
+    const int m = 19, n = kHalfTileRows + 13, k = 301;
+    const auto x = test::padded_rows(m, k, k + 2, 91);
+    const auto w = random_weights(std::size_t(n) * k, 92, t);
+    std::vector<float> out(std::size_t(m) * n), ref(out.size());
+    matmul_half_tiled_sgemm(out.data(), x.data(), w.data(), t, m, n, k, k + 2);
+    matmul_half_reference(ref.data(), x.data(), w.data(), t, m, n, k, k + 2);
+    EXPECT_TRUE(test::all_close(out, ref, 2e-4, 1e-4)) << dtype_name(t);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, GemmHalfAvx2, ::testing::Values(DType::kBf16, DType::kFp16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+}  // namespace
+}  // namespace llmbench::cpu
