@@ -1,8 +1,9 @@
 // The serving section of one `llmbench load` run: its settings, TTFT / TPOT / ITL against load
-// level and against the throughput each level achieved, TTFT against turn for sessions, and
-// the request timeline with the server's metrics under it. Runs are never merged: a database of
-// several load runs gets one section per run (the latest kMaxLoadSections), or the one DB:RUN
-// names. Reading: serving_reader.h; the shared charts: serving_charts.h; the timeline:
+// level and against the throughput each level achieved, the SLO search of a `--sweep slo` run,
+// TTFT against turn for sessions, and the request timeline with the server's metrics under it.
+// Runs are never merged: a database of several load runs gets one section per run (the latest
+// kMaxLoadSections), or the one DB:RUN names. Reading: serving_reader.h; the shared charts:
+// serving_charts.h; the SLO search: report_serving_slo.cpp; the timeline:
 // report_serving_timeline.cpp.
 #include "tools/report/report_section.h"
 
@@ -52,6 +53,7 @@ bool serving_section(Ctx& c, Db& db, const std::string& path, std::int64_t run, 
   for (const char* m : {"ttft", "tpot"})
     if (auto ch = latency_curves(pre + m + "_tput", runs, m, ServingX::kThroughput))
       s["charts"].push_back(std::move(*ch));
+  if (auto ch = slo_search_chart(db, run, pre + "slo")) s["charts"].push_back(std::move(*ch));
   if (auto ch = turn_chart(pre + "turns", {{"", read_turns(db, run)}}))
     s["charts"].push_back(std::move(*ch));
   else

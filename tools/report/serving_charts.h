@@ -1,5 +1,5 @@
 // The serving charts one load run's section and the two-run compare view both draw: latency
-// against load level or against achieved throughput, and TTFT against turn. Each takes one or
+// against load level or against achieved throughput, and TTFT against turn; and the SLO search. Each takes one or
 // more runs' levels, so the compare view puts both runs' curves on one chart. Not here: reading
 // (serving_reader.h), the timeline (report_serving_timeline.cpp).
 #pragma once
@@ -35,6 +35,12 @@ struct RunTurns {
   std::vector<TurnPoint> turns;
 };
 std::optional<json> turn_chart(const std::string& id, const std::vector<RunTurns>& runs);
+
+// The SLO search of a `--sweep slo` run (report_serving_slo.cpp): each probe's good_fraction
+// against the rate it offered, the goodput target and the frontier as lines; its table lists
+// every level of the search (the throughput level's rate as "inf"). nullopt when the run is no
+// SLO search (or the database predates schema 9) or no probe has a finite rate.
+std::optional<json> slo_search_chart(Db& db, std::int64_t run, const std::string& id);
 
 // The series names in their first-seen order.
 std::vector<std::string> series_order(const std::vector<ServingLevel>& levels);
