@@ -27,18 +27,25 @@ std::string factor_label(double v) {
                : fmt::format("-{:g}%", r4((1 / v - 1) * 100));
 }
 
-// The ratio axis: log, from the smallest to the largest value drawn (and the threshold band),
-// ticks at the threshold's factor both ways, 1, and round factors that fall inside.
+}  // namespace
+
+// The ratio axis: log, from the smallest to the largest value drawn (and the threshold band).
+// Ticks at 1 and at the threshold's factor both ways, always; then round factors (x2, x10,
+// x100, x5, x3, x1.5, x1.25, x1.1, each both ways, in that order of preference) that fall
+// inside and sit at least a twelfth of the axis's log span from every tick already placed, so
+// the labels (drawn every one: autoSkip is off) never crowd, whatever the span.
 json ratio_axis(double lo, double hi, double threshold) {
   const double band = 1 + threshold;
   lo = std::min(lo, 1 / band) / 1.01;
   hi = std::max(hi, band) * 1.01;
+  const double min_gap = std::max(0.02, std::log(hi / lo) / 12);
   std::vector<double> ticks = {1.0, band, 1 / band};
-  for (double f : {1.1, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0, 100.0})
-    for (double v : {f, 1 / f})
-      if (v > lo && v < hi && std::fabs(std::log(v / band)) > 0.02 &&
-          std::fabs(std::log(v * band)) > 0.02)
-        ticks.push_back(v);
+  for (double f : {2.0, 10.0, 100.0, 5.0, 3.0, 1.5, 1.25, 1.1})
+    for (double v : {f, 1 / f}) {
+      bool clear = v > lo && v < hi;
+      for (double t : ticks) clear = clear && std::fabs(std::log(v / t)) >= min_gap;
+      if (clear) ticks.push_back(v);
+    }
   std::sort(ticks.begin(), ticks.end());
   json values = json::array(), labels = json::array();
   for (double v : ticks) {
@@ -52,9 +59,6 @@ json ratio_axis(double lo, double hi, double threshold) {
   a["tickLabels"] = labels;
   return a;
 }
-
-}  // namespace
-
 
 void compare_section(const std::string& base, const std::string& cand, bool serving, Ctx& c,
                      json& sections) {

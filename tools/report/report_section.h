@@ -38,6 +38,9 @@ json axis(const std::string& title, const std::string& type = "linear");
 // A chart: its Chart.js config and the table of the same numbers.
 json chart(const std::string& id, const std::string& title, const std::string& type, json datasets,
            json scales, json columns, json rows);
+// The compare chart's log ratio axis (report_compare.cpp) over values lo..hi with the
+// verdict threshold (0.05: +-5%): its range, tick values and "+5%"-style labels.
+json ratio_axis(double lo, double hi, double threshold);
 // An empty section.
 json section(const std::string& id, const std::string& title);
 

@@ -1,3 +1,4 @@
+// Report pieces on synthetic input. The compare chart's ratio axis over narrow and wide spans.
 // `llmbench report` on load runs stored at older schema versions and on an SLO search: one
 // load run of a throughput level and four probes, written with plain SQL into databases made
 // at schema 6 (the first serving tables), 8 (before the SLO search and server-metric columns)
@@ -8,6 +9,8 @@
 // the SLO chart in headless Chromium.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -16,6 +19,7 @@
 #include "report_browser.h"
 #include "../cli/llmbench_process.h"
 #include "tools/report/report_data.h"
+#include "tools/report/report_section.h"
 #include "tools/store/schema.h"
 #include "tools/store/sqlite_db.h"
 
@@ -175,6 +179,34 @@ TEST(ReportSlo, RendersInHeadlessChromium) {
   EXPECT_EQ(st.errors, 0) << st.messages;
   EXPECT_EQ(st.resources, 0);
   std::cout << "screenshot: " << png << "\n";
+}
+
+// Ticks: 1 and the threshold both ways always; round factors only where they stay a twelfth
+// of the log span apart, so a wide axis is not a crowd of labels around 1.
+TEST(RatioAxis, TicksNeverCrowd) {
+  for (const auto& [lo, hi] : {std::pair{0.99, 1.01}, {0.5, 2.0}, {0.2, 1.3}, {0.01, 50.0}}) {
+    const json a = llmbench::report::ratio_axis(lo, hi, 0.05);
+    std::vector<double> v;
+    for (const auto& t : a["tickValues"]) v.push_back(t.get<double>());
+    const double span = std::log(a["max"].get<double>() / a["min"].get<double>());
+    for (double must : {1.0, 1.05, 0.9524})
+      EXPECT_NE(std::find(v.begin(), v.end(), must), v.end()) << lo << ".." << hi << " " << must;
+    for (std::size_t i = 1; i < v.size(); ++i) {
+      EXPECT_LT(v[i - 1], v[i]);
+      const bool threshold_pair = v[i] <= 1.05 && v[i - 1] >= 0.9524;
+      if (!threshold_pair)
+        EXPECT_GE(std::log(v[i] / v[i - 1]), span / 12 - 1e-3) << lo << ".." << hi << ": " << a.dump();
+    }
+    for (double t : v) {
+      EXPECT_GT(t, a["min"].get<double>());
+      EXPECT_LT(t, a["max"].get<double>());
+    }
+    EXPECT_EQ(a["tickLabels"].size(), v.size());
+  }
+  // A wide span still gets round factors, labelled as factors.
+  const json wide = llmbench::report::ratio_axis(0.5, 2.0, 0.05);
+  EXPECT_NE(wide["tickLabels"].dump().find("+100%"), std::string::npos) << wide.dump();
+  EXPECT_NE(wide["tickLabels"].dump().find("-100%"), std::string::npos) << wide.dump();
 }
 
 }  // namespace
