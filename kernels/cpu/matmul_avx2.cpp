@@ -8,7 +8,9 @@
 // stream (its contiguous half of the matrix), with a software prefetch kPrefetchBytes ahead in
 // that stream. The previous shape, tiles of four weight rows read side by side, kept four
 // streams per thread that each ended after one row (1.5-4 KB in bf16): the hardware prefetcher
-// restarted on every tile and the 16-bit weights streamed at 0.6-0.8 of the read test.
+// restarted on every tile and the 16-bit weights streamed at 0.6-0.8 of the read test. The
+// exception is one fp32 x row too long for the L1 beside the stream (panel()): there three
+// adjacent rows are read side by side, each 22.5 KiB long, so the streams are long.
 #include "kernels/cpu/matmul_avx2.h"
 
 #include <immintrin.h>
@@ -29,8 +31,9 @@ constexpr int kAcc = 4;             // fp32 vector accumulators per output
 constexpr int kStep = 8 * kAcc;     // k values per step: one 8-lane slice per accumulator
 constexpr int kPanelCols = 16;      // weight rows (output columns) per thread work unit
 constexpr int kPrefetchBytes = 512;  // software prefetch distance in the weight stream
-// x rows held as 16-bit values (bf16/fp16 weights, 1-2 rows) once an fp32 x row passes this
-// many bytes (see run()).
+// Past this many bytes an x row and the weight stream crowd the 32 KiB L1: x rows are held as
+// 16-bit values (bf16/fp16 weights, 1-2 rows; see run_half()), and one x row meets the weight
+// rows three at a time (see panel()).
 constexpr int kX32MaxBytes = 16 << 10;
 
 enum class Kind { kF32, kBf16, kFp16 };
@@ -137,69 +140,99 @@ inline float reduce(__m256 a) {
   return _mm_cvtss_f32(s);
 }
 
-// out[r * ldo] = xp_r . w for r < R (xp rows kp apart, one weight row w of k values): four
-// accumulators per output, summed in k order; the k tail (k % kStep weights) is read through a
-// zero-padded copy, x being zero-padded already. Prefetching kPrefetchBytes ahead runs past the
+// out[r * ldo + t] = xp_r . w_t for r < R, t < T (xp rows kp apart; T weight rows w_t = w + t
+// * k, adjacent in memory): four accumulators per output, summed in k order; the k tail (k %
+// kStep weights) is read through a zero-padded copy, x being zero-padded already. Each x vector
+// is loaded once per step for all T weight rows. Prefetching kPrefetchBytes ahead runs past a
 // row's end into the next row (contiguous), which is the next one this thread reads; past the
 // matrix's end it is harmless (a prefetch never faults).
 // X is float (x prepared as fp32) or std::uint16_t (x prepared as 16-bit values of the weights'
 // dtype, widened by the weights' own instructions: the same fp32 vectors, so the same sums).
-template <Kind K, int R, class X>
+// Every output gets the same operations in the same order whatever R and T are, so its bits do
+// not depend on the tile it was computed in.
+template <Kind K, int R, int T, class X>
 void tile(float* out, int ldo, const X* xp, int kp, const Elem<K>* w, int k) {
   constexpr int kStepBytes = kStep * int(sizeof(Elem<K>));
-  __m256 acc[R][kAcc];
+  __m256 acc[R][T][kAcc];
 #pragma GCC unroll 2
   for (int r = 0; r < R; ++r)
+#pragma GCC unroll 3
+    for (int t = 0; t < T; ++t)
 #pragma GCC unroll 4
-    for (int q = 0; q < kAcc; ++q) acc[r][q] = _mm256_setzero_ps();
-  auto step = [&](const Elem<K>* wp, int p) {
-    __m256 v[kAcc];
-    load_weights<K>(wp, v);
+      for (int q = 0; q < kAcc; ++q) acc[r][t][q] = _mm256_setzero_ps();
+  // wp[t]: the kStep weights of row t at this step.
+  auto step = [&](const Elem<K>* const* wp, int p) {
 #pragma GCC unroll 2
     for (int r = 0; r < R; ++r) {
+      __m256 xv[kAcc];
       if constexpr (std::is_same_v<X, float>) {
 #pragma GCC unroll 4
-        for (int q = 0; q < kAcc; ++q)
-          acc[r][q] = _mm256_fmadd_ps(_mm256_loadu_ps(xp + std::size_t(r) * kp + p + 8 * q), v[q],
-                                      acc[r][q]);
+        for (int q = 0; q < kAcc; ++q) xv[q] = _mm256_loadu_ps(xp + std::size_t(r) * kp + p + 8 * q);
       } else {
-        __m256 xv[kAcc];
         load_weights<K>(xp + std::size_t(r) * kp + p, xv);
+      }
+#pragma GCC unroll 3
+      for (int t = 0; t < T; ++t) {
+        __m256 v[kAcc];
+        load_weights<K>(wp[t], v);
 #pragma GCC unroll 4
-        for (int q = 0; q < kAcc; ++q) acc[r][q] = _mm256_fmadd_ps(xv[q], v[q], acc[r][q]);
+        for (int q = 0; q < kAcc; ++q) acc[r][t][q] = _mm256_fmadd_ps(xv[q], v[q], acc[r][t][q]);
       }
     }
   };
   const int kf = k / kStep * kStep;
   for (int p = 0; p < kf; p += kStep) {
-    const char* ahead = reinterpret_cast<const char*>(w + p) + kPrefetchBytes;
+    const Elem<K>* wp[T];
+#pragma GCC unroll 3
+    for (int t = 0; t < T; ++t) {
+      wp[t] = w + std::size_t(t) * k + p;
+      const char* ahead = reinterpret_cast<const char*>(wp[t]) + kPrefetchBytes;
 #pragma GCC unroll 2
-    for (int b = 0; b < kStepBytes; b += 64) _mm_prefetch(ahead + b, _MM_HINT_T0);
-    step(w + p, p);
+      for (int b = 0; b < kStepBytes; b += 64) _mm_prefetch(ahead + b, _MM_HINT_T0);
+    }
+    step(wp, p);
   }
   if (kf < k) {
-    Elem<K> tail[kStep] = {};
-    std::memcpy(tail, w + kf, std::size_t(k - kf) * sizeof(Elem<K>));
-    step(tail, kf);
+    Elem<K> tail[T][kStep] = {};
+    const Elem<K>* wp[T];
+    for (int t = 0; t < T; ++t) {
+      std::memcpy(tail[t], w + std::size_t(t) * k + kf, std::size_t(k - kf) * sizeof(Elem<K>));
+      wp[t] = tail[t];
+    }
+    step(wp, kf);
   }
 #pragma GCC unroll 2
   for (int r = 0; r < R; ++r)
-    out[std::size_t(r) * ldo] = reduce(
-        _mm256_add_ps(_mm256_add_ps(acc[r][0], acc[r][1]), _mm256_add_ps(acc[r][2], acc[r][3])));
+#pragma GCC unroll 3
+    for (int t = 0; t < T; ++t)
+      out[std::size_t(r) * ldo + t] =
+          reduce(_mm256_add_ps(_mm256_add_ps(acc[r][t][0], acc[r][t][1]),
+                               _mm256_add_ps(acc[r][t][2], acc[r][t][3])));
 }
 
-// Columns [j0, j1) for every row: one weight row at a time, multiplied by the x rows in pairs
-// (2 x 1 tiles, eight accumulators) and a last odd row alone, so the row is read from memory
-// once and from L1 for the other pairs.
+// Columns [j0, j1) for every row. Several x rows: one weight row at a time, multiplied by the
+// x rows in pairs (2 x 1 tiles, eight accumulators) and a last odd row alone, so the row is
+// read from memory once and from L1 for the other pairs. One x row longer than kX32MaxBytes
+// (fp32 down_proj, k = 5632: 22.5 KiB): weight rows three at a time (1 x 3 tiles, twelve
+// accumulators), so each x vector is loaded once for three rows. One row at a time read x
+// whole for every weight row; x and the weight stream overflowed the 32 KiB L1 together, x
+// came back from L2 for every row, and that matrix streamed at 0.6 of the other projections'
+// rate (docs/metrics.md, issue 31). In the model, down_proj's time over gate_up_proj's (0.5 at
+// one rate) went from 0.83 to 0.69 with pairs and 0.66 with threes (four need 16 accumulators,
+// all the AVX2 registers).
 template <Kind K, class X>
 void panel(float* out, int n, const X* xp, int kp, const Elem<K>* w, int m, int k, int j0,
            int j1) {
-  for (int j = j0; j < j1; ++j) {
+  int j = j0;
+  if (m == 1 && std::size_t(k) * sizeof(X) > std::size_t(kX32MaxBytes))
+    for (; j + 3 <= j1; j += 3) tile<K, 1, 3, X>(out + j, n, xp, kp, w + std::size_t(j) * k, k);
+  for (; j < j1; ++j) {
     const Elem<K>* wj = w + std::size_t(j) * k;
     int i = 0;
     for (; i + 2 <= m; i += 2)
-      tile<K, 2, X>(out + std::size_t(i) * n + j, n, xp + std::size_t(i) * kp, kp, wj, k);
-    if (i < m) tile<K, 1, X>(out + std::size_t(i) * n + j, n, xp + std::size_t(i) * kp, kp, wj, k);
+      tile<K, 2, 1, X>(out + std::size_t(i) * n + j, n, xp + std::size_t(i) * kp, kp, wj, k);
+    if (i < m)
+      tile<K, 1, 1, X>(out + std::size_t(i) * n + j, n, xp + std::size_t(i) * kp, kp, wj, k);
   }
 }
 

@@ -163,6 +163,17 @@ BENCHMARK_CAPTURE(BM_matmul_path, sgemv_decode, MatmulPath::kSgemv)->Apply(sgemv
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_matmul_path, avx2_decode, MatmulPath::kAvx2)->Apply(decode_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+// tinyllama's down_proj (k = 5632: an fp32 x row of 22.5 KiB, which with the weight stream
+// overflows a 32 KiB L1) at batch 1 and 2: the AVX2 kernel's 1 x 3 tiles (m = 1) and its one
+// weight row at a time (m = 2), beside sgemv at m = 1.
+void down_shapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"m", "n", "k"})->Args({1, kHidden, kFfn})->Args({2, kHidden, kFfn});
+}
+BENCHMARK_CAPTURE(BM_matmul_path, avx2_decode_down, MatmulPath::kAvx2)->Apply(down_shapes)
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_path, sgemv_decode_down, MatmulPath::kSgemv)
+    ->Args({1, kHidden, kFfn})->ArgNames({"m", "n", "k"})
+    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 
 // matmul_half (bf16/fp16 weights, --dtype) on the decode and prefill shapes: bytes count the
 // weights at 2 bytes, so GB/s compares with the fp32 paths' weight streaming directly.

@@ -179,6 +179,34 @@ TEST(MatmulAvx2, F32KernelMatchesTheReferenceAndIgnoresTheRowCount) {
     }
 }
 
+TEST(MatmulAvx2, F32OneRowPastTheL1TakesWeightRowsThreeAtATimeWithTheSameBits) {
+  // One x row longer than 16 KiB (k > 4096: tinyllama's down_proj, k = 5632) meets the weight
+  // rows three at a time (1 x 3 tiles). Every output must keep the one-row-at-a-time sums bit for
+  // bit: row i of an 8-row product (x rows in pairs, one weight row at a time) against the
+  // same x row alone, at k just past the threshold, the model's k, odd k with a tail, and n
+  // that leave one or two weight rows alone in a 16-row panel and at the matrix's end; and the
+  // reference within the fp32 tolerance.
+  if (!cpu_isa().avx2) GTEST_SKIP() << "no AVX2 + FMA + F16C (" << cpu_isa_name() << ")";
+  unsigned seed = 400;
+  for (int k : {4097, 4112, 4133, 5632, 5633})
+    for (int n : {1, 2, 3, 4, 17, 37}) {
+      SCOPED_TRACE(testing::Message() << "n=" << n << " k=" << k);
+      const std::vector<float> x = test::random_floats(static_cast<std::size_t>(8) * k, seed++);
+      const std::vector<float> w = test::random_floats(static_cast<std::size_t>(n) * k, seed++);
+      std::vector<float> all(static_cast<std::size_t>(8) * n), ref(all.size());
+      avx2::matmul_f32_rows(all.data(), x.data(), k, w.data(), 8, n, k);
+      matmul_reference(ref.data(), x.data(), w.data(), 8, n, k, k);
+      EXPECT_TRUE(test::all_close(all, ref, 1e-4, 1e-4));
+      for (int i : {0, 5, 7}) {
+        std::vector<float> one(static_cast<std::size_t>(n), NAN);
+        avx2::matmul_f32_rows(one.data(), x.data() + static_cast<std::size_t>(i) * k, k, w.data(),
+                              1, n, k);
+        for (int j = 0; j < n; ++j)
+          ASSERT_EQ(one[j], all[static_cast<std::size_t>(i) * n + j]) << "row " << i << " col " << j;
+      }
+    }
+}
+
 TEST(MatmulStreaming, EachRowIsIndependentOfTheRowCount) {
   // Up to kStreamRowsMax rows the AVX-512 path is one kernel whose every output is the same
   // sequence of operations, so row i of an m-row product is bit-identical to that row in any
