@@ -2,19 +2,22 @@
 // gemm_half_avx2.h). This file alone is compiled with -mavx2 -mfma -mf16c
 // (kernels/CMakeLists.txt); nothing here runs unless cpu_isa() found those features.
 //
-// The work, in the dot form (each output a dot product over k, as llama.cpp's tinyBLAS computes
-// 16-bit weights on AVX2; x is rounded to the weight dtype once per call, in fp32):
-//   block  k in kGemmBlockK pieces. Per block, each weight panel (3 rows) of the thread's slice
-//          is widened once into a 6 KB fp32 buffer (the next panel's block prefetched), then
-//          every 4-row tile of x passes over it; the weights are read from memory once per
-//          call and the x block (m x 512 fp32: 32 KB at 16 rows, 256 KB at 128) stays in L2.
-//   tile   4 x rows by 3 weight rows: 12 fp32 vector accumulators, 3 weight vectors and 1 x
-//          vector, the 16 ymm registers. Per 8 k: 3 weight loads, 4 x loads, 12 FMAs. Each
-//          output's 8 lanes are summed by one fixed tree and added to out block after block,
-//          so every output is the same sequence of operations whatever m is and whichever
-//          tile shape (edge tiles: fewer rows or columns) computed it.
-//   threads one parallel region per call: the x rows are prepared under `omp for`, then each
-//          thread takes a contiguous range of weight panels (its own columns of out).
+// The work, in the outer-product form (as OpenBLAS's sgemm and llamafile's tinyBLAS tiles):
+//   x      rounded to the weight dtype once per call and packed k-major, 16 rows a tile:
+//          xt[p][0:16] holds column p of 16 x rows (zero past the last row), so one k step of
+//          a tile is two 8-lane loads.
+//   block  k in kGemmBlockK pieces. Per block, each 6-row weight panel of the thread's slice
+//          is widened once into a 12 KB fp32 buffer in L1 (the next panel's block prefetched),
+//          then every x tile passes over it; the weights are read from memory once per call
+//          (once per kChunkRows x rows) and the x block (rows x 512 fp32: 256 KB at 128 rows)
+//          stays in L2.
+//   tile   16 x rows by 6 weight rows: 12 fp32 accumulators (lanes are x rows), 2 x vectors,
+//          1 broadcast weight; per k step 2 x loads, 6 broadcasts and 12 FMAs. Between k
+//          blocks the accumulators wait in a per-thread buffer, so every output is one fp32
+//          FMA chain over k in order: the same operations whatever m is and whichever tile
+//          shape (edge tiles: 8 rows, fewer weight rows) computed it.
+//   threads one parallel region per call: x tiles packed under `omp for`, then each thread
+//          takes a contiguous range of weight panels (its own columns of out).
 // Widening: bf16 8 weights by vpmovzxwd and a 16-bit shift, fp16 by vcvtph2ps.
 #include "kernels/cpu/gemm_half_avx2.h"
 
@@ -23,6 +26,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -32,11 +36,15 @@ namespace llmbench::cpu::avx2 {
 
 namespace {
 
-constexpr int kRows = 4;  // x rows per tile
-constexpr int kCols = 3;  // weight rows per tile
-// Floats between the widened panel's rows: a block plus one cache line, so the three rows do
-// not start at the same offset in 4 KB (one L1 set).
+constexpr int kTileRows = 16;   // x rows per tile: two 8-lane vectors
+constexpr int kPanelCols = 6;   // weight rows per panel
+constexpr int kTileOut = kTileRows * kPanelCols;  // one tile's accumulators, in floats
+// Floats between the widened panel's rows: a block plus one cache line, so the six rows do not
+// start at the same offset in 4 KB (one L1 set).
 constexpr int kPanelLd = kGemmBlockK + 16;
+// x rows per pass over the weights: the x block of a pass (256 x 512 fp32, 512 KB) stays in
+// the 1 MB L2; more rows are done in passes, each reading the weights again.
+constexpr int kChunkRows = 256;
 
 // fp32 -> bf16 -> fp32 on 8 lanes, as fp32_to_bf16 (kernels/common/half.h) does it: round to
 // nearest even by adding 0x7FFF plus the kept part's lowest bit; a NaN keeps its top bits and
@@ -52,22 +60,39 @@ __m256 to_bf16_value(__m256 v) {
   return _mm256_blendv_ps(rounded, quiet_nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
 }
 
-// One x row for bf16 weights: rounded to bf16 values, zero-padded to kp.
-void prepare_bf16(float* dst, const float* x, int k, int kp) {
+// One x row for bf16 weights: rounded to bf16 values.
+void prepare_bf16(float* dst, const float* x, int k) {
   int p = 0;
   for (; p + 8 <= k; p += 8) _mm256_storeu_ps(dst + p, to_bf16_value(_mm256_loadu_ps(x + p)));
-  for (; p < kp; ++p) dst[p] = p < k ? bf16_to_fp32(fp32_to_bf16(x[p])) : 0.0f;
+  for (; p < k; ++p) dst[p] = bf16_to_fp32(fp32_to_bf16(x[p]));
 }
 
 // One x row for fp16 weights: rounded to fp16 values (vcvtps2ph rounds to nearest even and
-// keeps NaNs quiet, as fp32_to_fp16 does), zero-padded to kp.
-void prepare_fp16(float* dst, const float* x, int k, int kp) {
+// keeps NaNs quiet, as fp32_to_fp16 does).
+void prepare_fp16(float* dst, const float* x, int k) {
   int p = 0;
   for (; p + 8 <= k; p += 8) {
     const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(x + p), _MM_FROUND_TO_NEAREST_INT);
     _mm256_storeu_ps(dst + p, _mm256_cvtph_ps(h));
   }
-  for (; p < kp; ++p) dst[p] = p < k ? fp16_to_fp32(fp32_to_fp16(x[p])) : 0.0f;
+  for (; p < k; ++p) dst[p] = fp16_to_fp32(fp32_to_fp16(x[p]));
+}
+
+// One tile of x: `rows` rows (lda apart) rounded and transposed, xt[p * 16 + r] for p < k;
+// zero for r >= rows. `row` is a k-float scratch row.
+template <bool kBf16>
+void pack_tile(float* xt, const float* x, int lda, int rows, int k, float* row) {
+  for (int r = 0; r < kTileRows; ++r) {
+    if (r < rows) {
+      if constexpr (kBf16)
+        prepare_bf16(row, x + std::size_t(r) * lda, k);
+      else
+        prepare_fp16(row, x + std::size_t(r) * lda, k);
+      for (int p = 0; p < k; ++p) xt[std::size_t(p) * kTileRows + r] = row[p];
+    } else {
+      for (int p = 0; p < k; ++p) xt[std::size_t(p) * kTileRows + r] = 0.0f;
+    }
+  }
 }
 
 // 8 weights at w as fp32. bf16: zero-extended to 32 bits and shifted into the top half.
@@ -80,11 +105,11 @@ inline __m256 widen8(const std::uint16_t* w) {
     return _mm256_cvtph_ps(h);
 }
 
-// One panel's k block as fp32: dst[c, 0:len8] = widen(w[c, p0:p1]) for c < cols, zero past
-// p1 (len8 = p1 - p0 rounded up to 8; rows kPanelLd apart), the x rows being zero there too.
+// One panel's k block as fp32: dst[c, 0:len] = widen(w[c, p0:p0 + len]) for c < cols (rows
+// kPanelLd apart; the last partial 8 through a zero-padded copy).
 template <bool kBf16>
-void widen_panel(float* dst, const std::uint16_t* w, std::size_t k, int cols, int p0, int p1) {
-  const int len = p1 - p0, full = len / 8 * 8;
+void widen_panel(float* dst, const std::uint16_t* w, std::size_t k, int cols, int p0, int len) {
+  const int full = len / 8 * 8;
   for (int c = 0; c < cols; ++c) {
     const std::uint16_t* wc = w + c * k + p0;
     float* d = dst + c * kPanelLd;
@@ -97,131 +122,130 @@ void widen_panel(float* dst, const std::uint16_t* w, std::size_t k, int cols, in
   }
 }
 
-// The four lanes' sums of a, b, c, d (one fixed tree per vector: pairs, then quads, then the
-// two 128-bit halves).
-inline __m128 sum4(__m256 a, __m256 b, __m256 c, __m256 d) {
-  const __m256 q = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
-  return _mm_add_ps(_mm256_castps256_ps128(q), _mm256_extractf128_ps(q, 1));
-}
-
-// What one tile needs besides its template shape.
-struct TileArgs {
-  float* out;         // out[i0, j0]; rows n apart
-  int n;
-  bool accumulate;    // add to out (a later k block) or store (the first)
-  const float* xp;    // prepared x row i0 at the block's first k; rows ldx apart
-  int ldx;
-  const float* wp;    // the widened panel (rows kPanelLd apart)
-  int len8;           // k values in the block, rounded up to 8
-};
-
-// out[r, c] (+)= sum over p < len8 of xp[r, p] * wp[c, p] for r < R, c < C: per 8 k, C weight
-// loads, R x loads and R x C FMAs into as many accumulators.
-template <int R, int C>
-void tile(const TileArgs& a) {
-  __m256 acc[R][C];
-  const float* xr[R];
-#pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) {
-    xr[r] = a.xp + std::size_t(r) * a.ldx;
-#pragma GCC unroll 3
-    for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
-  }
-  for (int p = 0; p < a.len8; p += 8) {
-    __m256 wv[C];
-#pragma GCC unroll 3
-    for (int c = 0; c < C; ++c) wv[c] = _mm256_load_ps(a.wp + c * kPanelLd + p);
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) {
-      const __m256 xv = _mm256_loadu_ps(xr[r] + p);
-#pragma GCC unroll 3
-      for (int c = 0; c < C; ++c) acc[r][c] = _mm256_fmadd_ps(xv, wv[c], acc[r][c]);
+// acc[c * 16 + r] (+)= sum over p < len, in order, of xt[p * 16 + r] * wp[c * kPanelLd + p]
+// for r < 8 V, c < C, one FMA per term; `resume`: acc holds the earlier blocks' sums (else
+// the chain starts at zero).
+template <int V, int C>
+void tile(const float* xt, const float* wp, int len, float* acc, bool resume) {
+  __m256 a[C][V];
+#pragma GCC unroll 6
+  for (int c = 0; c < C; ++c)
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v)
+      a[c][v] = resume ? _mm256_load_ps(acc + c * kTileRows + 8 * v) : _mm256_setzero_ps();
+#pragma GCC unroll 2
+  for (int p = 0; p < len; ++p) {
+    __m256 xv[V];
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v) xv[v] = _mm256_load_ps(xt + std::size_t(p) * kTileRows + 8 * v);
+#pragma GCC unroll 6
+    for (int c = 0; c < C; ++c) {
+      const __m256 b = _mm256_broadcast_ss(wp + c * kPanelLd + p);
+#pragma GCC unroll 2
+      for (int v = 0; v < V; ++v) a[c][v] = _mm256_fmadd_ps(xv[v], b, a[c][v]);
     }
   }
-#pragma GCC unroll 3
-  for (int c = 0; c < C; ++c) {
-    __m256 col[kRows];  // rows past R: zero (each lane's sum reads only its own vector)
-    for (int r = 0; r < kRows; ++r) col[r] = r < R ? acc[r < R ? r : 0][c] : _mm256_setzero_ps();
-    alignas(16) float s[4];
-    _mm_store_ps(s, sum4(col[0], col[1], col[2], col[3]));
-    for (int r = 0; r < R; ++r) {
-      float& o = a.out[std::size_t(r) * a.n + c];
-      o = a.accumulate ? o + s[r] : s[r];
-    }
-  }
+#pragma GCC unroll 6
+  for (int c = 0; c < C; ++c)
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v) _mm256_store_ps(acc + c * kTileRows + 8 * v, a[c][v]);
 }
 
-using TileFn = void (*)(const TileArgs&);
+using TileFn = void (*)(const float*, const float*, int, float*, bool);
 
-template <int R>
+template <int V>
 constexpr TileFn tile_for_cols(int cols) {
-  return cols == 1 ? tile<R, 1> : cols == 2 ? tile<R, 2> : tile<R, 3>;
-}
-
-// The tile of `rows` x `cols` (1..kRows, 1..kCols).
-TileFn tile_for(int rows, int cols) {
-  switch (rows) {
-    case 1: return tile_for_cols<1>(cols);
-    case 2: return tile_for_cols<2>(cols);
-    case 3: return tile_for_cols<3>(cols);
-    default: return tile_for_cols<4>(cols);
+  switch (cols) {
+    case 1: return tile<V, 1>;
+    case 2: return tile<V, 2>;
+    case 3: return tile<V, 3>;
+    case 4: return tile<V, 4>;
+    case 5: return tile<V, 5>;
+    default: return tile<V, 6>;
   }
 }
 
-// This thread's panels [g0, g1) of kCols weight rows, k block after k block: each panel's
-// block widened once into an L1-sized buffer, then multiplied by every 4-row tile of x; the
-// next panel's block is prefetched meanwhile (its rows are 1-2 KB strips, too short for the
-// hardware prefetcher to ramp up on).
+// The tile for `rows` x rows (1..16: one vector up to 8) and `cols` weight rows (1..6).
+TileFn tile_for(int rows, int cols) {
+  return rows <= 8 ? tile_for_cols<1>(cols) : tile_for_cols<2>(cols);
+}
+
+// A finished tile's accumulators into out[r, c] (rows n apart).
+void store_tile(float* out, int n, const float* acc, int rows, int cols) {
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) out[std::size_t(r) * n + c] = acc[c * kTileRows + r];
+}
+
+// This thread's panels [g0, g1) against `m` packed x rows (xt: tiles k * 16 floats apart),
+// k block after k block: each panel's block widened once into an L1-sized buffer, then
+// multiplied by every x tile; the next panel's block is prefetched meanwhile (its rows are
+// 1 KB strips, too short for the hardware prefetcher to ramp up on).
 template <bool kBf16>
-void panels(float* out, const float* xp, int ldx, const std::uint16_t* w, int m, int n, int k,
-            int g0, int g1) {
-  alignas(64) float panel[kCols * kPanelLd];
+void panels(float* out, const float* xt, const std::uint16_t* w, int m, int n, int k, int g0,
+            int g1, float* accs) {
+  alignas(64) float panel[kPanelCols * kPanelLd];
   const std::size_t kz = std::size_t(k);
+  const int tiles = (m + kTileRows - 1) / kTileRows;
   for (int p0 = 0; p0 < k; p0 += kGemmBlockK) {
-    const int p1 = std::min(k, p0 + kGemmBlockK), len8 = (p1 - p0 + 7) / 8 * 8;
+    const int len = std::min(kGemmBlockK, k - p0);
+    const bool last = p0 + len == k;
     for (int g = g0; g < g1; ++g) {
-      const int j = g * kCols, cols = std::min(kCols, n - j);
+      const int j = g * kPanelCols, cols = std::min(kPanelCols, n - j);
       const std::uint16_t* wj = w + std::size_t(j) * kz;
-      widen_panel<kBf16>(panel, wj, kz, cols, p0, p1);
+      widen_panel<kBf16>(panel, wj, kz, cols, p0, len);
       if (g + 1 < g1)
-        for (int c = 0; c < kCols; ++c)
-          for (int p = p0; p < p1; p += 32) _mm_prefetch(wj + (kCols + c) * kz + p, _MM_HINT_T0);
-      for (int i = 0; i < m; i += kRows) {
-        const int rows = std::min(kRows, m - i);
-        const TileArgs args{out + std::size_t(i) * n + j, n,   p0 > 0,
-                            xp + std::size_t(i) * ldx + p0, ldx, panel, len8};
-        tile_for(rows, cols)(args);
+        for (int c = 0; c < kPanelCols; ++c)
+          for (int p = p0; p < p0 + len; p += 32)
+            _mm_prefetch(wj + (kPanelCols + c) * kz + p, _MM_HINT_T0);
+      for (int t = 0; t < tiles; ++t) {
+        const int i = t * kTileRows, rows = std::min(kTileRows, m - i);
+        float* acc = accs + (std::size_t(g - g0) * tiles + t) * kTileOut;
+        tile_for(rows, cols)(xt + (std::size_t(t) * kz + p0) * kTileRows, panel, len, acc,
+                             p0 > 0);
+        if (last) store_tile(out + std::size_t(i) * n + j, n, acc, rows, cols);
       }
     }
   }
 }
 
+// Buffers reused across calls (fresh ones this size would come from mmap and fault their pages
+// in on every call): the packed x tiles (shared by the threads) and, per thread, one scratch
+// row and the accumulators of its tiles.
+std::vector<float>& aligned_resize(std::vector<float>& v, std::size_t floats) {
+  v.resize(floats + 16);
+  return v;
+}
+float* aligned64(std::vector<float>& v) {
+  const auto a = reinterpret_cast<std::uintptr_t>(v.data());
+  return reinterpret_cast<float*>((a + 63) / 64 * 64);
+}
+
 template <bool kBf16>
 void run(float* out, const float* x, int lda, const std::uint16_t* w, int m, int n, int k) {
-  const int kp = (k + 7) / 8 * 8;
-  // Rows one cache line longer than kp: with k a multiple of 1024 (TinyLlama's 2048), rows
-  // kp apart would start at the same offset in every 4 KB and compete for one L1 set (and a
-  // few L2 sets) with each other and with the weight rows.
-  const int ldx = kp + 16;
-  // Thread-local so the block is reused across calls (a fresh one this size would come from
-  // mmap and fault its pages in on every call).
-  thread_local std::vector<float> xp_buffer;
-  xp_buffer.resize(std::size_t(m) * ldx);
-  float* xp = xp_buffer.data();
-  const int n_panels = (n + kCols - 1) / kCols;
+  const int chunk_max = std::min(m, kChunkRows);
+  const int tiles_max = (chunk_max + kTileRows - 1) / kTileRows;
+  thread_local std::vector<float> xt_buffer;
+  float* xt = aligned64(aligned_resize(xt_buffer, std::size_t(tiles_max) * k * kTileRows));
+  const int n_panels = (n + kPanelCols - 1) / kPanelCols;
 #pragma omp parallel if (static_cast<long>(m) * n * k > (1L << 20))
   {
-#pragma omp for schedule(static)
-    for (int i = 0; i < m; ++i) {
-      if constexpr (kBf16)
-        prepare_bf16(xp + std::size_t(i) * ldx, x + std::size_t(i) * lda, k, kp);
-      else
-        prepare_fp16(xp + std::size_t(i) * ldx, x + std::size_t(i) * lda, k, kp);
-    }
-    // (the implicit barrier above: every x row is ready)
     const int t = omp_get_thread_num(), threads = omp_get_num_threads();
     const int g0 = int(long(n_panels) * t / threads), g1 = int(long(n_panels) * (t + 1) / threads);
-    panels<kBf16>(out, xp, ldx, w, m, n, k, g0, g1);
+    thread_local std::vector<float> row, accs;
+    row.resize(std::size_t(k));
+    float* acc = aligned64(aligned_resize(accs, std::size_t(g1 - g0) * tiles_max * kTileOut));
+    for (int i0 = 0; i0 < m; i0 += kChunkRows) {
+      const int rows = std::min(kChunkRows, m - i0), tiles = (rows + kTileRows - 1) / kTileRows;
+#pragma omp for schedule(static)
+      for (int tt = 0; tt < tiles; ++tt) {
+        const int r0 = tt * kTileRows;
+        pack_tile<kBf16>(xt + std::size_t(tt) * k * kTileRows, x + std::size_t(i0 + r0) * lda,
+                         lda, std::min(kTileRows, rows - r0), k, row.data());
+      }
+      // (the implicit barrier above: every x tile is ready)
+      panels<kBf16>(out + std::size_t(i0) * n, xt, w, rows, n, k, g0, g1, acc);
+#pragma omp barrier
+    }
   }
 }
 

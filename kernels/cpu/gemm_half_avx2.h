@@ -5,12 +5,13 @@
 //
 // Why it exists: without it, a CPU (or a VM) with AVX2 but no AVX-512 ran these shapes by
 // widening 256 weight rows at a time to fp32 (a 2 MB tile at k = 2048, beyond the L2) in one
-// OpenMP region, then OpenBLAS sgemm on that tile (which packs it again), tile after tile, two
+// OpenMP region, then OpenBLAS sgemm on it (which packs it again), tile after tile, two
 // fork/joins each. Here one parallel region per call; each thread owns a contiguous slice of
-// weight rows and widens 3 of them at a time, one 512-value k block at a time, into a 6 KB
-// buffer that stays in L1 while every x row passes over it.
-// Deliberately not: the few-row decode shapes (matmul_avx2.h streams the weights faster there)
-// or thousands of rows (sgemm on widened tiles; see kGemmHalfRowsMax in matmul_half.h).
+// weight rows and widens 6 of them at a time, one 512-value k block at a time, into a 12 KB
+// buffer that stays in L1 while every 16-row tile of x (packed k-major) passes over it in
+// outer-product form (12 accumulators of 8 x rows by 1 weight row).
+// Deliberately not: the few-row decode shapes (matmul_avx2.h streams the weights faster there).
+// At every larger row count measured (16 to 2048) it beat widening to fp32 and OpenBLAS sgemm.
 #pragma once
 #include <cstdint>
 
@@ -18,14 +19,15 @@
 
 namespace llmbench::cpu::avx2 {
 
-// k values summed per cache block: every output is the sum, in k order, of its per-block dot
-// products (each 8 fp32 lanes reduced by one fixed tree), so the result of row i does not
-// depend on m or on which tile shape computed it.
+// k values per cache block. The blocks do not change the sum: every output is one fp32 FMA
+// chain over k in order (carried from block to block), so the result of row i does not depend
+// on m, on the block size or on which tile shape computed it.
 inline constexpr int kGemmBlockK = 512;
 
 // out[m, n] = round(x[m, k]) . widen(w[n, k])^T (the matmul_half semantics), `dtype` kBf16 or
 // kFp16. x rows lda apart (lda >= k; what lies past k is never read); out [m, n] contiguous.
-// Any m >= 1 works; it is meant for m above kFewRowsMax.
+// Any m >= 1 works; it is meant for m above kFewRowsMax. More than 256 rows are done in
+// passes of 256 (each reads the weights again; the x block of a pass stays in L2).
 void gemm_half(float* out, const float* x, int lda, const std::uint16_t* w, DType dtype, int m,
                int n, int k);
 

@@ -167,9 +167,13 @@ void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype
     avx2::matmul_half_rows(out, x, lda, w, dtype, m, n, k);
     return;
   }
-  if (m <= kGemmHalfRowsMax && cpu_isa().avx2) {
-    // Prefill and batched decode without the AVX-512 path: weights widened in registers, 4 x
-    // rows by 3 weight rows per tile, one parallel region (gemm_half_avx2.h).
+  if (cpu_isa().avx2 && (m <= kFp16StreamRowsMax || !cpu_isa().avx512)) {
+    // Batched decode and prefill without the AVX-512 path: weights widened into L1 6 rows at a
+    // time, outer-product tiles of 16 x rows by 6 weight rows, one parallel region
+    // (gemm_half_avx2.h). Faster than widen-then-sgemm at every row count measured on an
+    // AVX2-only CPU (16 to 2048, bench_kernels gemm_*_avx2_gemm against gemm_*_tiled_sgemm;
+    // docs/metrics.md). On AVX-512 CPUs (bf16 without AVX512_BF16) it stops at 128 rows, as
+    // before: past that sgemm was not measured against it there.
     avx2::gemm_half(out, x, lda, w, dtype, m, n, k);
     return;
   }

@@ -35,9 +35,9 @@ void matmul_half_reference(float* out, const float* x, const std::uint16_t* w, D
 // CPUs with AVX2, FMA and F16C where the above does not apply (no AVX-512, or bf16 without
 // AVX512_BF16), m <= kFewRowsMax: matmul_avx2.h's kernel (weights widened in registers, four
 // fp32 accumulators per output, one weight row at a time; row i does not depend on m);
-// kFewRowsMax < m <= kGemmHalfRowsMax (batched decode, one prompt's prefill):
-// gemm_half_avx2.h's kernel (3 weight rows widened per k block into L1, 4 x rows by 3 weight
-// rows per tile; row i does not depend on m either).
+// m > kFewRowsMax (batched decode, prefill; on AVX-512 CPUs up to kFp16StreamRowsMax rows):
+// gemm_half_avx2.h's kernel (6 weight rows widened per k block into L1, outer-product tiles of
+// 16 packed x rows by 6 weight rows; row i does not depend on m either).
 // The portable path (any other CPU): m <= kFewRowsMax (decode): weight rows widened four at a time
 // into a per-thread tile (bf16 with m <= 2: widened in registers, read in place) and multiplied
 // by every x row while in L1; each output is one fixed-order fp32 dot product, so row i does
@@ -46,10 +46,10 @@ void matmul_half_reference(float* out, const float* x, const std::uint16_t* w, D
 void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype, int m, int n,
                  int k, int lda);
 
-// The portable path's prefill (what matmul_half runs above kFewRowsMax on a CPU without AVX2 or
-// past kGemmHalfRowsMax): x rounded once, then kHalfTileRows weight rows at a time widened to
-// fp32 (in parallel) and multiplied by OpenBLAS sgemm. Public so bench_kernels can set it
-// beside the AVX2 kernel on the same CPU.
+// The portable path's prefill (what matmul_half runs above kFewRowsMax on a CPU without AVX2,
+// and past kFp16StreamRowsMax rows on AVX-512 CPUs where vdpbf16ps does not apply): x rounded
+// once, then kHalfTileRows weight rows at a time widened to fp32 (in parallel) and multiplied
+// by OpenBLAS sgemm. Public so bench_kernels can set it beside the AVX2 kernel on the same CPU.
 void matmul_half_tiled_sgemm(float* out, const float* x, const std::uint16_t* w, DType dtype,
                              int m, int n, int k, int lda);
 
@@ -58,14 +58,6 @@ void matmul_half_tiled_sgemm(float* out, const float* x, const std::uint16_t* w,
 // (fp16_prefill) 39 / 39 at n 2048 / 5632; at 2048 rows the two were within noise of each other
 // (so the prompt-128 TTFT case takes the kernel, batched prefill keeps sgemm).
 inline constexpr int kFp16StreamRowsMax = 128;
-
-// Row counts up to which CPUs with AVX2 (and no AVX-512 path for the dtype) take
-// gemm_half_avx2.h's kernel above kFewRowsMax; larger ones the portable widen-then-sgemm path.
-// bench_kernels BM_matmul_half/gemm_bf16_*, medians of 3 interleaved (2026-11-26, AVX2-only VM, ms):
-// 128 rows: kernel 61.9 / 27.1 / 14.0 / 11.0 against sgemm 69.2 / 27.9 / 12.8 / 13.0 (gate/up,
-// down, qkv, o); 2048 rows: kernel 268 / 1443 against sgemm 152 / 1114 (o, gate/up): OpenBLAS's
-// packed outer-product kernel wins once the x rows no longer fit the L2.
-inline constexpr int kGemmHalfRowsMax = 128;
 
 // Weight rows widened per sgemm call in the prefill path (a [kHalfTileRows, k] fp32 tile).
 inline constexpr int kHalfTileRows = 256;

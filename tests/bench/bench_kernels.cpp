@@ -17,6 +17,7 @@
 #include "kernels/cpu/attention_decode.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/embedding.h"
+#include "kernels/cpu/gemm_half_avx2.h"
 #include "kernels/cpu/kv_cache.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/matmul_avx2.h"
@@ -203,8 +204,15 @@ void BM_fp16_stream(benchmark::State& state) {
 BENCHMARK(BM_fp16_stream)->Apply(prefill_shapes)->UseRealTime()->MinTime(kMinTimeS)
     ->Unit(benchmark::kMillisecond);
 
-// tiled_sgemm: the portable path's prefill (matmul_half_tiled_sgemm) instead of matmul_half.
-void BM_matmul_half(benchmark::State& state, DType dtype, bool tiled_sgemm = false) {
+// Which routine BM_matmul_half times: matmul_half (what the engine runs), the portable path's
+// prefill (matmul_half_tiled_sgemm), or the AVX2 16-bit GEMM called directly at any row count.
+enum class HalfPath { kEngine, kTiledSgemm, kAvx2Gemm };
+
+void BM_matmul_half(benchmark::State& state, DType dtype, HalfPath path = HalfPath::kEngine) {
+  if (path == HalfPath::kAvx2Gemm && !cpu_isa().avx2) {
+    state.SkipWithError("no AVX2 + FMA + F16C");
+    return;
+  }
   const int m = state.range(0), n = state.range(1), k = state.range(2);
   const std::vector<float> x = filled(static_cast<std::size_t>(m) * k);
   const std::vector<float> wf = filled(static_cast<std::size_t>(n) * k);
@@ -213,8 +221,10 @@ void BM_matmul_half(benchmark::State& state, DType dtype, bool tiled_sgemm = fal
   std::vector<float> out(static_cast<std::size_t>(m) * n);
   const RateTimer timer;
   for (auto _ : state) {
-    if (tiled_sgemm)
+    if (path == HalfPath::kTiledSgemm)
       matmul_half_tiled_sgemm(out.data(), x.data(), w.data(), dtype, m, n, k, k);
+    else if (path == HalfPath::kAvx2Gemm)
+      avx2::gemm_half(out.data(), x.data(), k, w.data(), dtype, m, n, k);
     else
       matmul_half(out.data(), x.data(), w.data(), dtype, m, n, k, k);
     benchmark::DoNotOptimize(out.data());
@@ -248,30 +258,35 @@ BENCHMARK_CAPTURE(BM_matmul_half, bf16_prefill, DType::kBf16)->Apply(prefill_sha
 BENCHMARK_CAPTURE(BM_matmul_half, fp16_prefill, DType::kFp16)->Apply(prefill_shapes)
     ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 
-// 16-bit weights at batch-16 decode and one prompt's prefill (m = 16, 128; 2048 for 16
-// prompts) on the TinyLlama projections (qkv, o, gate/up fused, down; n x k): "engine" is
-// matmul_half (on an AVX2 CPU without the AVX-512 path, gemm_half_avx2.h up to
+// 16-bit weights at batch-16 decode, one prompt's prefill and more rows (m = 16, 128, 512;
+// 2048 for 16 prompts) on the TinyLlama projections (qkv, o, gate/up fused, down; n x k):
+// "engine" is matmul_half (on an AVX2 CPU without the AVX-512 path, gemm_half_avx2.h up to
 // kGemmHalfRowsMax rows), "tiled_sgemm" the portable path (256 weight rows widened to fp32,
-// then OpenBLAS sgemm), in the same process.
+// then OpenBLAS sgemm), "avx2_gemm" gemm_half_avx2.h at every row count (where the crossover
+// lies), in the same process.
 void half_gemm_shapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"m", "n", "k"});
-  for (int m : {16, 128}) {
+  for (int m : {16, 128, 512}) {
     b->Args({m, kHidden + 2 * kKvHeads * (kHidden / kHeads), kHidden});
     b->Args({m, kHidden, kHidden});
     b->Args({m, 2 * kFfn, kHidden});
     b->Args({m, kHidden, kFfn});
   }
-  b->Args({2048, kHidden, kHidden});  // 16 prompts of 128: where the row-count crossover lies
+  b->Args({2048, kHidden, kHidden});
   b->Args({2048, 2 * kFfn, kHidden});
 }
-BENCHMARK_CAPTURE(BM_matmul_half, gemm_bf16_engine, DType::kBf16, false)->Apply(half_gemm_shapes)
-    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_matmul_half, gemm_bf16_tiled_sgemm, DType::kBf16, true)->Apply(half_gemm_shapes)
-    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_matmul_half, gemm_fp16_engine, DType::kFp16, false)->Apply(half_gemm_shapes)
-    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_matmul_half, gemm_fp16_tiled_sgemm, DType::kFp16, true)->Apply(half_gemm_shapes)
-    ->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_half, gemm_bf16_engine, DType::kBf16, HalfPath::kEngine)
+    ->Apply(half_gemm_shapes)->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_half, gemm_bf16_tiled_sgemm, DType::kBf16, HalfPath::kTiledSgemm)
+    ->Apply(half_gemm_shapes)->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_half, gemm_bf16_avx2_gemm, DType::kBf16, HalfPath::kAvx2Gemm)
+    ->Apply(half_gemm_shapes)->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_half, gemm_fp16_engine, DType::kFp16, HalfPath::kEngine)
+    ->Apply(half_gemm_shapes)->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_half, gemm_fp16_tiled_sgemm, DType::kFp16, HalfPath::kTiledSgemm)
+    ->Apply(half_gemm_shapes)->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_half, gemm_fp16_avx2_gemm, DType::kFp16, HalfPath::kAvx2Gemm)
+    ->Apply(half_gemm_shapes)->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 
 // ---- quantised weights (--dtype int8|int4) at decode row counts ----------------------------
 // The TinyLlama projections: q/o-sized 2048 x 2048, the fused gate/up 11264 (2 x 5632) x 2048,

@@ -1,8 +1,8 @@
 // avx2::gemm_half (kernels/cpu/gemm_half_avx2.h), the AVX2 kernel for 16-bit weights at prefill
 // and batched-decode row counts: against matmul_half_reference on ragged shapes (every edge
 // tile, k around the 8-value step and the kGemmBlockK block, NaN-padded x rows), its x
-// rounding at ties, NaN and infinities, row independence across m (bit for bit), and
-// matmul_half's dispatch to it at the batch-16 and prompt-128 row counts. Skipped on CPUs
+// rounding at ties, NaN and infinities, row independence across m (bit for bit, also across
+// its 256-row passes), and matmul_half's dispatch to it at batch-16 and prefill row counts. Skipped on CPUs
 // without AVX2 + FMA + F16C (and under LLMBENCH_CPU_ISA=portable).
 #include <gtest/gtest.h>
 
@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/cpu_isa.h"
@@ -49,10 +50,11 @@ class GemmHalfAvx2 : public ::testing::TestWithParam<DType> {
 }
 
 TEST_P(GemmHalfAvx2, MatchesTheReferenceOnRaggedShapes) {
-  // m: one tile of 4 rows and every remainder of it; n: one panel of 3 weight rows and every
-  // remainder; k: below, at and past the 8-value step and the 512-value block.
-  for (int m : {1, 2, 3, 4, 5, 9, 16, 17, 35})
-    for (int n : {1, 2, 3, 4, 5, 7, 19, 38})
+  // m: one tile of 16 rows (of two 8-row vectors) and remainders of it; n: one panel of 6
+  // weight rows and every remainder; k: below, at and past the 8-value step and the 512-value
+  // block.
+  for (int m : {1, 3, 8, 9, 16, 17, 25, 35})
+    for (int n : {1, 2, 3, 4, 5, 6, 7, 11, 19, 38})
       for (int k : {1, 15, 16, 17, 40, 511, 512, 513, 1100})
         ASSERT_TRUE(matches_reference(GetParam(), m, n, k, 2e-4));
 }
@@ -61,10 +63,12 @@ TEST_P(GemmHalfAvx2, LargeShapesMatchTheReference) {
   // Model-like shapes on the threaded path (both threads' panel ranges, several k blocks).
   ASSERT_TRUE(matches_reference(GetParam(), 21, 301, 2100, 5e-4));
   ASSERT_TRUE(matches_reference(GetParam(), 128, 67, 2048, 5e-4));
+  // More rows than one 256-row pass: a second pass with a ragged last tile.
+  ASSERT_TRUE(matches_reference(GetParam(), 301, 29, 700, 5e-4));
 }
 
 TEST_P(GemmHalfAvx2, EachRowIsIndependentOfTheRowCount) {
-  // Row i of a 37-row product (a last tile of 1 row) equals that row computed in products of
+  // Row i of a 37-row product (a last tile of 5 rows) equals that row computed in products of
   // 1 to 6 rows (other tile shapes, other positions in a tile), bit for bit: a sequence's
   // logits do not depend on its batch neighbours.
   const DType t = GetParam();
@@ -75,6 +79,23 @@ TEST_P(GemmHalfAvx2, EachRowIsIndependentOfTheRowCount) {
   avx2::gemm_half(all.data(), x.data(), k, w.data(), t, rows, n, k);
   for (int i = 0; i < rows; i += 2) {
     const int m = std::min(rows - i, 1 + i % 6);
+    std::vector<float> part(std::size_t(m) * n);
+    avx2::gemm_half(part.data(), x.data() + std::size_t(i) * k, k, w.data(), t, m, n, k);
+    const auto same_rows = all.begin() + std::ptrdiff_t(i) * n;
+    ASSERT_TRUE(std::equal(part.begin(), part.end(), same_rows)) << "rows " << i << " + " << m;
+  }
+}
+
+TEST_P(GemmHalfAvx2, RowsPastTheFirstPassAreIndependentOfTheRowCount) {
+  // A 530-row product (passes of 256, 256 and 18 rows) against the same rows in products of
+  // 9, 20 and 300 rows starting at pass and tile boundaries and between them, bit for bit.
+  const DType t = GetParam();
+  const int rows = 530, n = 13, k = 600;
+  const auto x = test::random_floats(std::size_t(rows) * k, 73);
+  const auto w = random_weights(std::size_t(n) * k, 74, t);
+  std::vector<float> all(std::size_t(rows) * n);
+  avx2::gemm_half(all.data(), x.data(), k, w.data(), t, rows, n, k);
+  for (const auto& [i, m] : {std::pair{250, 9}, {256, 20}, {230, 300}, {509, 21}}) {
     std::vector<float> part(std::size_t(m) * n);
     avx2::gemm_half(part.data(), x.data() + std::size_t(i) * k, k, w.data(), t, m, n, k);
     const auto same_rows = all.begin() + std::ptrdiff_t(i) * n;
@@ -117,11 +138,13 @@ TEST_P(GemmHalfAvx2, RoundsActivationsLikeTheReference) {
 }
 
 TEST_P(GemmHalfAvx2, MatmulHalfTakesItAtBatchAndPromptRowCounts) {
-  // matmul_half at 16 rows (batch-16 decode) and 128 (one prompt) gives the kernel's bits.
+  // matmul_half at 16 rows (batch-16 decode), 128 (one prompt) and 300 (more than one pass)
+  // gives the kernel's bits on a CPU without AVX-512 (with it, other kernels take some of them).
   const DType t = GetParam();
+  if (cpu_isa().avx512) GTEST_SKIP() << "AVX-512 paths (" << cpu_isa_name() << ")";
   const int n = 67, k = 700;
   const auto w = random_weights(std::size_t(n) * k, 81, t);
-  for (int m : {16, 128}) {
+  for (int m : {16, 128, 300}) {
     const auto x = test::padded_rows(m, k, k + 1, 82u + m);
     std::vector<float> engine(std::size_t(m) * n), direct(engine.size());
     matmul_half(engine.data(), x.data(), w.data(), t, m, n, k, k + 1);
