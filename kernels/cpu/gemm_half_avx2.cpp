@@ -6,11 +6,12 @@
 //   x      rounded to the weight dtype once per call and packed k-major, 16 rows a tile:
 //          xt[p][0:16] holds column p of 16 x rows (zero past the last row), so one k step of
 //          a tile is two 8-lane loads.
-//   block  k in kGemmBlockK pieces. Per block, each 6-row weight panel of the thread's slice
-//          is widened once into a 12 KB fp32 buffer in L1 (the next panel's block prefetched),
-//          then every x tile passes over it; the weights are read from memory once per call
-//          (once per kChunkRows x rows) and the x block (rows x 512 fp32: 256 KB at 128 rows)
-//          stays in L2.
+//   block  k in kGemmBlockK pieces. Each 6-row weight panel's block is widened once into a
+//          12 KB fp32 buffer in L1 (the next block prefetched), then every x tile passes over
+//          it; the weights are read from memory once per call (once per kChunkRows x rows).
+//          Few x rows (up to 512 KB): panel after panel, each over all of k (the weights one
+//          contiguous stream, x in L2); more: block after block, each over all the thread's
+//          panels (the x block, rows x 512 fp32, 256 KB at 128 rows, stays in L2).
 //   tile   16 x rows by 6 weight rows: 12 fp32 accumulators (lanes are x rows), 2 x vectors,
 //          1 broadcast weight; per k step 2 x loads, 6 broadcasts and 12 FMAs. Between k
 //          blocks the accumulators wait in a per-thread buffer, so every output is one fp32
@@ -176,35 +177,69 @@ void store_tile(float* out, int n, const float* acc, int rows, int cols) {
     for (int c = 0; c < cols; ++c) out[std::size_t(r) * n + c] = acc[c * kTileRows + r];
 }
 
-// This thread's panels [g0, g1) against `m` packed x rows (xt: tiles k * 16 floats apart),
-// k block after k block: each panel's block widened once into an L1-sized buffer, then
-// multiplied by every x tile; the next panel's block is prefetched meanwhile (its rows are
-// 1 KB strips, too short for the hardware prefetcher to ramp up on).
+// One pass of a thread: its panels [g0, g1) against `m` packed x rows (xt: tiles k * 16
+// floats apart), accumulators in `accs` (one kTileOut block per panel and tile).
+struct Pass {
+  float* out;  // rows n apart
+  const float* xt;
+  const std::uint16_t* w;
+  int m, n, k, g0, g1;
+  float* accs;
+};
+
+// 16-bit weights (the rows of panel g, k values [p0, p0 + kGemmBlockK)) to prefetch while the
+// current block computes: strips of 1 KB in rows 4 KB or more apart, too short for the hardware
+// prefetcher to ramp up on. Nothing past the thread's panels or k.
+void prefetch_block(const Pass& a, int g, int p0) {
+  if (g >= a.g1 || p0 >= a.k) return;
+  const int j = g * kPanelCols, cols = std::min(kPanelCols, a.n - j);
+  const int p1 = std::min(a.k, p0 + kGemmBlockK);
+  for (int c = 0; c < cols; ++c) {
+    const std::uint16_t* wc = a.w + std::size_t(j + c) * a.k;
+    for (int p = p0; p < p1; p += 32) _mm_prefetch(wc + p, _MM_HINT_T0);
+  }
+}
+
+// Panel g's k block at p0: widened once into `panel` (L1), the block after it (next_g,
+// next_p0) prefetched, then multiplied by every x tile; after k's last block the tiles'
+// accumulators go to out.
 template <bool kBf16>
-void panels(float* out, const float* xt, const std::uint16_t* w, int m, int n, int k, int g0,
-            int g1, float* accs) {
+void panel_block(const Pass& a, float* panel, int g, int p0, int next_g, int next_p0) {
+  const int len = std::min(kGemmBlockK, a.k - p0), tiles = (a.m + kTileRows - 1) / kTileRows;
+  const int j = g * kPanelCols, cols = std::min(kPanelCols, a.n - j);
+  widen_panel<kBf16>(panel, a.w + std::size_t(j) * a.k, std::size_t(a.k), cols, p0, len);
+  prefetch_block(a, next_g, next_p0);
+  for (int t = 0; t < tiles; ++t) {
+    const int i = t * kTileRows, rows = std::min(kTileRows, a.m - i);
+    float* acc = a.accs + (std::size_t(g - a.g0) * tiles + t) * kTileOut;
+    tile_for(rows, cols)(a.xt + (std::size_t(t) * a.k + p0) * kTileRows, panel, len, acc, p0 > 0);
+    if (p0 + len == a.k) store_tile(a.out + std::size_t(i) * a.n + j, a.n, acc, rows, cols);
+  }
+}
+
+// x bytes up to which a pass goes panel by panel (each panel's whole k, then the next: the
+// weights are read as one contiguous stream, and the x rows stay in L2 as the k blocks go by);
+// beyond, block by block (every panel's k block, then the next block: only the x block need
+// stay in L2). The order changes no result: each output's FMA chain is the same.
+constexpr std::size_t kPanelMajorXBytes = 512 * 1024;
+
+// One pass: every (panel, k block) of the thread in one of the two orders above.
+template <bool kBf16>
+void panels(const Pass& a) {
   alignas(64) float panel[kPanelCols * kPanelLd];
-  const std::size_t kz = std::size_t(k);
-  const int tiles = (m + kTileRows - 1) / kTileRows;
-  for (int p0 = 0; p0 < k; p0 += kGemmBlockK) {
-    const int len = std::min(kGemmBlockK, k - p0);
-    const bool last = p0 + len == k;
-    for (int g = g0; g < g1; ++g) {
-      const int j = g * kPanelCols, cols = std::min(kPanelCols, n - j);
-      const std::uint16_t* wj = w + std::size_t(j) * kz;
-      widen_panel<kBf16>(panel, wj, kz, cols, p0, len);
-      if (g + 1 < g1)
-        for (int c = 0; c < kPanelCols; ++c)
-          for (int p = p0; p < p0 + len; p += 32)
-            _mm_prefetch(wj + (kPanelCols + c) * kz + p, _MM_HINT_T0);
-      for (int t = 0; t < tiles; ++t) {
-        const int i = t * kTileRows, rows = std::min(kTileRows, m - i);
-        float* acc = accs + (std::size_t(g - g0) * tiles + t) * kTileOut;
-        tile_for(rows, cols)(xt + (std::size_t(t) * kz + p0) * kTileRows, panel, len, acc,
-                             p0 > 0);
-        if (last) store_tile(out + std::size_t(i) * n + j, n, acc, rows, cols);
+  if (std::size_t(a.m) * a.k * sizeof(float) <= kPanelMajorXBytes) {
+    for (int g = a.g0; g < a.g1; ++g)
+      for (int p0 = 0; p0 < a.k; p0 += kGemmBlockK) {
+        const bool more_k = p0 + kGemmBlockK < a.k;
+        panel_block<kBf16>(a, panel, g, p0, more_k ? g : g + 1, more_k ? p0 + kGemmBlockK : 0);
       }
-    }
+  } else {
+    for (int p0 = 0; p0 < a.k; p0 += kGemmBlockK)
+      for (int g = a.g0; g < a.g1; ++g) {
+        const bool more_g = g + 1 < a.g1;
+        panel_block<kBf16>(a, panel, g, p0, more_g ? g + 1 : a.g0,
+                           more_g ? p0 : p0 + kGemmBlockK);
+      }
   }
 }
 
@@ -243,7 +278,7 @@ void run(float* out, const float* x, int lda, const std::uint16_t* w, int m, int
                          lda, std::min(kTileRows, rows - r0), k, row.data());
       }
       // (the implicit barrier above: every x tile is ready)
-      panels<kBf16>(out + std::size_t(i0) * n, xt, w, rows, n, k, g0, g1, acc);
+      panels<kBf16>(Pass{out + std::size_t(i0) * n, xt, w, rows, n, k, g0, g1, acc});
 #pragma omp barrier
     }
   }
