@@ -1,5 +1,5 @@
 // Dispatch of decode attention (see attention_decode.h): the AVX-512 kernels where the CPU has
-// them and the head fits, else the reference loops.
+// them and the head fits, else the AVX2 ones where those fit, else the reference loops.
 #include "kernels/cpu/attention_decode.h"
 
 #include "kernels/cpu/attention.h"
@@ -16,6 +16,8 @@ void attention_decode(float* out, const float* q, const float* k_cache, const fl
                       const AttentionShape& s, const AttentionStrides& strides) {
   if (cpu_isa().avx512 && s.head_dim <= kMaxHeadDim)
     return avx512::attention_decode(out, q, k_cache, v_cache, s, strides);
+  if (cpu_isa().avx2 && avx2::attention_decode_fits(s.head_dim))
+    return avx2::attention_decode(out, q, k_cache, v_cache, s, strides);
   attention_strided(out, q, k_cache, v_cache, s, strides);
 }
 
@@ -26,6 +28,9 @@ void paged_attention_decode(float* out, const float* q, const float* k_pool, con
   if (cpu_isa().avx512 && s.head_dim <= kMaxHeadDim)
     return avx512::paged_attention_decode(out, q, k_pool, v_pool, block_table, paged, s,
                                           q_strides, out_strides);
+  if (cpu_isa().avx2 && avx2::attention_decode_fits(s.head_dim))
+    return avx2::paged_attention_decode(out, q, k_pool, v_pool, block_table, paged, s, q_strides,
+                                        out_strides);
   paged_attention(out, q, k_pool, v_pool, block_table, paged, s, q_strides, out_strides);
 }
 

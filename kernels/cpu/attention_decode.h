@@ -4,8 +4,9 @@
 // On AVX-512 CPUs (cpu_isa.h) each (sequence, kv head, query) is one work item: every key
 // vector is loaded once for all the query heads that share it (grouped-query attention), the
 // scores of four keys are reduced together, exp is a vectorised polynomial (about 1 ulp), and
-// each value vector is loaded once per block of query heads. Elsewhere, and for head_dim > 256,
-// they call the reference. Strided and paged give the same bits on the same data (one loop
+// each value vector is loaded once per block of query heads. On AVX2 CPUs without that path the
+// same plan runs on 8-lane vectors for head_dim 8-128, a power of two (attention_avx2.cpp).
+// Elsewhere they call the reference. Strided and paged give the same bits on the same data (one loop
 // nest; only the address of key j differs).
 // Deliberately not: online-softmax tiling (decode's scores fit in L1), or use for long prompts
 // (attention_gemm.h is faster from kAttentionGemmMinRows new tokens).
@@ -35,5 +36,17 @@ void paged_attention_decode(float* out, const float* q, const float* k_pool, con
                             const AttentionShape& s, const HeadStrides& q_strides,
                             const HeadStrides& out_strides);
 }  // namespace avx512
+
+namespace avx2 {
+// The AVX2 kernels behind the two (attention_avx2.cpp), for head_dim where
+// attention_decode_fits(head_dim): 8, 16, 32, 64 or 128.
+bool attention_decode_fits(int head_dim);
+void attention_decode(float* out, const float* q, const float* k_cache, const float* v_cache,
+                      const AttentionShape& s, const AttentionStrides& strides);
+void paged_attention_decode(float* out, const float* q, const float* k_pool, const float* v_pool,
+                            const std::int32_t* block_table, const PagedKv& paged,
+                            const AttentionShape& s, const HeadStrides& q_strides,
+                            const HeadStrides& out_strides);
+}  // namespace avx2
 
 }  // namespace llmbench::cpu

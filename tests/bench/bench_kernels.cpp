@@ -516,6 +516,7 @@ void BM_attention_decode(benchmark::State& state) {
 BENCHMARK(BM_attention_decode)
     ->ArgNames({"batch", "past"})
     ->ArgsProduct({{1, 4, 16}, {143, 512, 2047}})
+    ->Args({1, 16})  // short context: a 33-token batch-1 decode's middle step
     ->UseRealTime()
     ->MinTime(kMinTimeS)
     ->Unit(benchmark::kMicrosecond);

@@ -13,6 +13,7 @@
 
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/attention_decode.h"
+#include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/paged_attention.h"
 #include "kernels/cpu/paged_kv.h"
 #include "tests/kernels/check.h"
@@ -53,6 +54,29 @@ TEST(AttentionDecode, MatchesTheReferenceLoop) {
     attention_decode(out.data(), c.q.data(), c.k.data(), c.v.data(), c.s, st);
     EXPECT_TRUE(test::all_close(out, ref, 1e-6, 1e-5));
   }
+}
+
+TEST(AttentionDecode, Avx2KernelMatchesTheReferenceLoop) {
+  // The AVX2 kernel called directly (the dispatch takes it on AVX2 CPUs without the AVX-512
+  // path): every head size it serves, key counts around its 4-key and 8-lane blocks (1 to 9
+  // keys and long), grouped and plain multi-head, a few new tokens after a past.
+  if (!cpu_isa().avx2) GTEST_SKIP() << "no AVX2 + FMA (" << cpu_isa_name() << ")";
+  EXPECT_FALSE(avx2::attention_decode_fits(80));
+  EXPECT_FALSE(avx2::attention_decode_fits(256));
+  unsigned seed = 70;
+  for (int d : {8, 16, 32, 64, 128})
+    for (int past : {0, 1, 3, 4, 7, 8, 33, 140})
+      for (int kv_heads : {1, 4}) {
+        const int batch = 2, n_new = past % 2 + 1, heads = 8;
+        SCOPED_TRACE(testing::Message() << "d " << d << " past " << past << " kv " << kv_heads);
+        ASSERT_TRUE(avx2::attention_decode_fits(d));
+        const Case c = make_case(batch, n_new, past, heads, kv_heads, d, seed++);
+        const AttentionStrides st = row_major_strides(c.s);
+        std::vector<float> out(c.q.size(), NAN), ref(c.q.size(), NAN);
+        attention_strided(ref.data(), c.q.data(), c.k.data(), c.v.data(), c.s, st);
+        avx2::attention_decode(out.data(), c.q.data(), c.k.data(), c.v.data(), c.s, st);
+        EXPECT_TRUE(test::all_close(out, ref, 1e-6, 1e-5));
+      }
 }
 
 TEST(AttentionDecode, PagedGivesTheSameBitsAsStrided) {
