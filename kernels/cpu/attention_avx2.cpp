@@ -7,8 +7,7 @@
 //   scores: per head, four keys at a time as vector FMAs over head_dim, the four sums reduced
 //           together (one fixed tree), scaled by 1/sqrt(head_dim); the keys come from L1
 //           after the first head;
-//   softmax: max, exp(s - max) by the AVX-512 kernel's polynomial (Cephes expf, about 1 ulp;
-//            2^n built in the exponent field, n in [-126, 0] here), sum;
+//   softmax: max, exp(s - max) by the AVX2 SwiGLU's e^x (exp_avx2.h), sum;
 //   values: acc_h += p_hj v_j over j in order, then acc_h / sum.
 // Why: at short context the portable loop (std::exp per score, one query head at a time) was
 // the largest op outside the GEMMs on tinyllama fp32 decode (21 us a layer; docs/metrics.md,
@@ -24,6 +23,8 @@
 #include <vector>
 
 #include "kernels/cpu/attention_decode.h"
+#include "kernels/cpu/attention_decode_item.h"
+#include "kernels/cpu/exp_avx2.h"
 
 namespace llmbench::cpu::avx2 {
 
@@ -32,24 +33,9 @@ namespace {
 constexpr long kParallelWork = 1L << 16;  // multiply-adds from which threads start (as AVX-512)
 constexpr int kMaxHeadDim = 128;          // sixteen 8-float vectors per head
 
-// exp(x) for softmax numerators (x = score - max <= 0), clamped at -87 as the AVX-512 kernel.
-inline __m256 exp256(__m256 x) {
-  x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);  // x - n ln2, in two parts
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-  const __m256 y = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
-  // 2^n for n in [-126, 0] (x >= -87): a normal float, so the exponent field is n + 127.
-  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
-}
+// exp(x) for softmax numerators (x = score - max <= 0), clamped at -87 as the AVX-512 kernel
+// (exp(-87) ~ 1.6e-38, negligible in the sum).
+inline __m256 exp256(__m256 x) { return exp_clamped(_mm256_max_ps(x, _mm256_set1_ps(-87.0f))); }
 
 // Lane c = the sum of the 8 lanes of a_c.
 inline __m128 reduce4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
@@ -159,31 +145,14 @@ void decode_core(float* out, const HeadStrides& out_s, const float* q, const Hea
 
 #pragma omp for schedule(static)
     for (int item = 0; item < items; ++item) {
-      const int t = item % s.n_new;
-      const int kvh = (item / s.n_new) % s.n_kv_heads;
-      const int b = item / (s.n_new * s.n_kv_heads);
-      const int n_keys = s.past_len + t + 1;
-      for (int j = 0; j < n_keys; ++j) at[j] = kv_at(b, kvh, j);
-      const float* q_item = q + b * q_s.batch + t * q_s.seq + (kvh * group) * q_s.head;
-      float* out_item = out + b * out_s.batch + t * out_s.seq + (kvh * group) * out_s.head;
-      item_scores<NV>(scores.data(), ld, q_item, q_s.head, group, k, at.data(), n_keys, scale);
-      item_softmax(scores.data(), ld, group, n_keys, sums.data());
-      item_values<NV>(out_item, out_s.head, scores.data(), ld, sums.data(), group, v, at.data(),
-                      n_keys);
+      const detail::DecodeItem it = detail::decode_item(s, q_s, out_s, item);
+      for (int j = 0; j < it.n_keys; ++j) at[j] = kv_at(it.b, it.kv_head, j);
+      item_scores<NV>(scores.data(), ld, q + it.q, q_s.head, group, k, at.data(), it.n_keys,
+                      scale);
+      item_softmax(scores.data(), ld, group, it.n_keys, sums.data());
+      item_values<NV>(out + it.out, out_s.head, scores.data(), ld, sums.data(), group, v,
+                      at.data(), it.n_keys);
     }
-  }
-}
-
-template <class KvAt>
-void decode_dispatch(float* out, const HeadStrides& out_s, const float* q, const HeadStrides& q_s,
-                     const float* k, const float* v, const AttentionShape& s, const KvAt& kv_at) {
-  // head_dim is 8, 16, 32, 64 or 128 (attention_decode_fits).
-  switch (s.head_dim / 8) {
-    case 1: return decode_core<1>(out, out_s, q, q_s, k, v, s, kv_at);
-    case 2: return decode_core<2>(out, out_s, q, q_s, k, v, s, kv_at);
-    case 4: return decode_core<4>(out, out_s, q, q_s, k, v, s, kv_at);
-    case 8: return decode_core<8>(out, out_s, q, q_s, k, v, s, kv_at);
-    default: return decode_core<16>(out, out_s, q, q_s, k, v, s, kv_at);
   }
 }
 
@@ -194,23 +163,23 @@ bool attention_decode_fits(int head_dim) {
          (head_dim & (head_dim - 1)) == 0;
 }
 
-void attention_decode(float* out, const float* q, const float* k_cache, const float* v_cache,
-                      const AttentionShape& s, const AttentionStrides& st) {
-  const HeadStrides kv = st.kv;
-  decode_dispatch(out, st.out, q, st.q, k_cache, v_cache, s, [kv](int b, int kv_head, int j) {
-    return b * kv.batch + kv_head * kv.head + j * kv.seq;
-  });
-}
-
-void paged_attention_decode(float* out, const float* q, const float* k_pool, const float* v_pool,
-                            const std::int32_t* block_table, const PagedKv& paged,
-                            const AttentionShape& s, const HeadStrides& q_strides,
-                            const HeadStrides& out_strides) {
-  const int d = s.head_dim, kv_dim = s.n_kv_heads * s.head_dim;
-  decode_dispatch(out, out_strides, q, q_strides, k_pool, v_pool, s,
-                  [=](int b, int kv_head, int j) {
-                    return paged_row(block_table, paged, b, j, kv_dim) + std::int64_t(kv_head) * d;
-                  });
+void attention_decode(float* out, const HeadStrides& out_s, const float* q, const HeadStrides& q_s,
+                      const float* k, const float* v, const AttentionShape& s, const KvRows& kv) {
+  const int kv_dim = s.n_kv_heads * s.head_dim;
+  // Offsets are computed once per work item (at[] in decode_core), so one branch serves both.
+  const auto kv_at = [&kv, &s, kv_dim](int b, int kv_head, int j) -> std::int64_t {
+    if (kv.block_table == nullptr)
+      return b * kv.strided.batch + kv_head * kv.strided.head + j * kv.strided.seq;
+    return paged_row(kv.block_table, kv.paged, b, j, kv_dim) + std::int64_t(kv_head) * s.head_dim;
+  };
+  // head_dim is 8, 16, 32, 64 or 128 (attention_decode_fits).
+  switch (s.head_dim / 8) {
+    case 1: return decode_core<1>(out, out_s, q, q_s, k, v, s, kv_at);
+    case 2: return decode_core<2>(out, out_s, q, q_s, k, v, s, kv_at);
+    case 4: return decode_core<4>(out, out_s, q, q_s, k, v, s, kv_at);
+    case 8: return decode_core<8>(out, out_s, q, q_s, k, v, s, kv_at);
+    default: return decode_core<16>(out, out_s, q, q_s, k, v, s, kv_at);
+  }
 }
 
 }  // namespace llmbench::cpu::avx2

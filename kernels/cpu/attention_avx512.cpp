@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels/cpu/attention_decode.h"
+#include "kernels/cpu/attention_decode_item.h"
 
 namespace llmbench::cpu::avx512 {
 
@@ -186,18 +187,13 @@ void decode_core(float* out, const HeadStrides& out_s, const float* q, const Hea
 
 #pragma omp for schedule(static)
     for (int item = 0; item < items; ++item) {
-      const int t = item % s.n_new;
-      const int kvh = (item / s.n_new) % s.n_kv_heads;
-      const int b = item / (s.n_new * s.n_kv_heads);
-      const int n_keys = s.past_len + t + 1;
-      for (int j = 0; j < n_keys; ++j) at[j] = kv_at(b, kvh, j);
-      const float* q_item = q + b * q_s.batch + t * q_s.seq + (kvh * group) * q_s.head;
-      float* out_item = out + b * out_s.batch + t * out_s.seq + (kvh * group) * out_s.head;
-      item_scores<NV, Full>(scores.data(), ld, q_item, q_s.head, group, k, at.data(), n_keys,
+      const detail::DecodeItem it = detail::decode_item(s, q_s, out_s, item);
+      for (int j = 0; j < it.n_keys; ++j) at[j] = kv_at(it.b, it.kv_head, j);
+      item_scores<NV, Full>(scores.data(), ld, q + it.q, q_s.head, group, k, at.data(), it.n_keys,
                             mask, scale);
-      item_softmax(scores.data(), ld, group, n_keys, sums.data());
-      item_values<NV, Full>(out_item, out_s.head, scores.data(), ld, sums.data(), group, v,
-                            at.data(), n_keys, mask);
+      item_softmax(scores.data(), ld, group, it.n_keys, sums.data());
+      item_values<NV, Full>(out + it.out, out_s.head, scores.data(), ld, sums.data(), group, v,
+                            at.data(), it.n_keys, mask);
     }
   }
 }

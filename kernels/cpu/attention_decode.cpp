@@ -17,7 +17,8 @@ void attention_decode(float* out, const float* q, const float* k_cache, const fl
   if (cpu_isa().avx512 && s.head_dim <= kMaxHeadDim)
     return avx512::attention_decode(out, q, k_cache, v_cache, s, strides);
   if (cpu_isa().avx2 && avx2::attention_decode_fits(s.head_dim))
-    return avx2::attention_decode(out, q, k_cache, v_cache, s, strides);
+    return avx2::attention_decode(out, strides.out, q, strides.q, k_cache, v_cache, s,
+                                  avx2::KvRows{strides.kv});
   attention_strided(out, q, k_cache, v_cache, s, strides);
 }
 
@@ -29,8 +30,8 @@ void paged_attention_decode(float* out, const float* q, const float* k_pool, con
     return avx512::paged_attention_decode(out, q, k_pool, v_pool, block_table, paged, s,
                                           q_strides, out_strides);
   if (cpu_isa().avx2 && avx2::attention_decode_fits(s.head_dim))
-    return avx2::paged_attention_decode(out, q, k_pool, v_pool, block_table, paged, s, q_strides,
-                                        out_strides);
+    return avx2::attention_decode(out, out_strides, q, q_strides, k_pool, v_pool, s,
+                                  avx2::KvRows{{}, block_table, paged});
   paged_attention(out, q, k_pool, v_pool, block_table, paged, s, q_strides, out_strides);
 }
 

@@ -38,15 +38,19 @@ void paged_attention_decode(float* out, const float* q, const float* k_pool, con
 }  // namespace avx512
 
 namespace avx2 {
-// The AVX2 kernels behind the two (attention_avx2.cpp), for head_dim where
+// Where key/value j of sequence b and one kv head lives: a strided cache (block_table null:
+// b * strided.batch + kv_head * strided.head + j * strided.seq) or a paged pool (paged_row of
+// position j, then kv_head * head_dim).
+struct KvRows {
+  HeadStrides strided;
+  const std::int32_t* block_table = nullptr;
+  PagedKv paged{};
+};
+// The AVX2 kernel behind both (attention_avx2.cpp), for head_dim where
 // attention_decode_fits(head_dim): 8, 16, 32, 64 or 128.
 bool attention_decode_fits(int head_dim);
-void attention_decode(float* out, const float* q, const float* k_cache, const float* v_cache,
-                      const AttentionShape& s, const AttentionStrides& strides);
-void paged_attention_decode(float* out, const float* q, const float* k_pool, const float* v_pool,
-                            const std::int32_t* block_table, const PagedKv& paged,
-                            const AttentionShape& s, const HeadStrides& q_strides,
-                            const HeadStrides& out_strides);
+void attention_decode(float* out, const HeadStrides& out_s, const float* q, const HeadStrides& q_s,
+                      const float* k, const float* v, const AttentionShape& s, const KvRows& kv);
 }  // namespace avx2
 
 }  // namespace llmbench::cpu

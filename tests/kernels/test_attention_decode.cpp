@@ -74,7 +74,8 @@ TEST(AttentionDecode, Avx2KernelMatchesTheReferenceLoop) {
         const AttentionStrides st = row_major_strides(c.s);
         std::vector<float> out(c.q.size(), NAN), ref(c.q.size(), NAN);
         attention_strided(ref.data(), c.q.data(), c.k.data(), c.v.data(), c.s, st);
-        avx2::attention_decode(out.data(), c.q.data(), c.k.data(), c.v.data(), c.s, st);
+        avx2::attention_decode(out.data(), st.out, c.q.data(), st.q, c.k.data(), c.v.data(), c.s,
+                               avx2::KvRows{st.kv});
         EXPECT_TRUE(test::all_close(out, ref, 1e-6, 1e-5));
       }
 }
