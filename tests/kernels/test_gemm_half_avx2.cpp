@@ -67,40 +67,38 @@ TEST_P(GemmHalfAvx2, LargeShapesMatchTheReference) {
   ASSERT_TRUE(matches_reference(GetParam(), 301, 29, 700, 5e-4));
 }
 
+// The product of `rows` random x rows, then each (first row, row count) of `parts` computed on
+// its own and compared with the same rows of the whole product, bit for bit.
+::testing::AssertionResult rows_match_in_parts(DType t, int rows, int n, int k, unsigned seed,
+                                               const std::vector<std::pair<int, int>>& parts) {
+  const auto x = test::random_floats(std::size_t(rows) * k, seed);
+  const auto w = random_weights(std::size_t(n) * k, seed + 1, t);
+  std::vector<float> all(std::size_t(rows) * n);
+  avx2::gemm_half(all.data(), x.data(), k, w.data(), t, rows, n, k);
+  for (const auto& [i, m] : parts) {
+    std::vector<float> part(std::size_t(m) * n);
+    avx2::gemm_half(part.data(), x.data() + std::size_t(i) * k, k, w.data(), t, m, n, k);
+    if (!std::equal(part.begin(), part.end(), all.begin() + std::ptrdiff_t(i) * n))
+      return ::testing::AssertionFailure() << "rows " << i << " + " << m << " of " << rows;
+  }
+  return ::testing::AssertionSuccess();
+}
+
 TEST_P(GemmHalfAvx2, EachRowIsIndependentOfTheRowCount) {
   // Row i of a 37-row product (a last tile of 5 rows) equals that row computed in products of
   // 1 to 6 rows (other tile shapes, other positions in a tile), bit for bit: a sequence's
   // logits do not depend on its batch neighbours.
-  const DType t = GetParam();
-  const int rows = 37, n = 41, k = 1300;
-  const auto x = test::random_floats(std::size_t(rows) * k, 71);
-  const auto w = random_weights(std::size_t(n) * k, 72, t);
-  std::vector<float> all(std::size_t(rows) * n);
-  avx2::gemm_half(all.data(), x.data(), k, w.data(), t, rows, n, k);
-  for (int i = 0; i < rows; i += 2) {
-    const int m = std::min(rows - i, 1 + i % 6);
-    std::vector<float> part(std::size_t(m) * n);
-    avx2::gemm_half(part.data(), x.data() + std::size_t(i) * k, k, w.data(), t, m, n, k);
-    const auto same_rows = all.begin() + std::ptrdiff_t(i) * n;
-    ASSERT_TRUE(std::equal(part.begin(), part.end(), same_rows)) << "rows " << i << " + " << m;
-  }
+  std::vector<std::pair<int, int>> parts;
+  for (int i = 0; i < 37; i += 2) parts.emplace_back(i, std::min(37 - i, 1 + i % 6));
+  EXPECT_TRUE(rows_match_in_parts(GetParam(), 37, 41, 1300, 71, parts));
 }
 
 TEST_P(GemmHalfAvx2, RowsPastTheFirstPassAreIndependentOfTheRowCount) {
-  // A 530-row product (passes of 256, 256 and 18 rows) against the same rows in products of
-  // 9, 20 and 300 rows starting at pass and tile boundaries and between them, bit for bit.
-  const DType t = GetParam();
-  const int rows = 530, n = 13, k = 600;
-  const auto x = test::random_floats(std::size_t(rows) * k, 73);
-  const auto w = random_weights(std::size_t(n) * k, 74, t);
-  std::vector<float> all(std::size_t(rows) * n);
-  avx2::gemm_half(all.data(), x.data(), k, w.data(), t, rows, n, k);
-  for (const auto& [i, m] : {std::pair{250, 9}, {256, 20}, {230, 300}, {509, 21}}) {
-    std::vector<float> part(std::size_t(m) * n);
-    avx2::gemm_half(part.data(), x.data() + std::size_t(i) * k, k, w.data(), t, m, n, k);
-    const auto same_rows = all.begin() + std::ptrdiff_t(i) * n;
-    ASSERT_TRUE(std::equal(part.begin(), part.end(), same_rows)) << "rows " << i << " + " << m;
-  }
+  // A 530-row product (passes of 256, 256 and 18 rows, each too large for the panel-major
+  // order) against the same rows in products of 9, 20, 21 (panel-major) and 300 rows, starting
+  // at pass and tile boundaries and between them, bit for bit.
+  EXPECT_TRUE(rows_match_in_parts(GetParam(), 530, 13, 600, 73,
+                                  {{250, 9}, {256, 20}, {230, 300}, {509, 21}}));
 }
 
 TEST_P(GemmHalfAvx2, RoundsActivationsLikeTheReference) {
