@@ -59,10 +59,6 @@ std::optional<SloSearch> read_slo_search(Db& db, std::int64_t run) {
   return s;
 }
 
-std::string rate_text(double rate) {
-  return std::isinf(rate) ? "inf" : fmt::format("{:.4g}", rate);
-}
-
 }  // namespace
 
 std::optional<json> slo_search_chart(Db& db, std::int64_t run, const std::string& id) {
@@ -96,7 +92,7 @@ std::optional<json> slo_search_chart(Db& db, std::int64_t run, const std::string
                 {"dash", true}, {"pointRadius", 0}, {"color", "#999999"}});
   const std::string frontier_text =
       !s->frontier ? "none: no rate met the target"
-      : finite     ? rate_text(*s->frontier) + " req/s"
+      : finite     ? fmt::format("{:.4g} req/s", *s->frontier)
                    : "inf: even every request sent at once met the target";
   if (finite)
     ds.push_back({{"label", "SLO frontier " + frontier_text},
