@@ -33,9 +33,11 @@ namespace {
 constexpr long kParallelWork = 1L << 16;  // multiply-adds from which threads start (as AVX-512)
 constexpr int kMaxHeadDim = 128;          // sixteen 8-float vectors per head
 
-// exp(x) for softmax numerators (x = score - max <= 0), clamped at -87 as the AVX-512 kernel
-// (exp(-87) ~ 1.6e-38, negligible in the sum).
-inline __m256 exp256(__m256 x) { return exp_clamped(_mm256_max_ps(x, _mm256_set1_ps(-87.0f))); }
+// exp(x) for softmax numerators (x = score - max <= 0), clamped at exp_poly::kSoftmaxFloor as
+// the AVX-512 kernel (e^-87 ~ 1.6e-38, negligible in the sum).
+inline __m256 exp256(__m256 x) {
+  return exp_clamped(_mm256_max_ps(x, _mm256_set1_ps(exp_poly::kSoftmaxFloor)));
+}
 
 // Lane c = the sum of the 8 lanes of a_c.
 inline __m128 reduce4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {

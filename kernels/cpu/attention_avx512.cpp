@@ -4,7 +4,7 @@
 // and value vector, so each is loaded once per item (values once per block of heads).
 //   scores: four keys at a time, for every head: q . k_j as vector FMAs over head_dim, the four
 //           sums reduced together (one fixed tree), scaled by 1/sqrt(head_dim);
-//   softmax: max, exp(s - max) by a vectorised polynomial (Cephes expf, about 1 ulp), sum;
+//   softmax: max, exp(s - max) by exp_avx512.h (the AVX2 kernel's polynomial), sum;
 //   values: acc_h += p_hj v_j over j in order, then acc_h / sum.
 // Every output is the same operations in the same order whatever the batch, the thread count
 // or where key j lives (strided and paged share this loop nest).
@@ -18,27 +18,16 @@
 
 #include "kernels/cpu/attention_decode.h"
 #include "kernels/cpu/attention_decode_item.h"
+#include "kernels/cpu/exp_avx512.h"
 
 namespace llmbench::cpu::avx512 {
 
 namespace {
 
-// exp(x) for the softmax numerators (x = score - max <= 0). Below -87 the result would be
-// denormal or zero; it is clamped there (exp(-87) ~ 1.6e-38, negligible in the sum).
+// exp(x) for the softmax numerators (x = score - max <= 0), clamped at exp_poly::kSoftmaxFloor
+// (e^-87 ~ 1.6e-38, negligible in the sum): exp_avx512.h, the AVX2 kernel's arithmetic.
 inline __m512 exp512(__m512 x) {
-  x = _mm512_max_ps(x, _mm512_set1_ps(-87.0f));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);  // x - n ln2, in two parts
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-  const __m512 y = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r), _mm512_set1_ps(1.0f));
-  return _mm512_scalef_ps(y, n);
+  return exp_clamped(_mm512_max_ps(x, _mm512_set1_ps(exp_poly::kSoftmaxFloor)));
 }
 
 // Lane c = the sum of the 16 lanes of a_c (the same tree as the matmul kernels').

@@ -1,10 +1,13 @@
 // e^x on 8 fp32 lanes for the AVX2 kernels (swiglu_avx2.cpp, attention_avx2.cpp): Cody-Waite
-// reduction x = n ln2 + r, a degree-7 Horner polynomial in r, then 2^n applied in two
-// multiplies so that gradual underflow rounds once (the AVX-512 vscalefps's bits; see
-// swiglu_avx2.h). Include only from files compiled with -mavx2 -mfma. Internal to kernels/cpu.
+// reduction x = n ln2 + r, a degree-7 Horner polynomial in r (constants in exp_poly.h, shared
+// with exp_avx512.h), then 2^n applied in two multiplies so that gradual underflow rounds once
+// (the AVX-512 vscalefps's bits; see swiglu_avx2.h). Include only from files compiled with
+// -mavx2 -mfma. Internal to kernels/cpu.
 // Deliberately not: a clamp (callers clamp x to their own range within [-104, 89]).
 #pragma once
 #include <immintrin.h>
+
+#include "kernels/cpu/exp_poly.h"
 
 namespace llmbench::cpu::avx2 {
 
@@ -15,19 +18,13 @@ inline __m256 pow2_normal(__m256i n) {
 
 // e^x for x in [-104, 89] (the caller clamps).
 inline __m256 exp_clamped(__m256 x) {
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+  using namespace exp_poly;
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  // ln2 = 0.693145751953125 (9 significant bits: n * hi is exact for |n| < 2^15) + lo.
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.42860682030941723212e-6f), r);
-  __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
+  __m256 p = _mm256_set1_ps(kHorner[0]);
+  for (int t = 1; t < kTerms; ++t) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kHorner[t]));
   // p * 2^n in two exact-or-once-rounded steps (see swiglu_avx2.h): p * 2^n1 is exact (p is
   // in [0.7, 1.5] and n1 in [-75, 64]), the second multiply rounds once.
   const __m256i ni = _mm256_cvtps_epi32(n);
