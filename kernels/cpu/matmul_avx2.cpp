@@ -5,8 +5,8 @@
 // How the weights are walked (measured with a model-sized sequence of matrices, each read once
 // per step as in decode, tinyllama-1.1b bf16 and `small`; docs/metrics.md "Against llama.cpp"):
 // one weight row at a time, to its end, then the next row, so each thread reads one sequential
-// stream (its contiguous half of the matrix), with a software prefetch kPrefetchBytes ahead in
-// that stream. The previous shape, tiles of four weight rows read side by side, kept four
+// stream (its contiguous half of the matrix, then back halves of what the other has left:
+// panel_schedule.h), with a software prefetch kPrefetchBytes ahead in that stream. The previous shape, tiles of four weight rows read side by side, kept four
 // streams per thread that each ended after one row (1.5-4 KB in bf16): the hardware prefetcher
 // restarted on every tile and the 16-bit weights streamed at 0.6-0.8 of the read test. The
 // exception is one fp32 x row too long for the L1 beside the stream (panel()): there three
@@ -14,6 +14,7 @@
 #include "kernels/cpu/matmul_avx2.h"
 
 #include <immintrin.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "kernels/common/half.h"
+#include "kernels/cpu/panel_schedule.h"
 
 namespace llmbench::cpu::avx2 {
 
@@ -248,10 +250,13 @@ void run(float* out, const float* x, int lda, const Elem<K>* w, int m, int n, in
   for (int i = 0; i < m; ++i) prepare(xp.data() + std::size_t(i) * kp, x + std::size_t(i) * lda, k, kp);
   const int n_panels = (n + kPanelCols - 1) / kPanelCols;
   const X* xd = xp.data();
-  // Static schedule: each thread streams one contiguous slice of the weight matrix.
-#pragma omp parallel for schedule(static) if (static_cast<long>(n) * k > (1 << 15))
-  for (int g = 0; g < n_panels; ++g)
+  // Each thread streams its contiguous share of the weight matrix, then helps with the largest
+  // share left (panel_schedule.h), so no thread waits at the barrier while another streams.
+  PanelSchedule schedule(n_panels, omp_get_max_threads());
+#pragma omp parallel if (static_cast<long>(n) * k > (1 << 15))
+  schedule.run(omp_get_thread_num(), [&](int g) {
     panel<K, X>(out, n, xd, kp, w, m, k, g * kPanelCols, std::min(n, (g + 1) * kPanelCols));
+  });
 }
 
 // 16-bit weights: x as fp32 (one load per 8 values) unless its rows would crowd the L1. Every

@@ -27,7 +27,8 @@ namespace llmbench::cpu::avx2 {
 
 // out[m, n] = x[m, k] . w[n, k]^T in fp32 (the matmul semantics, summed in fp32 by the fixed
 // order above). x rows lda apart; out [m, n] contiguous. Meant for decode's few rows (each
-// weight is read from memory once for every row); threads over contiguous row ranges of w.
+// weight is read from memory once for every row); threads over contiguous row ranges of w,
+// rebalanced at run time (panel_schedule.h) with the same bits on any team.
 void matmul_f32_rows(float* out, const float* x, int lda, const float* w, int m, int n, int k);
 
 // out[m, n] = round(x[m, k]) . widen(w[n, k])^T (the matmul_half semantics) for 16-bit weights,

@@ -3,10 +3,13 @@
 #include "kernels/cpu/quant_avx2.h"
 
 #include <immintrin.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
+
+#include "kernels/cpu/panel_schedule.h"
 
 namespace llmbench::cpu::avx2 {
 
@@ -100,16 +103,18 @@ void run(float* out, const std::int8_t* qx, const float* dx, const void* w, int 
   }
   const std::int64_t group_bytes = std::int64_t(kCols) * nb * (kInt4 ? 18 : 34);
   const auto* base = static_cast<const std::uint8_t*>(w);
-  // Static schedule: each thread streams one contiguous run of column groups; a group's
-  // weights (16 columns x k) stay in L1/L2 while every row pair passes over them.
-#pragma omp parallel for schedule(static) if (std::int64_t(n) * k > (1 << 15))
-  for (int g = 0; g < full; ++g) {
+  // Each thread streams one contiguous run of column groups, then helps with the largest run
+  // left (panel_schedule.h); a group's weights (16 columns x k) stay in L1/L2 while every row
+  // pair passes over them.
+  PanelSchedule schedule(full, omp_get_max_threads());
+#pragma omp parallel if (std::int64_t(n) * k > (1 << 15))
+  schedule.run(omp_get_thread_num(), [&](int g) {
     const std::uint8_t* wg = base + g * group_bytes;
     float* o = out + std::int64_t(g) * kCols;
     int i = 0;
     for (; i + 2 <= m; i += 2) group_rows<kInt4, 2>(o, n, qx, dx, corr.data(), i, wg, k);
     if (i < m) group_rows<kInt4, 1>(o, n, qx, dx, corr.data(), i, wg, k);
-  }
+  });
 }
 
 }  // namespace

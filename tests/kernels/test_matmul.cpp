@@ -2,6 +2,7 @@
 // row, sgemm otherwise) against the reference on odd shapes, with padded x rows (lda > k); the
 // few-row, AVX-512 and AVX2 decode kernels against the reference and across row counts.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -204,6 +205,31 @@ TEST(MatmulAvx2, F32OneRowPastTheL1TakesWeightRowsThreeAtATimeWithTheSameBits) {
         for (int j = 0; j < n; ++j)
           ASSERT_EQ(one[j], all[static_cast<std::size_t>(i) * n + j]) << "row " << i << " col " << j;
       }
+    }
+}
+
+TEST(MatmulAvx2, F32KernelGivesTheSameBitsOnAnyTeam) {
+  // Panels are shared out over the threads and taken from one another at run time
+  // (panel_schedule.h); each panel's outputs must not depend on who computed it: one, two and
+  // three threads give the same bits, for one x row (three weight rows at a time past 16 KiB
+  // of x) and for a few.
+  if (!cpu_isa().avx2) GTEST_SKIP() << "no AVX2 + FMA + F16C (" << cpu_isa_name() << ")";
+  const int n = 1000;
+  for (int k : {2048, 5632})
+    for (int m : {1, 3}) {
+      SCOPED_TRACE(testing::Message() << "m=" << m << " k=" << k);
+      const std::vector<float> x = test::random_floats(static_cast<std::size_t>(m) * k, 500);
+      const std::vector<float> w = test::random_floats(static_cast<std::size_t>(n) * k, 501);
+      std::vector<std::vector<float>> outs;
+      const int before = omp_get_max_threads();
+      for (int threads : {1, 2, 3}) {
+        omp_set_num_threads(threads);
+        outs.emplace_back(static_cast<std::size_t>(m) * n, NAN);
+        avx2::matmul_f32_rows(outs.back().data(), x.data(), k, w.data(), m, n, k);
+      }
+      omp_set_num_threads(before);
+      EXPECT_EQ(outs[1], outs[0]);
+      EXPECT_EQ(outs[2], outs[0]);
     }
 }
 

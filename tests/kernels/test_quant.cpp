@@ -8,6 +8,7 @@
 // bound, its kernel against its reference and bit for bit against the fp32 sum quant.h
 // specifies, and how far both products are from the fp32 one.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <cstdio>
@@ -359,6 +360,27 @@ TEST_P(QuantVnniDtypes, RowsDoNotDependOnTheRowCount) {
       for (int j = 0; j < n; ++j)
         EXPECT_EQ(one[j], all[std::size_t(i) * n + j]) << n << ": " << i << " " << j;
     }
+  }
+}
+
+TEST_P(QuantVnniDtypes, SameBitsOnAnyTeam) {
+  // Column groups are shared out over the threads and taken from one another at run time
+  // (panel_schedule.h): one, two and three threads give the same bits, decode and prefill rows.
+  const DType t = GetParam();
+  const int n = 800, k = 2048;
+  const auto q = pack(quantize(test::random_floats(std::size_t(n) * k, 81), t, n, k), t, n, k);
+  for (const int m : {1, 5}) {
+    const auto x = test::random_floats(std::size_t(m) * k, 82 + m);
+    std::vector<std::vector<float>> outs;
+    const int before = omp_get_max_threads();
+    for (int threads : {1, 2, 3}) {
+      omp_set_num_threads(threads);
+      outs.emplace_back(std::size_t(m) * n, NAN);
+      matmul_quant_vnni(outs.back().data(), x.data(), q.data(), t, m, n, k, k);
+    }
+    omp_set_num_threads(before);
+    EXPECT_EQ(outs[1], outs[0]) << m;
+    EXPECT_EQ(outs[2], outs[0]) << m;
   }
 }
 
