@@ -1,9 +1,10 @@
 // out[m, n] = sum_k x[m, k] * w[n, k] (w in nn.Linear layout [out_features, in_features]).
 // matmul_reference is the spec: a plain triple loop with double accumulation, slow on purpose.
 // matmul is what the engine runs: a weight-streaming kernel for decode's few rows where the CPU
-// has AVX-512 or AVX2, else sgemv for one row and matmul_few_rows for a few; sgemm beyond.
-// Deliberately not: a hand-written large GEMM; OpenBLAS is the CPU "version" of matmul for
-// prefill, and both versions are tested against the spec.
+// has AVX-512 or AVX2, else sgemv for one row and matmul_few_rows for a few; sgemm beyond (on
+// AVX2-only CPUs the AVX2 GEMM).
+// On a CPU with AVX2 but not AVX-512, more rows go to gemm_avx2.h's outer-product kernel;
+// elsewhere OpenBLAS is the CPU "version" of matmul for prefill. All are tested against the spec.
 #include "kernels/cpu/matmul.h"
 
 #include <cblas.h>
@@ -12,6 +13,7 @@
 #include <cstddef>
 
 #include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/gemm_avx2.h"
 #include "kernels/cpu/matmul_avx2.h"
 #include "kernels/cpu/matmul_avx512.h"
 
@@ -136,6 +138,12 @@ void matmul(float* out, const float* x, const float* w, int m, int n, int k, int
     // Decode: the weights dominate the traffic and must stream at memory bandwidth. OpenBLAS
     // sgemm with a few rows reaches only a few GB/s on these machines.
     matmul_few_rows(out, x, w, m, n, k, lda);
+  } else if (m <= kAvx2GemmRowsMax && cpu_isa().avx2 && !cpu_isa().avx512) {
+    // Batched decode and prefill on a CPU with AVX2 but not AVX-512: outer-product tiles of 16
+    // packed x rows by 6 weight rows copied into L1, one parallel region (gemm_avx2.h, the
+    // 16-bit weights' kernel on fp32 weights); at these row counts faster than sgemm or level
+    // with it (bench_kernels gemm_f32_avx2_gemm against gemm_f32_sgemm; docs/metrics.md).
+    avx2::gemm_f32(out, x, lda, w, m, n, k);
   } else {
     // out = x * W^T: x is [m, k] with row stride lda, W is [n, k] used transposed.
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, x, lda, w, k, 0.0f, out, n);

@@ -6,6 +6,8 @@
 //                          blocked weight-streaming kernel (matmul_avx512.h)
 //   m <= kFewRowsMax       on AVX2 + FMA CPUs without that path: avx2::matmul_f32_rows, one
 //                          sequential weight stream per thread (matmul_avx2.h)
+//   kFewRowsMax < m <= kAvx2GemmRowsMax  on AVX2 + FMA CPUs without AVX-512: avx2::gemm_f32,
+//                          outer-product tiles (gemm_avx2.h; row i does not depend on m)
 //   otherwise, and on other CPUs:
 //   m == 1                 OpenBLAS sgemv (streams the weights at about memory bandwidth)
 //   1 < m <= kFewRowsMax   matmul_few_rows (OpenBLAS sgemm streams weights at only a few GB/s
@@ -30,6 +32,13 @@ inline constexpr int kFewRowsMax = 8;
 // up to 128 rows against 6150 and 7643 ms with sgemm from 65 rows. At 2048 rows sgemm is
 // ahead (58 vs 52 GFLOP/s), so batched prefill stays on OpenBLAS.
 inline constexpr int kStreamRowsMax = 128;
+
+// Row counts up to which matmul uses the AVX2 outer-product GEMM (gemm_avx2.h) on a CPU with
+// AVX2 but not AVX-512; sgemm above. bench_kernels gemm_f32_avx2_gemm against gemm_f32_sgemm
+// (TinyLlama's four projections, medians of 3, interleaved, 2026-11-26): at 16 rows the kernel
+// was level with sgemm or up to 1.5x faster, at 128 and 512 within 15% either way, mostly ahead;
+// at 2048 sgemm led (gate/up 666 against 853 ms, o 110 against 122).
+inline constexpr int kAvx2GemmRowsMax = 512;
 
 // Reads each weight row once and multiplies it by all m rows of x while it is in L1: the
 // weights stream from memory once per call, whatever m is. Each output element is one dot

@@ -15,7 +15,7 @@
 
 #include "kernels/common/half.h"
 #include "kernels/cpu/cpu_isa.h"
-#include "kernels/cpu/gemm_half_avx2.h"
+#include "kernels/cpu/gemm_avx2.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/matmul_avx2.h"
 #include "kernels/cpu/matmul_avx512.h"
@@ -170,7 +170,7 @@ void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype
   if (cpu_isa().avx2 && (m <= kFp16StreamRowsMax || !cpu_isa().avx512)) {
     // Batched decode and prefill without the AVX-512 path: weights widened into L1 6 rows at a
     // time, outer-product tiles of 16 x rows by 6 weight rows, one parallel region
-    // (gemm_half_avx2.h). Faster than widen-then-sgemm at every row count measured on an
+    // (gemm_avx2.h). Faster than widen-then-sgemm at every row count measured on an
     // AVX2-only CPU (16 to 2048, bench_kernels gemm_*_avx2_gemm against gemm_*_tiled_sgemm;
     // docs/metrics.md). On AVX-512 CPUs (bf16 without AVX512_BF16) it stops at 128 rows, as
     // before: past that sgemm was not measured against it there.

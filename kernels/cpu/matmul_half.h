@@ -36,7 +36,7 @@ void matmul_half_reference(float* out, const float* x, const std::uint16_t* w, D
 // AVX512_BF16), m <= kFewRowsMax: matmul_avx2.h's kernel (weights widened in registers, four
 // fp32 accumulators per output, one weight row at a time; row i does not depend on m);
 // m > kFewRowsMax (batched decode, prefill; on AVX-512 CPUs up to kFp16StreamRowsMax rows):
-// gemm_half_avx2.h's kernel (6 weight rows widened per k block into L1, outer-product tiles of
+// gemm_avx2.h's kernel (6 weight rows widened per k block into L1, outer-product tiles of
 // 16 packed x rows by 6 weight rows; row i does not depend on m either).
 // The portable path (any other CPU): m <= kFewRowsMax (decode): weight rows widened four at a time
 // into a per-thread tile (bf16 with m <= 2: widened in registers, read in place) and multiplied

@@ -17,7 +17,7 @@
 #include "kernels/cpu/attention_decode.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/embedding.h"
-#include "kernels/cpu/gemm_half_avx2.h"
+#include "kernels/cpu/gemm_avx2.h"
 #include "kernels/cpu/kv_cache.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/matmul_avx2.h"
@@ -75,10 +75,11 @@ class RateTimer {
 
 // Each matmul path on the same shapes: "matmul" (what the engine runs), "sgemm" and "sgemv"
 // (OpenBLAS called directly), "few_rows" (the portable decode kernel), "stream" (the AVX-512
-// weight-streaming kernel), "avx2" (the AVX2 decode kernel, matmul_avx2.h). Shapes with n = 32000 (the
+// weight-streaming kernel), "avx2" (the AVX2 decode kernel, matmul_avx2.h), "avx2_gemm" (the
+// AVX2 outer-product GEMM, gemm_avx2.h, at any row count). Shapes with n = 32000 (the
 // TinyLlama LM head, 262 MB) do not fit in the last-level cache and show memory bandwidth;
 // n = 2048 / 5632 with k = 2048 (16 / 46 MB) partly fit.
-enum class MatmulPath { kMatmul, kSgemm, kSgemv, kFewRows, kStream, kAvx2 };
+enum class MatmulPath { kMatmul, kSgemm, kSgemv, kFewRows, kStream, kAvx2, kAvx2Gemm };
 
 void BM_matmul_path(benchmark::State& state, MatmulPath path) {
   const int m = state.range(0), n = state.range(1), k = state.range(2);
@@ -90,7 +91,7 @@ void BM_matmul_path(benchmark::State& state, MatmulPath path) {
     state.SkipWithError("no AVX-512 (or LLMBENCH_CPU_ISA=portable)");
     return;
   }
-  if (path == MatmulPath::kAvx2 && !cpu_isa().avx2) {
+  if ((path == MatmulPath::kAvx2 || path == MatmulPath::kAvx2Gemm) && !cpu_isa().avx2) {
     state.SkipWithError("no AVX2 + FMA + F16C (or LLMBENCH_CPU_ISA=portable)");
     return;
   }
@@ -115,6 +116,9 @@ void BM_matmul_path(benchmark::State& state, MatmulPath path) {
         break;
       case MatmulPath::kAvx2:
         avx2::matmul_f32_rows(out.data(), x.data(), k, w.data(), m, n, k);
+        break;
+      case MatmulPath::kAvx2Gemm:
+        avx2::gemm_f32(out.data(), x.data(), k, w.data(), m, n, k);
         break;
     }
     benchmark::DoNotOptimize(out.data());
@@ -260,10 +264,11 @@ BENCHMARK_CAPTURE(BM_matmul_half, fp16_prefill, DType::kFp16)->Apply(prefill_sha
 
 // 16-bit weights at batch-16 decode, one prompt's prefill and more rows (m = 16, 128, 512;
 // 2048 for 16 prompts) on the TinyLlama projections (qkv, o, gate/up fused, down; n x k):
-// "engine" is matmul_half (on an AVX2 CPU without the AVX-512 path, gemm_half_avx2.h up to
-// kGemmHalfRowsMax rows), "tiled_sgemm" the portable path (256 weight rows widened to fp32,
-// then OpenBLAS sgemm), "avx2_gemm" gemm_half_avx2.h at every row count (where the crossover
-// lies), in the same process.
+// "engine" is matmul_half (on an AVX2 CPU without the AVX-512 path, gemm_avx2.h at every row
+// count past 8), "tiled_sgemm" the portable path (256 weight rows widened to fp32, then
+// OpenBLAS sgemm), "avx2_gemm" gemm_avx2.h at every row count (where the crossover lies), in
+// the same process. The gemm_f32 cases are the same for fp32 weights: "engine" matmul,
+// "sgemm" OpenBLAS alone, "avx2_gemm" avx2::gemm_f32.
 void half_gemm_shapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"m", "n", "k"});
   for (int m : {16, 128, 512}) {
@@ -286,6 +291,12 @@ BENCHMARK_CAPTURE(BM_matmul_half, gemm_fp16_engine, DType::kFp16, HalfPath::kEng
 BENCHMARK_CAPTURE(BM_matmul_half, gemm_fp16_tiled_sgemm, DType::kFp16, HalfPath::kTiledSgemm)
     ->Apply(half_gemm_shapes)->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_matmul_half, gemm_fp16_avx2_gemm, DType::kFp16, HalfPath::kAvx2Gemm)
+    ->Apply(half_gemm_shapes)->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_path, gemm_f32_engine, MatmulPath::kMatmul)
+    ->Apply(half_gemm_shapes)->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_path, gemm_f32_sgemm, MatmulPath::kSgemm)
+    ->Apply(half_gemm_shapes)->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_matmul_path, gemm_f32_avx2_gemm, MatmulPath::kAvx2Gemm)
     ->Apply(half_gemm_shapes)->UseRealTime()->MinTime(kMinTimeS)->Unit(benchmark::kMillisecond);
 
 // ---- quantised weights (--dtype int8|int4) at decode row counts ----------------------------

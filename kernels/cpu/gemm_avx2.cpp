@@ -1,14 +1,17 @@
-// AVX2 GEMM for bf16/fp16 weights at prefill and batched-decode row counts (see
-// gemm_half_avx2.h). This file alone is compiled with -mavx2 -mfma -mf16c
+// AVX2 GEMM for bf16, fp16 and fp32 weights at prefill and batched-decode row counts (see
+// gemm_avx2.h). This file alone is compiled with -mavx2 -mfma -mf16c
 // (kernels/CMakeLists.txt); nothing here runs unless cpu_isa() found those features.
 //
-// The work, in the outer-product form (as OpenBLAS's sgemm and llamafile's tinyBLAS tiles):
-//   x      rounded to the weight dtype once per call and packed k-major, 16 rows a tile:
-//          xt[p][0:16] holds column p of 16 x rows (zero past the last row), so one k step of
-//          a tile is two 8-lane loads.
-//   block  k in kGemmBlockK pieces. Each 6-row weight panel's block is widened once into a
-//          12 KB fp32 buffer in L1 (the next block prefetched), then every x tile passes over
-//          it; the weights are read from memory once per call (once per kChunkRows x rows).
+// The work, in the outer-product form (as OpenBLAS's sgemm and llamafile's tinyBLAS tiles),
+// one template over the weight type (Bf16Weights, Fp16Weights, Fp32Weights below: how a row of
+// x is prepared and how 8 weights become 8 fp32 lanes; everything else is shared):
+//   x      rounded to the weight dtype (16-bit weights; fp32 copies it) once per call and
+//          packed k-major, 16 rows a tile: xt[p][0:16] holds column p of 16 x rows (zero past
+//          the last row), so one k step of a tile is two 8-lane loads.
+//   block  k in kGemmBlockK pieces. Each 6-row weight panel's block is widened (fp32: copied)
+//          once into a 12 KB fp32 buffer in L1 (the next block prefetched), then every x tile
+//          passes over it; the weights are read from memory once per call (once per kChunkRows
+//          x rows).
 //          Few x rows (up to 512 KB): panel after panel, each over all of k (the weights one
 //          contiguous stream, x in L2); more: block after block, each over all the thread's
 //          panels (the x block, rows x 512 fp32, 256 KB at 128 rows, stays in L2).
@@ -19,8 +22,8 @@
 //          shape (edge tiles: 8 rows, fewer weight rows) computed it.
 //   threads one parallel region per call: x tiles packed under `omp for`, then each thread
 //          takes a contiguous range of weight panels (its own columns of out).
-// Widening: bf16 8 weights by vpmovzxwd and a 16-bit shift, fp16 by vcvtph2ps.
-#include "kernels/cpu/gemm_half_avx2.h"
+// Widening: bf16 8 weights by vpmovzxwd and a 16-bit shift, fp16 by vcvtph2ps, fp32 a load.
+#include "kernels/cpu/gemm_avx2.h"
 
 #include <immintrin.h>
 #include <omp.h>
@@ -79,16 +82,42 @@ void prepare_fp16(float* dst, const float* x, int k) {
   for (; p < k; ++p) dst[p] = fp16_to_fp32(fp32_to_fp16(x[p]));
 }
 
-// One tile of x: `rows` rows (lda apart) rounded and transposed, xt[p * 16 + r] for p < k;
+// The weight types: T as stored, prepare() one x row (rounded to what T can hold), load8() 8
+// weights at w as fp32 lanes.
+struct Bf16Weights {
+  using T = std::uint16_t;
+  static constexpr bool kInPlace = false;  // whether T is fp32, which a tile can read in place
+  static void prepare(float* dst, const float* x, int k) { prepare_bf16(dst, x, k); }
+  // Zero-extended to 32 bits and shifted into the top half.
+  static __m256 load8(const T* w) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  }
+};
+struct Fp16Weights {
+  using T = std::uint16_t;
+  static constexpr bool kInPlace = false;
+  static void prepare(float* dst, const float* x, int k) { prepare_fp16(dst, x, k); }
+  static __m256 load8(const T* w) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
+  }
+};
+struct Fp32Weights {
+  using T = float;
+  static constexpr bool kInPlace = true;
+  static void prepare(float* dst, const float* x, int k) {
+    std::memcpy(dst, x, std::size_t(k) * sizeof(float));
+  }
+  static __m256 load8(const T* w) { return _mm256_loadu_ps(w); }
+};
+
+// One tile of x: `rows` rows (lda apart) prepared and transposed, xt[p * 16 + r] for p < k;
 // zero for r >= rows. `row` is a k-float scratch row.
-template <bool kBf16>
+template <class W>
 void pack_tile(float* xt, const float* x, int lda, int rows, int k, float* row) {
   for (int r = 0; r < kTileRows; ++r) {
     if (r < rows) {
-      if constexpr (kBf16)
-        prepare_bf16(row, x + std::size_t(r) * lda, k);
-      else
-        prepare_fp16(row, x + std::size_t(r) * lda, k);
+      W::prepare(row, x + std::size_t(r) * lda, k);
       for (int p = 0; p < k; ++p) xt[std::size_t(p) * kTileRows + r] = row[p];
     } else {
       for (int p = 0; p < k; ++p) xt[std::size_t(p) * kTileRows + r] = 0.0f;
@@ -96,54 +125,68 @@ void pack_tile(float* xt, const float* x, int lda, int rows, int k, float* row) 
   }
 }
 
-// 8 weights at w as fp32. bf16: zero-extended to 32 bits and shifted into the top half.
-template <bool kBf16>
-inline __m256 widen8(const std::uint16_t* w) {
-  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w));
-  if constexpr (kBf16)
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-  else
-    return _mm256_cvtph_ps(h);
-}
-
 // One panel's k block as fp32: dst[c, 0:len] = widen(w[c, p0:p0 + len]) for c < cols (rows
 // kPanelLd apart; the last partial 8 through a zero-padded copy).
-template <bool kBf16>
-void widen_panel(float* dst, const std::uint16_t* w, std::size_t k, int cols, int p0, int len) {
+template <class W>
+void widen_panel(float* dst, const typename W::T* w, std::size_t k, int cols, int p0, int len) {
+  using T = typename W::T;
   const int full = len / 8 * 8;
   for (int c = 0; c < cols; ++c) {
-    const std::uint16_t* wc = w + c * k + p0;
+    const T* wc = w + c * k + p0;
     float* d = dst + c * kPanelLd;
-    for (int p = 0; p < full; p += 8) _mm256_store_ps(d + p, widen8<kBf16>(wc + p));
+    for (int p = 0; p < full; p += 8) _mm256_store_ps(d + p, W::load8(wc + p));
     if (full < len) {
-      alignas(16) std::uint16_t tail[8] = {};
-      std::memcpy(tail, wc + full, std::size_t(len - full) * sizeof(std::uint16_t));
-      _mm256_store_ps(d + full, widen8<kBf16>(tail));
+      alignas(32) T tail[8] = {};
+      std::memcpy(tail, wc + full, std::size_t(len - full) * sizeof(T));
+      _mm256_store_ps(d + full, W::load8(tail));
     }
   }
 }
 
-// acc[c * 16 + r] (+)= sum over p < len, in order, of xt[p * 16 + r] * wp[c * kPanelLd + p]
+// Cache lines to prefetch while a tile computes: `rows` strips of `lines` 64-byte lines, the
+// strips `stride` bytes apart from `base` (rows 0: none).
+struct Strips {
+  const char* base = nullptr;
+  std::size_t stride = 0;
+  int lines = 0, rows = 0;
+  void fetch(int i) const {
+    _mm_prefetch(base + std::size_t(i / lines) * stride + std::size_t(i % lines) * 64,
+                 _MM_HINT_T0);
+  }
+};
+
+// acc[c * 16 + r] (+)= sum over p < len, in order, of xt[p * 16 + r] * wp[c * ldw + p]
 // for r < 8 V, c < C, one FMA per term; `resume`: acc holds the earlier blocks' sums (else
-// the chain starts at zero).
+// the chain starts at zero). The lines of `pf` are prefetched a few every 8 k steps, not in one
+// burst: a burst of 100-200 prefetches fills the core's miss buffers and stalls the loads of
+// the FMA loop behind them.
 template <int V, int C>
-void tile(const float* xt, const float* wp, int len, float* acc, bool resume) {
+void tile(const float* xt, const float* wp, std::size_t ldw, int len, float* acc, bool resume,
+          const Strips& pf) {
   __m256 a[C][V];
 #pragma GCC unroll 6
   for (int c = 0; c < C; ++c)
 #pragma GCC unroll 2
     for (int v = 0; v < V; ++v)
       a[c][v] = resume ? _mm256_load_ps(acc + c * kTileRows + 8 * v) : _mm256_setzero_ps();
+  const int pf_total = pf.rows * pf.lines;
+  const int pf_per8 = (pf_total * 8 + len - 1) / len;  // lines per 8 k steps
+  int pf_next = 0;
+  for (int p8 = 0; p8 < len; p8 += 8) {
+    for (int q = 0; q < pf_per8 && pf_next < pf_total; ++q) pf.fetch(pf_next++);
+    const int p_end = std::min(len, p8 + 8);
 #pragma GCC unroll 2
-  for (int p = 0; p < len; ++p) {
-    __m256 xv[V];
+    for (int p = p8; p < p_end; ++p) {
+      __m256 xv[V];
 #pragma GCC unroll 2
-    for (int v = 0; v < V; ++v) xv[v] = _mm256_load_ps(xt + std::size_t(p) * kTileRows + 8 * v);
+      for (int v = 0; v < V; ++v)
+        xv[v] = _mm256_load_ps(xt + std::size_t(p) * kTileRows + 8 * v);
 #pragma GCC unroll 6
-    for (int c = 0; c < C; ++c) {
-      const __m256 b = _mm256_broadcast_ss(wp + c * kPanelLd + p);
+      for (int c = 0; c < C; ++c) {
+        const __m256 b = _mm256_broadcast_ss(wp + c * ldw + p);
 #pragma GCC unroll 2
-      for (int v = 0; v < V; ++v) a[c][v] = _mm256_fmadd_ps(xv[v], b, a[c][v]);
+        for (int v = 0; v < V; ++v) a[c][v] = _mm256_fmadd_ps(xv[v], b, a[c][v]);
+      }
     }
   }
 #pragma GCC unroll 6
@@ -152,7 +195,8 @@ void tile(const float* xt, const float* wp, int len, float* acc, bool resume) {
     for (int v = 0; v < V; ++v) _mm256_store_ps(acc + c * kTileRows + 8 * v, a[c][v]);
 }
 
-using TileFn = void (*)(const float*, const float*, int, float*, bool);
+using TileFn = void (*)(const float*, const float*, std::size_t, int, float*, bool,
+                       const Strips&);
 
 template <int V>
 constexpr TileFn tile_for_cols(int cols) {
@@ -179,40 +223,50 @@ void store_tile(float* out, int n, const float* acc, int rows, int cols) {
 
 // One pass of a thread: its panels [g0, g1) against `m` packed x rows (xt: tiles k * 16
 // floats apart), accumulators in `accs` (one kTileOut block per panel and tile).
+template <class W>
 struct Pass {
   float* out;  // rows n apart
   const float* xt;
-  const std::uint16_t* w;
+  const typename W::T* w;
   int m, n, k, g0, g1;
   float* accs;
 };
 
-// 16-bit weights (the rows of panel g, k values [p0, p0 + kGemmBlockK)) to prefetch while the
-// current block computes: strips of 1 KB in rows 4 KB or more apart, too short for the hardware
-// prefetcher to ramp up on. Nothing past the thread's panels or k.
-void prefetch_block(const Pass& a, int g, int p0) {
-  if (g >= a.g1 || p0 >= a.k) return;
-  const int j = g * kPanelCols, cols = std::min(kPanelCols, a.n - j);
-  const int p1 = std::min(a.k, p0 + kGemmBlockK);
-  for (int c = 0; c < cols; ++c) {
-    const std::uint16_t* wc = a.w + std::size_t(j + c) * a.k;
-    for (int p = p0; p < p1; p += 32) _mm_prefetch(wc + p, _MM_HINT_T0);
-  }
+// The weights (the rows of panel g, k values [p0, p0 + kGemmBlockK)) to prefetch while the
+// current block computes: strips of 1 KB (fp32: 2 KB) in rows 4 KB or more apart, too short
+// for the hardware prefetcher to ramp up on. None past the thread's panels or k.
+template <class W>
+Strips block_strips(const Pass<W>& a, int g, int p0) {
+  if (g >= a.g1 || p0 >= a.k) return {};
+  using T = typename W::T;
+  const int j = g * kPanelCols, len = std::min(kGemmBlockK, a.k - p0);
+  return Strips{reinterpret_cast<const char*>(a.w + std::size_t(j) * a.k + p0),
+                std::size_t(a.k) * sizeof(T), int((std::size_t(len) * sizeof(T) + 63) / 64),
+                std::min(kPanelCols, a.n - j)};
 }
 
 // Panel g's k block at p0: widened once into `panel` (L1), the block after it (next_g,
 // next_p0) prefetched, then multiplied by every x tile; after k's last block the tiles'
 // accumulators go to out.
-template <bool kBf16>
-void panel_block(const Pass& a, float* panel, int g, int p0, int next_g, int next_p0) {
+template <class W>
+void panel_block(const Pass<W>& a, float* panel, int g, int p0, int next_g, int next_p0) {
   const int len = std::min(kGemmBlockK, a.k - p0), tiles = (a.m + kTileRows - 1) / kTileRows;
   const int j = g * kPanelCols, cols = std::min(kPanelCols, a.n - j);
-  widen_panel<kBf16>(panel, a.w + std::size_t(j) * a.k, std::size_t(a.k), cols, p0, len);
-  prefetch_block(a, next_g, next_p0);
+  const float* wp = panel;
+  std::size_t ldw = kPanelLd;
+  if constexpr (W::kInPlace) {
+    // fp32 weights and one x tile: each weight is used once, so the tile reads them where they
+    // are (a copy into L1 cost more than it saved: bench_kernels at 16 rows).
+    if (tiles == 1) wp = a.w + std::size_t(j) * a.k + p0, ldw = std::size_t(a.k);
+  }
+  if (wp == panel)
+    widen_panel<W>(panel, a.w + std::size_t(j) * a.k, std::size_t(a.k), cols, p0, len);
+  const Strips next = block_strips(a, next_g, next_p0), none;
   for (int t = 0; t < tiles; ++t) {
     const int i = t * kTileRows, rows = std::min(kTileRows, a.m - i);
     float* acc = a.accs + (std::size_t(g - a.g0) * tiles + t) * kTileOut;
-    tile_for(rows, cols)(a.xt + (std::size_t(t) * a.k + p0) * kTileRows, panel, len, acc, p0 > 0);
+    tile_for(rows, cols)(a.xt + (std::size_t(t) * a.k + p0) * kTileRows, wp, ldw, len, acc, p0 > 0,
+                         t == 0 ? next : none);
     if (p0 + len == a.k) store_tile(a.out + std::size_t(i) * a.n + j, a.n, acc, rows, cols);
   }
 }
@@ -224,20 +278,20 @@ void panel_block(const Pass& a, float* panel, int g, int p0, int next_g, int nex
 constexpr std::size_t kPanelMajorXBytes = 512 * 1024;
 
 // One pass: every (panel, k block) of the thread in one of the two orders above.
-template <bool kBf16>
-void panels(const Pass& a) {
+template <class W>
+void panels(const Pass<W>& a) {
   alignas(64) float panel[kPanelCols * kPanelLd];
   if (std::size_t(a.m) * a.k * sizeof(float) <= kPanelMajorXBytes) {
     for (int g = a.g0; g < a.g1; ++g)
       for (int p0 = 0; p0 < a.k; p0 += kGemmBlockK) {
         const bool more_k = p0 + kGemmBlockK < a.k;
-        panel_block<kBf16>(a, panel, g, p0, more_k ? g : g + 1, more_k ? p0 + kGemmBlockK : 0);
+        panel_block<W>(a, panel, g, p0, more_k ? g : g + 1, more_k ? p0 + kGemmBlockK : 0);
       }
   } else {
     for (int p0 = 0; p0 < a.k; p0 += kGemmBlockK)
       for (int g = a.g0; g < a.g1; ++g) {
         const bool more_g = g + 1 < a.g1;
-        panel_block<kBf16>(a, panel, g, p0, more_g ? g + 1 : a.g0,
+        panel_block<W>(a, panel, g, p0, more_g ? g + 1 : a.g0,
                            more_g ? p0 : p0 + kGemmBlockK);
       }
   }
@@ -255,8 +309,8 @@ float* aligned64(std::vector<float>& v) {
   return reinterpret_cast<float*>((a + 63) / 64 * 64);
 }
 
-template <bool kBf16>
-void run(float* out, const float* x, int lda, const std::uint16_t* w, int m, int n, int k) {
+template <class W>
+void run(float* out, const float* x, int lda, const typename W::T* w, int m, int n, int k) {
   const int chunk_max = std::min(m, kChunkRows);
   const int tiles_max = (chunk_max + kTileRows - 1) / kTileRows;
   thread_local std::vector<float> xt_buffer;
@@ -274,11 +328,11 @@ void run(float* out, const float* x, int lda, const std::uint16_t* w, int m, int
 #pragma omp for schedule(static)
       for (int tt = 0; tt < tiles; ++tt) {
         const int r0 = tt * kTileRows;
-        pack_tile<kBf16>(xt + std::size_t(tt) * k * kTileRows, x + std::size_t(i0 + r0) * lda,
+        pack_tile<W>(xt + std::size_t(tt) * k * kTileRows, x + std::size_t(i0 + r0) * lda,
                          lda, std::min(kTileRows, rows - r0), k, row.data());
       }
       // (the implicit barrier above: every x tile is ready)
-      panels<kBf16>(Pass{out + std::size_t(i0) * n, xt, w, rows, n, k, g0, g1, acc});
+      panels<W>(Pass<W>{out + std::size_t(i0) * n, xt, w, rows, n, k, g0, g1, acc});
 #pragma omp barrier
     }
   }
@@ -294,9 +348,18 @@ void gemm_half(float* out, const float* x, int lda, const std::uint16_t* w, DTyp
     return;
   }
   if (dtype == DType::kBf16)
-    run<true>(out, x, lda, w, m, n, k);
+    run<Bf16Weights>(out, x, lda, w, m, n, k);
   else
-    run<false>(out, x, lda, w, m, n, k);
+    run<Fp16Weights>(out, x, lda, w, m, n, k);
+}
+
+void gemm_f32(float* out, const float* x, int lda, const float* w, int m, int n, int k) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {
+    std::fill(out, out + std::size_t(m) * n, 0.0f);
+    return;
+  }
+  run<Fp32Weights>(out, x, lda, w, m, n, k);
 }
 
 }  // namespace llmbench::cpu::avx2

@@ -1,9 +1,10 @@
-// avx2::gemm_half (kernels/cpu/gemm_half_avx2.h), the AVX2 kernel for 16-bit weights at prefill
-// and batched-decode row counts: against matmul_half_reference on ragged shapes (every edge
-// tile, k around the 8-value step and the kGemmBlockK block, NaN-padded x rows), its x
-// rounding at ties, NaN and infinities, row independence across m (bit for bit, also across
-// its 256-row passes), and matmul_half's dispatch to it at batch-16 and prefill row counts. Skipped on CPUs
-// without AVX2 + FMA + F16C (and under LLMBENCH_CPU_ISA=portable).
+// avx2::gemm_half and avx2::gemm_f32 (kernels/cpu/gemm_avx2.h), the AVX2 kernel for bf16, fp16
+// and fp32 weights at prefill and batched-decode row counts, each weight type a test parameter:
+// against matmul_half_reference / matmul_reference on ragged shapes (every edge tile, k around
+// the 8-value step and the kGemmBlockK block, NaN-padded x rows), its x rounding at ties, NaN
+// and infinities (fp32: passed through), row independence across m (bit for bit, also across
+// its 256-row passes), and matmul_half's / matmul's dispatch to it at batch-16 and prefill row
+// counts. Skipped on CPUs without AVX2 + FMA + F16C (and under LLMBENCH_CPU_ISA=portable).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,7 +16,8 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_isa.h"
-#include "kernels/cpu/gemm_half_avx2.h"
+#include "kernels/cpu/gemm_avx2.h"
+#include "kernels/cpu/matmul.h"
 #include "kernels/cpu/matmul_half.h"
 #include "tests/kernels/check.h"
 
@@ -30,7 +32,51 @@ std::vector<std::uint16_t> random_weights(std::size_t count, unsigned seed, DTyp
   return bits;
 }
 
-class GemmHalfAvx2 : public ::testing::TestWithParam<DType> {
+// Weights of dtype t (kFp32, kBf16 or kFp16): `values` kept as fp32 or narrowed to 16 bits.
+struct Weights {
+  DType t;
+  std::vector<float> f32;
+  std::vector<std::uint16_t> bits;
+  Weights(DType type, const std::vector<float>& values) : t(type) {
+    if (t == DType::kFp32) {
+      f32 = values;
+    } else {
+      bits.resize(values.size());
+      narrow_to_half(bits.data(), values.data(), std::int64_t(values.size()), t);
+    }
+  }
+};
+
+// `count` weights uniform in [-1, 1) from `seed`.
+Weights random_weights_of(DType t, std::size_t count, unsigned seed) {
+  return Weights(t, test::random_floats(count, seed));
+}
+
+// The kernel under test: gemm_f32 or gemm_half by the weights' dtype.
+void gemm(float* out, const float* x, int lda, const Weights& w, int m, int n, int k) {
+  if (w.t == DType::kFp32)
+    avx2::gemm_f32(out, x, lda, w.f32.data(), m, n, k);
+  else
+    avx2::gemm_half(out, x, lda, w.bits.data(), w.t, m, n, k);
+}
+
+// The spec of the same product (x rows lda apart).
+void reference(float* out, const float* x, int lda, const Weights& w, int m, int n, int k) {
+  if (w.t == DType::kFp32)
+    matmul_reference(out, x, w.f32.data(), m, n, k, lda);
+  else
+    matmul_half_reference(out, x, w.bits.data(), w.t, m, n, k, lda);
+}
+
+// What the engine runs for the same product: matmul or matmul_half.
+void engine(float* out, const float* x, int lda, const Weights& w, int m, int n, int k) {
+  if (w.t == DType::kFp32)
+    matmul(out, x, w.f32.data(), m, n, k, lda);
+  else
+    matmul_half(out, x, w.bits.data(), w.t, m, n, k, lda);
+}
+
+class GemmAvx2 : public ::testing::TestWithParam<DType> {
  protected:
   void SetUp() override {
     if (!cpu_isa().avx2) GTEST_SKIP() << "no AVX2 + FMA + F16C (" << cpu_isa_name() << ")";
@@ -41,15 +87,15 @@ class GemmHalfAvx2 : public ::testing::TestWithParam<DType> {
 ::testing::AssertionResult matches_reference(DType t, int m, int n, int k, double atol) {
   const int lda = k + 3;
   const auto x = test::padded_rows(m, k, lda, 2000u + m * 7 + n * 3 + k);
-  const auto w = random_weights(std::size_t(n) * k, 99u + n + k, t);
+  const Weights w = random_weights_of(t, std::size_t(n) * k, 99u + n + k);
   std::vector<float> got(std::size_t(m) * n, -5.0f), want(got.size());
-  avx2::gemm_half(got.data(), x.data(), lda, w.data(), t, m, n, k);
-  matmul_half_reference(want.data(), x.data(), w.data(), t, m, n, k, lda);
+  gemm(got.data(), x.data(), lda, w, m, n, k);
+  reference(want.data(), x.data(), lda, w, m, n, k);
   return test::all_close(got, want, atol, 1e-4)
          << " (m=" << m << " n=" << n << " k=" << k << ")";
 }
 
-TEST_P(GemmHalfAvx2, MatchesTheReferenceOnRaggedShapes) {
+TEST_P(GemmAvx2, MatchesTheReferenceOnRaggedShapes) {
   // m: one tile of 16 rows (of two 8-row vectors) and remainders of it; n: one panel of 6
   // weight rows and every remainder; k: below, at and past the 8-value step and the 512-value
   // block.
@@ -59,7 +105,7 @@ TEST_P(GemmHalfAvx2, MatchesTheReferenceOnRaggedShapes) {
         ASSERT_TRUE(matches_reference(GetParam(), m, n, k, 2e-4));
 }
 
-TEST_P(GemmHalfAvx2, LargeShapesMatchTheReference) {
+TEST_P(GemmAvx2, LargeShapesMatchTheReference) {
   // Model-like shapes on the threaded path (both threads' panel ranges, several k blocks).
   ASSERT_TRUE(matches_reference(GetParam(), 21, 301, 2100, 5e-4));
   ASSERT_TRUE(matches_reference(GetParam(), 128, 67, 2048, 5e-4));
@@ -72,19 +118,19 @@ TEST_P(GemmHalfAvx2, LargeShapesMatchTheReference) {
 ::testing::AssertionResult rows_match_in_parts(DType t, int rows, int n, int k, unsigned seed,
                                                const std::vector<std::pair<int, int>>& parts) {
   const auto x = test::random_floats(std::size_t(rows) * k, seed);
-  const auto w = random_weights(std::size_t(n) * k, seed + 1, t);
+  const Weights w = random_weights_of(t, std::size_t(n) * k, seed + 1);
   std::vector<float> all(std::size_t(rows) * n);
-  avx2::gemm_half(all.data(), x.data(), k, w.data(), t, rows, n, k);
+  gemm(all.data(), x.data(), k, w, rows, n, k);
   for (const auto& [i, m] : parts) {
     std::vector<float> part(std::size_t(m) * n);
-    avx2::gemm_half(part.data(), x.data() + std::size_t(i) * k, k, w.data(), t, m, n, k);
+    gemm(part.data(), x.data() + std::size_t(i) * k, k, w, m, n, k);
     if (!std::equal(part.begin(), part.end(), all.begin() + std::ptrdiff_t(i) * n))
       return ::testing::AssertionFailure() << "rows " << i << " + " << m << " of " << rows;
   }
   return ::testing::AssertionSuccess();
 }
 
-TEST_P(GemmHalfAvx2, EachRowIsIndependentOfTheRowCount) {
+TEST_P(GemmAvx2, EachRowIsIndependentOfTheRowCount) {
   // Row i of a 37-row product (a last tile of 5 rows) equals that row computed in products of
   // 1 to 6 rows (other tile shapes, other positions in a tile), bit for bit: a sequence's
   // logits do not depend on its batch neighbours.
@@ -93,7 +139,7 @@ TEST_P(GemmHalfAvx2, EachRowIsIndependentOfTheRowCount) {
   EXPECT_TRUE(rows_match_in_parts(GetParam(), 37, 41, 1300, 71, parts));
 }
 
-TEST_P(GemmHalfAvx2, RowsPastTheFirstPassAreIndependentOfTheRowCount) {
+TEST_P(GemmAvx2, RowsPastTheFirstPassAreIndependentOfTheRowCount) {
   // A 530-row product (passes of 256, 256 and 18 rows, each too large for the panel-major
   // order) against the same rows in products of 9, 20, 21 (panel-major) and 300 rows, starting
   // at pass and tile boundaries and between them, bit for bit.
@@ -101,10 +147,10 @@ TEST_P(GemmHalfAvx2, RowsPastTheFirstPassAreIndependentOfTheRowCount) {
                                   {{250, 9}, {256, 20}, {230, 300}, {509, 21}}));
 }
 
-TEST_P(GemmHalfAvx2, RoundsActivationsLikeTheReference) {
+TEST_P(GemmAvx2, RoundsActivationsLikeTheReference) {
   // x values at bf16/fp16 rounding ties, NaN and infinities, at every position of 33 (four
-  // 8-value vectors and a tail): one weight of 1 shows the rounded x, in every row of a 5-row
-  // product.
+  // 8-value vectors and a tail): one weight of 1 shows the rounded x (fp32: x itself), in
+  // every row of a 5-row product.
   const DType t = GetParam();
   const std::vector<float> values = {
       1.0f + 1.0f / 256,    // bf16 tie between 1 and 1 + 2^-7: to even (1)
@@ -120,11 +166,12 @@ TEST_P(GemmHalfAvx2, RoundsActivationsLikeTheReference) {
     for (int at = 0; at < k; ++at) {
       std::vector<float> x(std::size_t(m) * k, 0.0f);
       for (int i = 0; i < m; ++i) x[std::size_t(i) * k + at] = v;
-      std::vector<std::uint16_t> w(k, 0);
-      narrow_to_half(&w[at], std::vector<float>{1.0f}.data(), 1, t);
+      std::vector<float> one(k, 0.0f);
+      one[at] = 1.0f;
+      const Weights w(t, one);
       std::vector<float> out(m), ref(m);
-      avx2::gemm_half(out.data(), x.data(), k, w.data(), t, m, 1, k);
-      matmul_half_reference(ref.data(), x.data(), w.data(), t, m, 1, k, k);
+      gemm(out.data(), x.data(), k, w, m, 1, k);
+      reference(ref.data(), x.data(), k, w, m, 1, k);
       for (int i = 0; i < m; ++i) {
         if (std::isnan(ref[i]))
           EXPECT_TRUE(std::isnan(out[i])) << "value " << v << " at " << at;
@@ -135,25 +182,29 @@ TEST_P(GemmHalfAvx2, RoundsActivationsLikeTheReference) {
   }
 }
 
-TEST_P(GemmHalfAvx2, MatmulHalfTakesItAtBatchAndPromptRowCounts) {
-  // matmul_half at 16 rows (batch-16 decode), 128 (one prompt) and 300 (more than one pass)
-  // gives the kernel's bits on a CPU without AVX-512 (with it, other kernels take some of them).
+TEST_P(GemmAvx2, TheEngineTakesItAtBatchAndPromptRowCounts) {
+  // matmul_half / matmul at 9 rows (the first past the decode kernels), 16 (batch-16 decode),
+  // 128 (one prompt) and 300 (more than one pass) give the kernel's bits on a CPU without
+  // AVX-512 (with it, other kernels take some of them).
   const DType t = GetParam();
   if (cpu_isa().avx512) GTEST_SKIP() << "AVX-512 paths (" << cpu_isa_name() << ")";
   const int n = 67, k = 700;
-  const auto w = random_weights(std::size_t(n) * k, 81, t);
-  for (int m : {16, 128, 300}) {
+  const Weights w = random_weights_of(t, std::size_t(n) * k, 81);
+  for (int m : {9, 16, 128, 300}) {
     const auto x = test::padded_rows(m, k, k + 1, 82u + m);
-    std::vector<float> engine(std::size_t(m) * n), direct(engine.size());
-    matmul_half(engine.data(), x.data(), w.data(), t, m, n, k, k + 1);
-    avx2::gemm_half(direct.data(), x.data(), k + 1, w.data(), t, m, n, k);
-    EXPECT_EQ(engine, direct) << "m " << m;
+    std::vector<float> ran(std::size_t(m) * n), direct(ran.size());
+    engine(ran.data(), x.data(), k + 1, w, m, n, k);
+    gemm(direct.data(), x.data(), k + 1, w, m, n, k);
+    EXPECT_EQ(ran, direct) << "m " << m;
   }
 }
 
-TEST_P(GemmHalfAvx2, EmptySumGivesZeros) {
+TEST_P(GemmAvx2, EmptySumGivesZeros) {
   std::vector<float> out(6, 7.0f);
-  avx2::gemm_half(out.data(), nullptr, 1, nullptr, GetParam(), 2, 3, 0);
+  if (GetParam() == DType::kFp32)
+    avx2::gemm_f32(out.data(), nullptr, 1, nullptr, 2, 3, 0);
+  else
+    avx2::gemm_half(out.data(), nullptr, 1, nullptr, GetParam(), 2, 3, 0);
   EXPECT_EQ(out, std::vector<float>(6, 0.0f));
 }
 
@@ -170,7 +221,8 @@ TEST(MatmulHalfTiledSgemm, MatchesTheReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, GemmHalfAvx2, ::testing::Values(DType::kBf16, DType::kFp16),
+INSTANTIATE_TEST_SUITE_P(Dtypes, GemmAvx2,
+                         ::testing::Values(DType::kBf16, DType::kFp16, DType::kFp32),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
 }  // namespace
