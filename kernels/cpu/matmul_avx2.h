@@ -16,8 +16,8 @@
 // Each output keeps four fp32 vector accumulators (one per 8-lane slice of each 32-weight step)
 // summed in k order, then added pairwise and reduced by one fixed tree: the same operations for
 // every tile shape, so row i of an m-row product does not depend on m.
-// Deliberately not: more rows (16-bit weights at 9-128 rows go to gemm_half_avx2.h; fp32, and
-// 16-bit above 128 rows, to OpenBLAS sgemm, which stays faster there).
+// Deliberately not: more rows (they go to gemm_avx2.h's outer-product tiles; fp32 above 512
+// rows to OpenBLAS sgemm).
 #pragma once
 #include <cstdint>
 
