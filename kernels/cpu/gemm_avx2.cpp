@@ -21,7 +21,8 @@
 //          FMA chain over k in order: the same operations whatever m is and whichever tile
 //          shape (edge tiles: 8 rows, fewer weight rows) computed it.
 //   threads one parallel region per call: x tiles packed under `omp for`, then each thread
-//          takes a contiguous range of weight panels (its own columns of out).
+//          takes a contiguous range of weight panels (its own columns of out); panel by panel
+//          a thread done early takes half of what the other has left (panel_schedule.h).
 // Widening: bf16 8 weights by vpmovzxwd and a 16-bit shift, fp16 by vcvtph2ps, fp32 a load.
 #include "kernels/cpu/gemm_avx2.h"
 
@@ -32,9 +33,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "kernels/common/half.h"
+#include "kernels/cpu/panel_schedule.h"
 
 namespace llmbench::cpu::avx2 {
 
@@ -277,16 +280,29 @@ void panel_block(const Pass<W>& a, float* panel, int g, int p0, int next_g, int 
 // stay in L2). The order changes no result: each output's FMA chain is the same.
 constexpr std::size_t kPanelMajorXBytes = 512 * 1024;
 
-// One pass: every (panel, k block) of the thread in one of the two orders above.
+bool panel_major(int m, int k) { return std::size_t(m) * k * sizeof(float) <= kPanelMajorXBytes; }
+
+// One pass: every (panel, k block) of the thread in one of the two orders above. Panel by
+// panel with a `schedule` (a call of one pass), the panels come from it (thread `self`: its
+// own contiguous share first, then halves of what another thread has left, panel_schedule.h;
+// one panel's accumulators at a time); otherwise the thread's static share [a.g0, a.g1).
 template <class W>
-void panels(const Pass<W>& a) {
+void panels(const Pass<W>& a, PanelSchedule* schedule, int self) {
   alignas(64) float panel[kPanelCols * kPanelLd];
-  if (std::size_t(a.m) * a.k * sizeof(float) <= kPanelMajorXBytes) {
-    for (int g = a.g0; g < a.g1; ++g)
-      for (int p0 = 0; p0 < a.k; p0 += kGemmBlockK) {
-        const bool more_k = p0 + kGemmBlockK < a.k;
-        panel_block<W>(a, panel, g, p0, more_k ? g : g + 1, more_k ? p0 + kGemmBlockK : 0);
-      }
+  const auto whole_panel = [&](const Pass<W>& b, int g) {
+    for (int p0 = 0; p0 < b.k; p0 += kGemmBlockK) {
+      const bool more_k = p0 + kGemmBlockK < b.k;
+      panel_block<W>(b, panel, g, p0, more_k ? g : g + 1, more_k ? p0 + kGemmBlockK : 0);
+    }
+  };
+  if (panel_major(a.m, a.k) && schedule == nullptr) {
+    for (int g = a.g0; g < a.g1; ++g) whole_panel(a, g);
+  } else if (panel_major(a.m, a.k)) {
+    schedule->run(self, [&](int g) {
+      Pass<W> one = a;  // accumulators at slot 0; the next panel prefetched
+      one.g0 = g, one.g1 = std::min(g + 2, (a.n + kPanelCols - 1) / kPanelCols);
+      whole_panel(one, g);
+    });
   } else {
     for (int p0 = 0; p0 < a.k; p0 += kGemmBlockK)
       for (int g = a.g0; g < a.g1; ++g) {
@@ -316,13 +332,18 @@ void run(float* out, const float* x, int lda, const typename W::T* w, int m, int
   thread_local std::vector<float> xt_buffer;
   float* xt = aligned64(aligned_resize(xt_buffer, std::size_t(tiles_max) * k * kTileRows));
   const int n_panels = (n + kPanelCols - 1) / kPanelCols;
+  // Panel-major calls (one pass) share their panels at run time: on a VM whose vCPUs are shared
+  // one thread is often slowed for part of a matrix, and the other would wait at the barrier.
+  std::optional<PanelSchedule> schedule;
+  if (m <= kChunkRows && panel_major(m, k)) schedule.emplace(n_panels, omp_get_max_threads());
 #pragma omp parallel if (static_cast<long>(m) * n * k > (1L << 20))
   {
     const int t = omp_get_thread_num(), threads = omp_get_num_threads();
     const int g0 = int(long(n_panels) * t / threads), g1 = int(long(n_panels) * (t + 1) / threads);
     thread_local std::vector<float> row, accs;
     row.resize(std::size_t(k));
-    float* acc = aligned64(aligned_resize(accs, std::size_t(g1 - g0) * tiles_max * kTileOut));
+    const std::size_t acc_panels = std::size_t(std::max(g1 - g0, 1));
+    float* acc = aligned64(aligned_resize(accs, acc_panels * tiles_max * kTileOut));
     for (int i0 = 0; i0 < m; i0 += kChunkRows) {
       const int rows = std::min(kChunkRows, m - i0), tiles = (rows + kTileRows - 1) / kTileRows;
 #pragma omp for schedule(static)
@@ -332,7 +353,8 @@ void run(float* out, const float* x, int lda, const typename W::T* w, int m, int
                          lda, std::min(kTileRows, rows - r0), k, row.data());
       }
       // (the implicit barrier above: every x tile is ready)
-      panels<W>(Pass<W>{out + std::size_t(i0) * n, xt, w, rows, n, k, g0, g1, acc});
+      panels<W>(Pass<W>{out + std::size_t(i0) * n, xt, w, rows, n, k, g0, g1, acc},
+                schedule ? &*schedule : nullptr, t);
 #pragma omp barrier
     }
   }
