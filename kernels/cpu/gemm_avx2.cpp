@@ -327,6 +327,11 @@ float* aligned64(std::vector<float>& v) {
 
 template <class W>
 void run(float* out, const float* x, int lda, const typename W::T* w, int m, int n, int k) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {
+    std::fill(out, out + std::size_t(m) * n, 0.0f);
+    return;
+  }
   const int chunk_max = std::min(m, kChunkRows);
   const int tiles_max = (chunk_max + kTileRows - 1) / kTileRows;
   thread_local std::vector<float> xt_buffer;
@@ -364,11 +369,6 @@ void run(float* out, const float* x, int lda, const typename W::T* w, int m, int
 
 void gemm_half(float* out, const float* x, int lda, const std::uint16_t* w, DType dtype, int m,
                int n, int k) {
-  if (m <= 0 || n <= 0) return;
-  if (k <= 0) {
-    std::fill(out, out + std::size_t(m) * n, 0.0f);
-    return;
-  }
   if (dtype == DType::kBf16)
     run<Bf16Weights>(out, x, lda, w, m, n, k);
   else
@@ -376,11 +376,6 @@ void gemm_half(float* out, const float* x, int lda, const std::uint16_t* w, DTyp
 }
 
 void gemm_f32(float* out, const float* x, int lda, const float* w, int m, int n, int k) {
-  if (m <= 0 || n <= 0) return;
-  if (k <= 0) {
-    std::fill(out, out + std::size_t(m) * n, 0.0f);
-    return;
-  }
   run<Fp32Weights>(out, x, lda, w, m, n, k);
 }
 

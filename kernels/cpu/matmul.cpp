@@ -1,10 +1,9 @@
 // out[m, n] = sum_k x[m, k] * w[n, k] (w in nn.Linear layout [out_features, in_features]).
 // matmul_reference is the spec: a plain triple loop with double accumulation, slow on purpose.
 // matmul is what the engine runs: a weight-streaming kernel for decode's few rows where the CPU
-// has AVX-512 or AVX2, else sgemv for one row and matmul_few_rows for a few; sgemm beyond (on
-// AVX2-only CPUs the AVX2 GEMM).
-// On a CPU with AVX2 but not AVX-512, more rows go to gemm_avx2.h's outer-product kernel;
-// elsewhere OpenBLAS is the CPU "version" of matmul for prefill. All are tested against the spec.
+// has AVX-512 or AVX2, else sgemv for one row and matmul_few_rows for a few; beyond, on a CPU
+// with AVX2 but not AVX-512, gemm_avx2.h's outer-product kernel up to kAvx2GemmRowsMax rows,
+// else OpenBLAS sgemm, the CPU "version" of matmul for prefill. All are tested against the spec.
 #include "kernels/cpu/matmul.h"
 
 #include <cblas.h>

@@ -6,11 +6,12 @@
 // per step as in decode, tinyllama-1.1b bf16 and `small`; docs/metrics.md "Against llama.cpp"):
 // one weight row at a time, to its end, then the next row, so each thread reads one sequential
 // stream (its contiguous half of the matrix, then back halves of what the other has left:
-// panel_schedule.h), with a software prefetch kPrefetchBytes ahead in that stream. The previous shape, tiles of four weight rows read side by side, kept four
-// streams per thread that each ended after one row (1.5-4 KB in bf16): the hardware prefetcher
-// restarted on every tile and the 16-bit weights streamed at 0.6-0.8 of the read test. The
-// exception is one fp32 x row too long for the L1 beside the stream (panel()): there three
-// adjacent rows are read side by side, each 22.5 KiB long, so the streams are long.
+// panel_schedule.h), with a software prefetch kPrefetchBytes ahead in that stream. The previous
+// shape, tiles of four weight rows read side by side, kept four streams per thread that each
+// ended after one row (1.5-4 KB in bf16): the hardware prefetcher restarted on every tile and
+// the 16-bit weights streamed at 0.6-0.8 of the read test. The exception is one fp32 x row too
+// long for the L1 beside the stream (panel()): there three adjacent rows are read side by side,
+// each 22.5 KiB long, so the streams are long.
 #include "kernels/cpu/matmul_avx2.h"
 
 #include <immintrin.h>
