@@ -27,5 +27,6 @@ void add_export_command(CLI::App& root, CommandContext& ctx);
 void add_serve_command(CLI::App& root, CommandContext& ctx);
 void add_load_command(CLI::App& root, CommandContext& ctx);
 void add_report_command(CLI::App& root, CommandContext& ctx);
+void add_history_command(CLI::App& root, CommandContext& ctx);
 
 }  // namespace llmbench

@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   add_serve_command(app, ctx);
   add_load_command(app, ctx);
   add_report_command(app, ctx);
+  add_history_command(app, ctx);
 
   const std::vector<std::string> args(argv, argv + argc);
   if (argc == 1) {

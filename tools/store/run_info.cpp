@@ -8,6 +8,7 @@
 #include <ctime>
 
 #include "engine/model/cpu_backend.h"
+#include "kernels/cpu/cpu_isa.h"
 #include "tools/build_info/version.h"
 
 namespace llmbench {
@@ -30,6 +31,7 @@ RunInfo current_run_info() {
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) == 0) r.host = host;
   r.cpu = cpu_model_name();
+  r.cpu_isa = cpu::cpu_isa_name();
   return r;
 }
 
@@ -55,6 +57,7 @@ std::optional<RunInfo> read_run_info(Db& db, std::int64_t run_id) {
   const bool sweep_columns = db.has_column("run", "plan_key");
   const bool sweep_key = db.has_column("run", "sweep_key");
   const bool dtype_peaks = db.has_column("run", "peak_int4_tflops");
+  const bool isa = db.has_column("run", "cpu_isa");
   auto q = db.prepare(
       std::string("SELECT ") + kRunEnvColumns +
       ", gpu, driver, threads, peak_bandwidth_gbps, peak_tflops, peak_source" +
@@ -65,7 +68,7 @@ std::optional<RunInfo> read_run_info(Db& db, std::int64_t run_id) {
       (dtype_peaks ? ", peak_fp32_tflops, peak_bf16_tflops, peak_fp16_tflops, peak_int8_tflops,"
                      " peak_int4_tflops"
                    : "") +
-      " FROM run WHERE id = ?");
+      (isa ? ", COALESCE(cpu_isa, '')" : ", ''") + " FROM run WHERE id = ?");
   q.bind(1, run_id);
   if (!q.step()) return std::nullopt;
   RunInfo r;
@@ -90,6 +93,7 @@ std::optional<RunInfo> read_run_info(Db& db, std::int64_t run_id) {
       ++i;
     }
   }
+  r.cpu_isa = q.column_text(i++);
   return r;
 }
 

@@ -20,6 +20,7 @@ struct RunInfo {
   std::string build_type;      // CMAKE_BUILD_TYPE
   std::string host;            // hostname
   std::string cpu;             // CPU model
+  std::string cpu_isa;         // the CPU kernels' ISA path (kernels/cpu/cpu_isa.h); "" unknown
   std::string gpu;             // "" without a GPU backend
   std::string driver;          // GPU driver version, "" on CPU
   int threads = 0;

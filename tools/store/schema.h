@@ -1,7 +1,7 @@
 // The one schema of every llmbench database (docs/schema.md): the tables of `run` and `sweep`
-// (run, bench_*), of traces and imports, of `load` (load_*), of `serve --db` (serve_*) and of
-// the interleaved gate of `compare --run` (gate_*), with one version (PRAGMA user_version) and
-// one migration path. Whichever command makes a database, every table is there, so every
+// (run, bench_*), of traces and imports, of `load` (load_*), of `serve --db` (serve_*), of
+// the interleaved gate of `compare --run` (gate_*) and of history over commits (history_*),
+// with one version (PRAGMA user_version) and one migration path. Whichever command makes a database, every table is there, so every
 // bundled query runs on it. Not here: what writes the rows (store.h, the load and serve
 // stores, the gate).
 #pragma once
@@ -12,7 +12,7 @@
 
 namespace llmbench {
 
-inline constexpr int kSchemaVersion = 11;
+inline constexpr int kSchemaVersion = 12;
 
 // The script that takes a database of `version` - 1 to `version` (schema_sql.cpp); nullptr
 // outside 1..kSchemaVersion. schema_step_sql_from_v7 is its half for versions 7 on

@@ -1,6 +1,7 @@
 // The schema's history from version 7 on (versions 1 to 6: schema_sql.cpp): load's file
-// workloads (7), per-dtype peaks (8), load's SLO search and server metrics (9), and the serving
-// and gate tables with the device-query views joining the one schema (10). A released script
+// workloads (7), per-dtype peaks (8), load's SLO search and server metrics (9), the serving
+// and gate tables with the device-query views joining the one schema (10), prefix caching (11),
+// history over commits (12). A released script
 // never changes: a new table or column goes into a new version's script.
 #include "tools/store/schema.h"
 
@@ -179,6 +180,45 @@ ALTER TABLE serve_step ADD COLUMN cached_tokens INTEGER;      -- prompt tokens o
 ALTER TABLE serve_request ADD COLUMN cached_tokens INTEGER;   -- its prompt tokens found cached
 )sql";
 
+// Version 12: history over commits (docs/ci.md, "History"). One history_series per (suite,
+// case, metric, machine fingerprint: CPU model, ISA path, threads, GPU, driver), so a series
+// never mixes machines; one history_point per measurement of a commit, from a run, a load run,
+// a gate (`compare --run`) or a CSV row. The run row records the kernels' ISA path, part of the
+// fingerprint.
+constexpr const char* kSchemaV12 = R"sql(
+ALTER TABLE run ADD COLUMN cpu_isa TEXT;  -- avx512-bf16 | avx512 | avx2 | portable; NULL before v12
+CREATE TABLE IF NOT EXISTS history_series (
+  id                    INTEGER PRIMARY KEY,
+  suite                 TEXT NOT NULL,      -- profile name (file stem) or suite; '' none
+  case_label            TEXT NOT NULL,      -- the case as compare labels it; CSV: the series name
+  metric                TEXT NOT NULL,      -- ttft_ms | tpot_ms | e2e_ms | throughput_tok_s; CSV: ''
+  cpu                   TEXT NOT NULL,
+  cpu_isa               TEXT NOT NULL,      -- '' unknown
+  threads               INTEGER NOT NULL,   -- 0 unknown
+  gpu                   TEXT NOT NULL,      -- '' none
+  driver                TEXT NOT NULL,
+  higher_is_better      INTEGER,            -- 1 | 0; NULL unknown (CSV: `history check` decides)
+  UNIQUE (suite, case_label, metric, cpu, cpu_isa, threads, gpu, driver)
+);
+CREATE TABLE IF NOT EXISTS history_point (
+  id                    INTEGER PRIMARY KEY,
+  series_id             INTEGER NOT NULL REFERENCES history_series(id),
+  commit_sha            TEXT NOT NULL,
+  branch                TEXT NOT NULL,      -- '' unknown
+  time                  TEXT NOT NULL,      -- ISO 8601: commit time as given, else when measured
+  value                 REAL NOT NULL,      -- the metric's median (a gate: the candidate's)
+  ci_low                REAL,               -- its interval, NULL when none
+  ci_high               REAL,
+  noise_pct             REAL,               -- the A/A noise floor of the gate that measured it
+  verdict               TEXT,               -- that gate's verdict against its base; NULL: no gate
+  source                TEXT NOT NULL,      -- run | load | gate | csv
+  source_ref            TEXT NOT NULL,      -- what it came from: 'DB:run 3', 'DB:gate 1', 'F.csv:12'
+  added_at              TEXT NOT NULL       -- UTC ISO 8601
+);
+CREATE UNIQUE INDEX IF NOT EXISTS history_point_source ON history_point(series_id, source_ref);
+CREATE INDEX IF NOT EXISTS history_point_series ON history_point(series_id, time);
+)sql";
+
 }  // namespace
 
 const char* schema_step_sql_from_v7(int version) {
@@ -188,6 +228,7 @@ const char* schema_step_sql_from_v7(int version) {
     case 9: return kSchemaV9;
     case 10: return kSchemaV10;
     case 11: return kSchemaV11;
+    case 12: return kSchemaV12;
   }
   return nullptr;
 }

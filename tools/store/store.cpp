@@ -56,8 +56,8 @@ std::int64_t ResultStore::begin_run(const RunInfo& r) {
         std::string("INSERT INTO run (") + kRunEnvColumns +
         ", gpu, driver, threads, peak_bandwidth_gbps, peak_tflops, peak_source, status, plan_key,"
         " n_cases, profile, shard, sweep_key, peak_fp32_tflops, peak_bf16_tflops, peak_fp16_tflops,"
-        " peak_int8_tflops, peak_int4_tflops)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,'running',?,?,?,?,?,?,?,?,?,?)");
+        " peak_int8_tflops, peak_int4_tflops, cpu_isa)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,'running',?,?,?,?,?,?,?,?,?,?,?)");
     bind_run_env(ins, 1, r);
     ins.bind(8, r.gpu).bind(9, r.driver).bind(10, r.threads)
         .bind(11, r.peaks.bandwidth_gbps).bind(12, r.peaks.tflops).bind(13, r.peaks.source)
@@ -65,7 +65,7 @@ std::int64_t ResultStore::begin_run(const RunInfo& r) {
         .bind(18, r.sweep_key)
         .bind(19, gemm_peak(r.peaks, DType::kFp32)).bind(20, gemm_peak(r.peaks, DType::kBf16))
         .bind(21, gemm_peak(r.peaks, DType::kFp16)).bind(22, gemm_peak(r.peaks, DType::kInt8))
-        .bind(23, gemm_peak(r.peaks, DType::kInt4))
+        .bind(23, gemm_peak(r.peaks, DType::kInt4)).bind(24, r.cpu_isa)
         .run();
     id = db_.last_insert_id();
     // The trace's process and (host) thread: Perfetto's model, one process per run.
