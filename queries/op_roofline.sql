@@ -1,15 +1,19 @@
 -- purpose: each op of a traced case against the roofline: achieved GB/s and GFLOP/s from its analytic bytes and FLOPs, the bound time at the run's peaks, and the fraction of that bound achieved
 -- params: case_id = NULL (bench_case.id; NULL: the latest traced case); phase = NULL ('prefill' or 'decode'; NULL: both)
--- columns: phase (prefill|decode), name (op), category (op category), calls (calls per traced repetition), avg_us (time per call, us), flop_per_call (analytic FLOPs), bytes_per_call (analytic bytes read + written), intensity (FLOP per byte), achieved_gflops (GFLOP/s), achieved_gbps (GB/s), bound_us (roofline time per call at the run's peaks: max(flops / peak FLOP/s, bytes / peak bandwidth), us), limiter (compute|memory: the larger term of the bound), fraction_of_bound (bound time / measured time, 0..1; 1 is at the roofline)
+-- columns: phase (prefill|decode), name (op), category (op category), calls (calls per traced repetition), avg_us (time per call, us), flop_per_call (analytic FLOPs), bytes_per_call (analytic bytes read + written), intensity (FLOP per byte), achieved_gflops (GFLOP/s), achieved_gbps (GB/s), bound_us (roofline time per call at the case's roofs: max(flops / peak FLOP/s, bytes / peak bandwidth), us), limiter (compute|memory: the larger term of the bound), fraction_of_bound (bound time / measured time, 0..1; 1 is at the roofline), roof_check (ok, or why a fraction above 1 cannot be: the roof is too low)
 
--- The peaks are the ones the run used for MBU and MFU (run.peak_tflops, run.peak_bandwidth_gbps),
--- so fraction_of_bound is the per-op counterpart of MBU/MFU. flops/ns is GFLOP/s and bytes/ns
--- is GB/s. Ops with neither FLOPs nor bytes recorded get NULL rates.
+-- The roofs are the ones the case's MBU and MFU divided by (bench_case.mfu_peak_tflops: the larger
+-- of the compute probes beside the case and the cached GEMM peak; bench_case.mbu_peak_gbps: the
+-- read probe beside it), falling back to the run's peaks (run.peak_tflops, run.peak_bandwidth_gbps)
+-- where the case has none, so fraction_of_bound is the per-op counterpart of MBU/MFU. flops/ns is
+-- GFLOP/s and bytes/ns is GB/s. Ops with neither FLOPs nor bytes recorded get NULL rates. A
+-- fraction above 1 is never silent: roof_check names it.
 WITH target AS (
   SELECT COALESCE(:case_id, (SELECT MAX(case_id) FROM track)) AS case_id
 ),
 peaks AS (
-  SELECT r.peak_tflops * 1e3 AS flop_per_ns, r.peak_bandwidth_gbps AS bytes_per_ns
+  SELECT COALESCE(c.mfu_peak_tflops, r.peak_tflops) * 1e3 AS flop_per_ns,
+         COALESCE(c.mbu_peak_gbps, r.peak_bandwidth_gbps) AS bytes_per_ns
   FROM bench_case AS c
   JOIN run AS r ON r.id = c.run_id
   JOIN target ON c.id = target.case_id
@@ -38,7 +42,10 @@ SELECT phase, name, category,
        NULLIF(AVG(bound_ns), 0) / 1e3 AS bound_us,
        CASE WHEN SUM(flops) + SUM(bytes) = 0 THEN NULL
             WHEN SUM(compute_bound) * 2 >= COUNT(*) THEN 'compute' ELSE 'memory' END AS limiter,
-       NULLIF(SUM(bound_ns), 0) / NULLIF(SUM(dur), 0) AS fraction_of_bound
+       NULLIF(SUM(bound_ns), 0) / NULLIF(SUM(dur), 0) AS fraction_of_bound,
+       CASE WHEN NULLIF(SUM(bound_ns), 0) / NULLIF(SUM(dur), 0) > 1
+            THEN 'above the roof: a peak is stale; run `llmbench roofline` on a quiet machine'
+            ELSE 'ok' END AS roof_check
 FROM ops
 GROUP BY phase, name, category
 ORDER BY phase = 'decode', phase, SUM(dur) DESC, name;

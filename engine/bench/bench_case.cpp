@@ -65,15 +65,21 @@ void set_trace_overheads(CaseResult& r) {
 }
 
 CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks,
-                    Clock::time_point origin, ReadProbe* probe) {
-  // MBU applies only with decode steps; so does the probe.
+                    Clock::time_point origin, ReadProbe* probe, ComputeProbe* compute) {
+  // MBU applies only with decode steps; so does the read probe. Every case has a prefill, so
+  // every case with a compute probe takes it (unless --peak-tflops fixed MFU's denominator).
   const bool probed = probe != nullptr && spec.max_new_tokens > 1;
-  std::optional<double> before, after;
+  const bool computed = compute != nullptr && !peaks.tflops_given;
+  const ProbeShape shape =
+      compute_probe_shape(model.config(), std::int64_t(spec.batch) * spec.prompt_len);
+  std::optional<double> before, after, gemm_before, gemm_after;
+  if (computed) gemm_before = compute->measure(spec.dtype, shape).tflops_best;
   if (probed) before = probe->measure().gbps_best;
   CaseResult r = spec.variants.ragged() ? run_ragged_case(model, spec, peaks, origin)
                                         : run_static_case(model, spec, peaks, origin);
   if (probed) after = probe->measure().gbps_best;
-  r.roof = apply_case_roof(r.metrics, peaks, before, after);
+  if (computed) gemm_after = compute->measure(spec.dtype, shape).tflops_best;
+  r.roof = apply_case_roof(r.metrics, peaks, before, after, gemm_before, gemm_after);
   return r;
 }
 

@@ -14,6 +14,7 @@
 #include "engine/bench/metrics.h"
 #include "engine/model/model.h"
 #include "engine/bench/read_probe.h"
+#include "engine/bench/compute_probe.h"
 #include "engine/model/trace.h"
 #include "engine/model/variants.h"
 #include "kernels/common/error.h"
@@ -75,9 +76,12 @@ struct CaseResult {
 // Trace timestamps are ns since `origin` (the run's start). `peaks` are those of the case's
 // dtype. With a `probe` and decode steps, the read roof is probed right before the case (before
 // its warm-up) and right after it (after its traced repetition), and MBU divides by the larger
-// of the two (apply_case_roof, engine/bench/metrics.h); r.roof records both.
+// of the two (apply_case_roof, engine/bench/metrics.h); r.roof records both. With a `compute`
+// probe (and no --peak-tflops) the case dtype's GEMM is probed before and after the case too,
+// and MFU divides by the larger of the probes and the cached peak.
 CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks,
-                    std::chrono::steady_clock::time_point origin, ReadProbe* probe = nullptr);
+                    std::chrono::steady_clock::time_point origin, ReadProbe* probe = nullptr,
+                    ComputeProbe* compute = nullptr);
 
 // Sets r.trace_overhead_ttft and _tpot from r.traced_sample against the untraced metrics.
 void set_trace_overheads(CaseResult& r);

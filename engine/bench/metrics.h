@@ -27,6 +27,7 @@ struct Peaks {
   double tflops = 0;          // 1e12 FLOP/s: the GEMM peak of the dtype these peaks are for
   std::string source;         // "measured (roofline cache ...)" or "--peak-bw-gbps/--peak-tflops"
   bool bandwidth_given = false;  // --peak-bw-gbps: MBU divides by it, not by the case's probe
+  bool tflops_given = false;     // --peak-tflops: MFU divides by it, not by the case's probe
   // Every dtype's GEMM peak the roofline measured (or --peak-tflops for all), 1e12 FLOP/s:
   // what a stored MFU of any dtype divided by (cpu: fp32 bf16 fp16 int8 int4; cuda: fp32 bf16
   // fp16).
@@ -90,28 +91,45 @@ CaseMetrics compute_metrics(int batch, int prompt_len, int max_new_tokens,
                             const CaseCost& cost, const std::vector<RepSample>& samples,
                             const Peaks& peaks);
 
-// The read roof measured beside one case (engine/bench/read_probe.h) and the denominators its MBU and
-// MFU used (docs/metrics.md, "The read roof beside each case").
+// The roofs measured beside one case (engine/bench/read_probe.h, compute_probe.h) and the
+// denominators its MBU and MFU used (docs/metrics.md, "The roofs beside each case").
 struct CaseRoof {
   std::optional<double> read_gbps_before, read_gbps_after;  // the probe; nullopt: none ran
   double reference_gbps = 0;   // the run's bandwidth peak (roofline cache or --peak-bw-gbps)
   double mbu_peak_gbps = 0;    // MBU's denominator: max(before, after), or the reference when
                                // no probe ran or --peak-bw-gbps was given
-  double mfu_peak_tflops = 0;  // MFU's denominator: the case dtype's GEMM peak
+  // The compute probe (the case dtype's GEMM) right before and after the case, 1e12 FLOP/s.
+  std::optional<double> gemm_tflops_before, gemm_tflops_after;
+  double reference_tflops = 0;  // the case dtype's cached GEMM peak (or --peak-tflops)
+  double mfu_peak_tflops = 0;   // MFU's denominator: max(reference, before, after), or the
+                                // reference when no probe ran or --peak-tflops was given
 };
 
 // A probe and the reference, or the probe before and after, differing by more than this
 // fraction are flagged (roof_check).
 inline constexpr double kRoofTolerance = 0.10;
 
-// Fills the roof of a case whose probes read `before` and `after` GB/s (nullopt: no probe) and
-// divides its MBU by roof.mbu_peak_gbps: mbu = decode_gbps / mbu_peak_gbps.
+// Fills the roof of a case whose read probes read `before` and `after` GB/s and whose compute
+// probes reached `gemm_before` and `gemm_after` TFLOP/s (nullopt: no probe), and divides its
+// MBU by roof.mbu_peak_gbps and its MFU by roof.mfu_peak_tflops.
 CaseRoof apply_case_roof(CaseMetrics& m, const Peaks& peaks, std::optional<double> before,
-                         std::optional<double> after);
+                         std::optional<double> after,
+                         std::optional<double> gemm_before = std::nullopt,
+                         std::optional<double> gemm_after = std::nullopt);
 
-// "ok", or what moved beyond kRoofTolerance, joined by "; ": "probe -27% vs roofline" (the
-// larger probe against the reference), "probe moved +15%" (after against before). nullopt
-// without a probe.
-std::optional<std::string> roof_check(const CaseRoof& r);
+// True when the compute probe beat the cached GEMM peak by more than kRoofTolerance: the cache
+// was measured low (a busy machine) and every MFU dividing by it alone would be too high.
+bool compute_peak_stale(const CaseRoof& r);
+
+// "ok", or every finding joined by "; ": "probe -27% vs roofline" (the larger read probe against
+// the reference), "probe moved +15%" (after against before), "GEMM probe +90% vs cached peak"
+// (the compute probe beat the cache: the cache is stale), "MFU 1.83 > 1" / "MBU 1.10 > 1" (a
+// utilisation above 1 is never a plain number: a denominator is wrong). nullopt when no probe
+// ran and no utilisation is above 1.
+std::optional<std::string> roof_check(const CaseRoof& r, const CaseMetrics& m);
+
+// What a user does about a roof_check that names a utilisation above 1 or a stale cached peak;
+// empty when it names neither.
+std::string roof_check_advice(const std::string& check);
 
 }  // namespace llmbench

@@ -27,13 +27,18 @@ double seconds_since(Clock::time_point t0) {
 
 }  // namespace
 
-RooflineResult measure_cpu_roofline(std::int64_t buffer_bytes, int gemm_n, int repetitions) {
+RooflineResult measure_cpu_roofline(std::int64_t buffer_bytes, int gemm_n, int repetitions,
+                                    const RooflineProgress& progress) {
+  auto part = [&](int i, const char* name) {
+    if (progress) progress(i, name);
+  };
   RooflineResult r;
   r.read_bytes = buffer_bytes / 64 * 64;
   r.sgemm_n = gemm_n;
   r.repetitions = repetitions;
 
   // ---- read bandwidth ----
+  part(0, "read bandwidth");
   CpuBackend alloc_only(omp_get_max_threads());  // keeps the caller's thread count
   const std::int64_t n = r.read_bytes / 4;
   Buffer buf = alloc_only.alloc(std::size_t(r.read_bytes));
@@ -53,6 +58,7 @@ RooflineResult measure_cpu_roofline(std::int64_t buffer_bytes, int gemm_n, int r
   r.read_gbps_median = median(gbps);
 
   // ---- sgemm FLOP/s ----
+  part(1, "sgemm");
   const std::size_t nn = std::size_t(gemm_n) * gemm_n;
   std::vector<float> a(nn, 0.5f), b(nn, 0.25f), c(nn, 0.0f);
   auto gemm = [&] {
@@ -121,10 +127,15 @@ RooflineResult measure_cpu_roofline(std::int64_t buffer_bytes, int gemm_n, int r
       med = std::max(med, median(rates));
     }
   };
+  part(2, "fp32 GEMM");
   measure(DType::kFp32, r.fp32_gemm_tflops_best, r.fp32_gemm_tflops_median);
+  part(3, "fp16 GEMM");
   measure(DType::kFp16, r.fp16_gemm_tflops_best, r.fp16_gemm_tflops_median);
+  part(4, "bf16 GEMM");
   measure(DType::kBf16, r.bf16_gemm_tflops_best, r.bf16_gemm_tflops_median);
+  part(5, "int8 GEMM");
   measure(DType::kInt8, r.int8_gemm_tflops_best, r.int8_gemm_tflops_median);
+  part(6, "int4 GEMM");
   measure(DType::kInt4, r.int4_gemm_tflops_best, r.int4_gemm_tflops_median);
   return r;
 }

@@ -8,6 +8,7 @@
 // (the hardware limit this code reached).
 #pragma once
 #include <cstdint>
+#include <functional>
 
 namespace llmbench {
 
@@ -24,8 +25,14 @@ struct RooflineResult {
   int repetitions = 0;
 };
 
+// Called before each of the measurement's kRooflineParts parts with its index (0-based) and
+// name ("read bandwidth", "sgemm", "fp32 GEMM", ...): how a caller shows progress.
+using RooflineProgress = std::function<void(int part, const char* name)>;
+inline constexpr int kRooflineParts = 7;
+
 // buffer_bytes: the read buffer (default 1 GiB); gemm_n: sgemm size (default 2048).
 RooflineResult measure_cpu_roofline(std::int64_t buffer_bytes = std::int64_t(1) << 30,
-                                    int gemm_n = 2048, int repetitions = 15);
+                                    int gemm_n = 2048, int repetitions = 15,
+                                    const RooflineProgress& progress = nullptr);
 
 }  // namespace llmbench

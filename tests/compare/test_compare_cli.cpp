@@ -34,47 +34,72 @@ int count_lines(const std::string& s) { return int(std::count(s.begin(), s.end()
 
 }  // namespace
 
-TEST(CompareCli, SameSamplesExitZeroWithSummaryFirst) {
+// One run per side is no valid test (issue 40): exit 3 whatever the verdicts, and no verdict
+// says "same"; --threshold-gate asks for the threshold-only gate by name.
+TEST(CompareCli, OneRunPerSideIsNoValidTestAndExitsThree) {
   const auto [b, c] = two_dbs(10);
   const Result r = run_llmbench("compare " + b.string() + " " + c.string());
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out.rfind("llmbench compare: 0 regressions, 0 improvements, 3 same (", 0), 0u) << r.out;
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.out.rfind("llmbench compare: no valid test (one run per side): 0 slower beyond "
+                        "threshold, 0 faster beyond threshold, 3 same or unknown (", 0), 0u)
+      << r.out;
   EXPECT_NE(r.out.find("tiny fp32 cpu b2 p16 n3 t2  ttft_ms"), std::string::npos) << r.out;
-  // One run per side: the only stderr line says the verdict is on the threshold alone.
+  EXPECT_NE(r.out.find("same or unknown"), std::string::npos) << r.out;
+  // The only stderr line says why, with the exit code and the advice for engine runs.
   EXPECT_EQ(r.err.rfind("warning: one run per side", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("exit code 3"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--run BASE_BIN CAND_BIN"), std::string::npos) << r.err;
   EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  // The warning once on stdout too (the table's own stream), never twice.
+  const auto w = r.out.find("warning: one run per side");
+  ASSERT_NE(w, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("warning: one run per side", w + 1), std::string::npos) << r.out;
+  EXPECT_EQ(run_llmbench("compare " + b.string() + " " + c.string() + " --threshold-gate")
+                .exit_code, 0);
+  EXPECT_EQ(run_llmbench("compare " + b.string() + " " + c.string() + " --allow-inconclusive")
+                .exit_code, 0);
 }
 
-TEST(CompareCli, RegressionExitsOneAndMarkdownIsAPullRequestComment) {
+TEST(CompareCli, ThresholdGateExitsOneAndMarkdownIsAPullRequestComment) {
   const auto [b, c] = two_dbs(11);
-  const Result r = run_llmbench("compare " + b.string() + " " + c.string() + " --format md");
+  const std::string gate = " --threshold-gate";
+  const Result r = run_llmbench("compare " + b.string() + " " + c.string() + " --format md" + gate);
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_EQ(r.out.rfind("**llmbench compare: 2 regressions, 0 improvements, 1 same**\n", 0), 0u)
+  EXPECT_EQ(r.out.rfind("**llmbench compare: no valid test (one run per side): 2 slower beyond "
+                        "threshold, 0 faster beyond threshold, 1 same or unknown**\n", 0), 0u)
       << r.out;
   EXPECT_NE(r.out.find("| ttft_ms | 8 | 8 |"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("| slower |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| slower beyond threshold |"), std::string::npos) << r.out;
+  // Without the gate asked for by name: the same verdicts, exit 3 (no valid test).
+  EXPECT_EQ(run_llmbench("compare " + b.string() + " " + c.string()).exit_code, 3);
   // A higher threshold absorbs the 10%: exit 0.
-  EXPECT_EQ(run_llmbench("compare " + b.string() + " " + c.string() + " --threshold 12").exit_code, 0);
+  EXPECT_EQ(run_llmbench("compare " + b.string() + " " + c.string() + " --threshold 12" + gate)
+                .exit_code, 0);
   // Only TPOT (unchanged): exit 0.
-  EXPECT_EQ(run_llmbench("compare " + b.string() + " " + c.string() + " --metric tpot").exit_code, 0);
+  EXPECT_EQ(run_llmbench("compare " + b.string() + " " + c.string() + " --metric tpot" + gate)
+                .exit_code, 0);
   // The candidate as base: an improvement, exit 0.
-  const Result back = run_llmbench("compare " + c.string() + " " + b.string());
+  const Result back = run_llmbench("compare " + c.string() + " " + b.string() + gate);
   EXPECT_EQ(back.exit_code, 0);
-  EXPECT_EQ(back.out.rfind("llmbench compare: 0 regressions, 2 improvements, 1 same", 0), 0u) << back.out;
+  EXPECT_EQ(back.out.rfind("llmbench compare: no valid test (one run per side): 0 slower beyond "
+                           "threshold, 2 faster beyond threshold, 1 same or unknown", 0), 0u)
+      << back.out;
 }
 
 TEST(CompareCli, JsonAndCsv) {
   const auto [b, c] = two_dbs(11);
   const Result j = run_llmbench("compare " + b.string() + ":1 " + c.string() +
                                 " --format json --metric all");
-  EXPECT_EQ(j.exit_code, 1) << j.err;
+  EXPECT_EQ(j.exit_code, 3) << j.err;
   const auto doc = nlohmann::json::parse(j.out);
-  EXPECT_EQ(doc["summary"]["regressions"], 3);  // ttft, e2e, throughput
-  EXPECT_EQ(doc["cases"][0]["metrics"]["throughput"]["verdict"], "slower");
+  EXPECT_EQ(doc["summary"]["valid_test"], false);
+  EXPECT_EQ(doc["summary"]["regressions"], 0);
+  EXPECT_EQ(doc["summary"]["slower_beyond_threshold"], 3);  // ttft, e2e, throughput
+  EXPECT_EQ(doc["cases"][0]["metrics"]["throughput"]["verdict"], "slower beyond threshold");
   EXPECT_EQ(doc["cases"][0]["metrics"]["throughput"]["unit"], "tok/s");
   EXPECT_EQ(doc["base"]["db"], b.string());
   const Result csv = run_llmbench("compare " + b.string() + " " + c.string() + " --format csv");
-  EXPECT_EQ(csv.exit_code, 1);
+  EXPECT_EQ(csv.exit_code, 3);
   EXPECT_EQ(count_lines(csv.out), 4) << csv.out;  // header + ttft, tpot, e2e
   EXPECT_EQ(csv.out.rfind("case,metric,n_base,", 0), 0u) << csv.out;
 }
@@ -85,7 +110,7 @@ TEST(CompareCli, EnvironmentDifferencesGoToStderrOneLineEach) {
   info.git_commit = "fff000";
   const auto [b, c] = two_dbs(10, info);
   const Result r = run_llmbench("compare " + b.string() + " " + c.string());
-  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.exit_code, 3);
   // After the one-run-per-side warning (its own test below), one line per difference.
   const auto first = r.err.find('\n');
   ASSERT_NE(first, std::string::npos) << r.err;
@@ -105,7 +130,7 @@ TEST(CompareCli, UnmatchedCasesAreListed) {
   add_fake_run(b, fake_run_info(), {timed_case(10, 2), timed_case(10, 2, 8, other)});
   add_fake_run(c, fake_run_info(), {timed_case(10, 2)});
   const Result r = run_llmbench("compare " + b.string() + " " + c.string());
-  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.out.find("1 only in base"), std::string::npos) << r.out;
   const auto row = r.out.find("tiny fp32 cpu b8 p16 n3 t2");
   ASSERT_NE(row, std::string::npos) << r.out;
@@ -374,10 +399,11 @@ TEST(CompareCliRun, FailingCandidateAndBadArguments) {
 TEST(CompareCli, TwoDatabasesWarnThatOneRunPerSideHasNoValidPValue) {
   const auto [b, c] = two_dbs(11);
   const Result r = run_llmbench("compare " + b.string() + " " + c.string() + " --format json");
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("warning: one run per side"), std::string::npos) << r.err;
   const auto doc = nlohmann::json::parse(r.out);
-  EXPECT_EQ(doc["settings"]["verdict_rule"], "threshold only (one run per side: no valid p-value)");
+  EXPECT_EQ(doc["settings"]["verdict_rule"], "one run per side: no valid test; a change only "
+                                             "where the whole interval is beyond the threshold");
   // The old rule on request: no warning.
   const Result old = run_llmbench("compare " + b.string() + " " + c.string() +
                                   " --repetitions-independent");

@@ -146,27 +146,65 @@ TEST(CaseRoof, MbuDividesByTheLargerProbeAndTheCheckFlagsBeyondTenPercent) {
   EXPECT_DOUBLE_EQ(*m.mbu, 0.5);
   EXPECT_DOUBLE_EQ(r.reference_gbps, 50.0);
   EXPECT_DOUBLE_EQ(r.mfu_peak_tflops, 0.5);
-  EXPECT_EQ(*roof_check(r), "probe -20% vs roofline");  // 40 / 50; 40 / 38 moved 5%: fine
+  EXPECT_EQ(*roof_check(r, m), "probe -20% vs roofline");  // 40 / 50; 40 / 38 moved 5%: fine
   r = apply_case_roof(m, peaks, 46.0, 52.0);              // +4% vs roofline; moved +13%
-  EXPECT_EQ(*roof_check(r), "probe moved +13%");
+  EXPECT_EQ(*roof_check(r, m), "probe moved +13%");
   r = apply_case_roof(m, peaks, 60.0, 45.0);  // 60 / 50 = +20%; 45 / 60 = -25%
-  EXPECT_EQ(*roof_check(r), "probe +20% vs roofline; probe moved -25%");
+  EXPECT_EQ(*roof_check(r, m), "probe +20% vs roofline; probe moved -25%");
   EXPECT_DOUBLE_EQ(*m.mbu, 20.0 / 60.0);
   r = apply_case_roof(m, peaks, 50.0, 55.0);  // exactly 10% is not more than 10%
-  EXPECT_EQ(*roof_check(r), "ok");
+  EXPECT_EQ(*roof_check(r, m), "ok");
   // --peak-bw-gbps: the given figure stays the denominator; the probe is still checked.
   peaks.bandwidth_given = true;
   r = apply_case_roof(m, peaks, 30.0, 30.0);
   EXPECT_DOUBLE_EQ(r.mbu_peak_gbps, 50.0);
   EXPECT_DOUBLE_EQ(*m.mbu, 0.4);
-  EXPECT_EQ(*roof_check(r), "probe -40% vs roofline");
+  EXPECT_EQ(*roof_check(r, m), "probe -40% vs roofline");
   // No probe (a case without decode steps): the reference, and no check.
   peaks.bandwidth_given = false;
   CaseMetrics prefill_only;
   r = apply_case_roof(prefill_only, peaks, std::nullopt, std::nullopt);
   EXPECT_DOUBLE_EQ(r.mbu_peak_gbps, 50.0);
   EXPECT_FALSE(prefill_only.mbu.has_value());
-  EXPECT_FALSE(roof_check(r).has_value());
+  EXPECT_FALSE(roof_check(r, prefill_only).has_value());
+}
+
+// The compute roof beside a case: MFU divides by the larger of the GEMM probes and the cached
+// peak; a probe more than 10% above the cache marks the cache stale; a utilisation above 1 is
+// named, whatever its cause.
+TEST(CaseRoof, MfuDividesByTheLargerOfProbeAndCacheAndAboveOneIsNamed) {
+  CaseMetrics m;
+  m.prefill_tflops = 0.15;
+  Peaks peaks{50.0, 0.08, "cache"};  // a cached peak measured on a busy machine
+  CaseRoof r = apply_case_roof(m, peaks, std::nullopt, std::nullopt, 0.16, 0.18);
+  EXPECT_DOUBLE_EQ(r.reference_tflops, 0.08);
+  EXPECT_DOUBLE_EQ(r.mfu_peak_tflops, 0.18);
+  EXPECT_DOUBLE_EQ(m.mfu, 0.15 / 0.18);
+  EXPECT_TRUE(compute_peak_stale(r));
+  EXPECT_EQ(*roof_check(r, m), "GEMM probe +125% vs cached peak");  // 0.18 / 0.08
+  EXPECT_NE(roof_check_advice(*roof_check(r, m)).find("raised"), std::string::npos);
+  // A probe below the cache (a busy minute, a small shape): the cache stays the denominator.
+  r = apply_case_roof(m, peaks, std::nullopt, std::nullopt, 0.05, 0.06);
+  EXPECT_DOUBLE_EQ(r.mfu_peak_tflops, 0.08);
+  EXPECT_FALSE(compute_peak_stale(r));
+  EXPECT_DOUBLE_EQ(m.mfu, 0.15 / 0.08);
+  EXPECT_EQ(*roof_check(r, m), "MFU 1.88 > 1");
+  EXPECT_NE(roof_check_advice(*roof_check(r, m)).find("llmbench roofline"), std::string::npos);
+  // Exactly 10% above is not stale.
+  r = apply_case_roof(m, peaks, std::nullopt, std::nullopt, 0.088, std::nullopt);
+  EXPECT_FALSE(compute_peak_stale(r));
+  // --peak-tflops: the given figure stays the denominator.
+  peaks.tflops_given = true;
+  r = apply_case_roof(m, peaks, std::nullopt, std::nullopt, 0.3, 0.3);
+  EXPECT_DOUBLE_EQ(r.mfu_peak_tflops, 0.08);
+  // MBU above 1 is named too, beside the read check.
+  CaseMetrics d;
+  d.decode_gbps = 60.0;
+  Peaks bw{50.0, 1.0, "cache"};
+  bw.bandwidth_given = true;
+  r = apply_case_roof(d, bw, 52.0, 53.0);
+  EXPECT_EQ(*roof_check(r, d), "MBU 1.20 > 1");
+  EXPECT_EQ(roof_check_advice("ok"), "");
 }
 
 TEST(Peaks, ForDtypePicksTheDtypesGemmPeak) {

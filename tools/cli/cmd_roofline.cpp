@@ -35,7 +35,7 @@ int run_cpu_roofline(int threads) {
   const int t = backend.threads();
   const std::string key = roofline_cache_key("cpu", t);
   fmt::print("measuring {} ...\n", key);
-  const RooflineResult r = measure_and_cache_roofline(key);
+  const RooflineResult r = measure_and_cache_roofline(key, true);
   fmt::print("read bandwidth: best {:.2f} GB/s, median {:.2f} GB/s ({} MiB buffer, {} reps)\n",
              r.read_gbps_best, r.read_gbps_median, r.read_bytes >> 20, r.repetitions);
   fmt::print("sgemm {}^3:     best {:.3f} TFLOP/s, median {:.3f} TFLOP/s\n", r.sgemm_n,

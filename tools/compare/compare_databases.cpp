@@ -50,7 +50,7 @@ DatabaseComparison compare_databases(const DatabaseCompareOptions& o) {
   if (runs_as_unit)
     out.info.push_back(fmt::format("runs as the unit: {} base and {} candidate runs, one sample "
                                    "per run (its median per case and metric)", n_base, n_cand));
-  out.report = build_report(*out.base, *out.cand, s);
+  out.report = build_report(*out.base, *out.cand, s, out.serving);
   for (const EnvNote& n : out.report.env)
     if (!n.warning) out.info.push_back(n.text());
   if (out.report.threads_ignored)

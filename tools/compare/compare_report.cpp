@@ -53,6 +53,7 @@ void count(CompareSummary& sum, const CaseComparison& c) {
       case Verdict::kSame: ++sum.same; break;
       case Verdict::kTooFew: ++sum.too_few; break;
       case Verdict::kNotApplicable: ++sum.not_applicable; break;
+      case Verdict::kUnknown: ++sum.unknown; break;
     }
   }
 }
@@ -64,7 +65,7 @@ std::string plural(int n, const char* one, const char* many) {
 }  // namespace
 
 CompareReport build_report(const LoadedRun& base, const LoadedRun& cand,
-                           const CompareSettings& settings) {
+                           const CompareSettings& settings, bool serving) {
   CompareReport r;
   r.settings = settings;
   r.base = &base;
@@ -95,25 +96,38 @@ CompareReport build_report(const LoadedRun& base, const LoadedRun& cand,
     r.cases.push_back(std::move(c));
   }
   for (const auto& c : r.cases) count(r.summary, c);
-  if (summary_inconclusive(r.summary))
+  // One run per side is no test at all: its warning says so and gives the exit code; the
+  // inconclusive one would only repeat it.
+  if (settings.threshold_only)
+    r.warnings.push_back(one_run_warning(settings, serving));
+  else if (summary_inconclusive(r.summary))
     r.warnings.push_back(inconclusive_warning(r.summary, "samples"));
-  if (settings.threshold_only) r.warnings.push_back(one_run_warning(settings));
   for (const EnvNote& n : r.env)
     if (n.warning) r.warnings.push_back(n.text());
   return r;
 }
 
-std::string one_run_warning(const CompareSettings& s) {
+std::string one_run_warning(const CompareSettings& s, bool serving) {
+  const std::string exit_rule =
+      s.threshold_gate
+          ? "--threshold-gate: a change beyond the threshold exits 1"
+          : "exit code 3 (no valid test); --threshold-gate makes a change beyond the threshold "
+            "exit 1, --allow-inconclusive exits 0";
+  const std::string advice =
+      serving ? "a valid test needs several load runs per side: alternate the two servers' "
+                "`llmbench load` runs and check that the verdict repeats"
+              : "a valid test: interleaved rounds (llmbench compare --run BASE_BIN CAND_BIN "
+                "--config PROFILE) or several runs per side (BASE.db:all CAND.db:all)";
   return fmt::format(
-      "one run per side: the repetitions of a run share the machine's state for that minute, "
-      "so the p-values are no valid test between the two runs (shown for information only); "
-      "verdicts use the threshold alone (ratio beyond {:g}%). Interleaved rounds give a valid "
-      "test: llmbench compare --run BASE_BIN CAND_BIN --config PROFILE",
-      s.threshold * 100);
+      "one run per side: the {} of a run share the machine's state for that minute, so the "
+      "p-values are no valid test between the two runs (shown for information only); a change "
+      "is named only where its whole interval lies beyond {:g}%, the rest is \"same or "
+      "unknown\"; {}; {}",
+      serving ? "requests" : "repetitions", s.threshold * 100, exit_rule, advice);
 }
 
 bool summary_inconclusive(const CompareSummary& s) {
-  return s.slower == 0 && (s.too_few > 0 || s.same + s.faster == 0);
+  return s.slower == 0 && (s.too_few > 0 || s.same + s.faster + s.unknown == 0);
 }
 
 std::string inconclusive_warning(const CompareSummary& s, const std::string& unit) {
@@ -128,7 +142,11 @@ std::string inconclusive_warning(const CompareSummary& s, const std::string& uni
          "--allow-inconclusive accepts it)";
 }
 
-std::string summary_headline(const CompareSummary& s) {
+std::string summary_headline(const CompareSummary& s, bool threshold_only) {
+  if (threshold_only)
+    return fmt::format("no valid test (one run per side): {} slower beyond threshold, {} faster "
+                       "beyond threshold, {} same or unknown",
+                       s.slower, s.faster, s.unknown + s.same);
   return plural(s.slower, "regression", "regressions") + ", " +
          plural(s.faster, "improvement", "improvements") + ", " + std::to_string(s.same) + " same";
 }

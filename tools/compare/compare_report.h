@@ -27,6 +27,7 @@ struct CaseComparison {
 
 struct CompareSummary {
   int slower = 0, faster = 0, same = 0, too_few = 0, not_applicable = 0;  // metric results
+  int unknown = 0;  // "same or unknown" (one run per side: no valid test)
   int compared_cases = 0, base_only = 0, cand_only = 0, failed_cases = 0;  // cases
 };
 
@@ -53,19 +54,24 @@ struct CompareReport {
   // timings by themselves.
   std::vector<std::string> warnings;
 
-  bool regressed() const { return summary.slower > 0; }
-  bool inconclusive() const { return summary_inconclusive(summary); }
+  // One run per side without --threshold-gate: whatever the verdicts, no valid test (exit 3).
+  bool no_valid_test() const { return settings.threshold_only && !settings.threshold_gate; }
+  bool regressed() const { return summary.slower > 0 && !no_valid_test(); }
+  bool inconclusive() const { return no_valid_test() || summary_inconclusive(summary); }
 };
 
 // `base` and `cand` must outlive the report.
 CompareReport build_report(const LoadedRun& base, const LoadedRun& cand,
-                           const CompareSettings& settings);
+                           const CompareSettings& settings, bool serving = false);
 
-// The warning every two-database comparison with CompareSettings::threshold_only carries.
-std::string one_run_warning(const CompareSettings& s);
+// The warning every two-database comparison with CompareSettings::threshold_only carries, with
+// the advice that fits it (`serving`: load runs, which have no interleaved mode).
+std::string one_run_warning(const CompareSettings& s, bool serving = false);
 
-// "1 regression, 0 improvements, 5 same"
-std::string summary_headline(const CompareSummary& s);
+// "1 regression, 0 improvements, 5 same"; with `threshold_only` (one run per side): "no valid
+// test (one run per side): 1 slower beyond threshold, 0 faster beyond threshold, 5 same or
+// unknown".
+std::string summary_headline(const CompareSummary& s, bool threshold_only = false);
 // "2 too few samples, 1 n/a; 3 cases compared, 0 only in base, 0 only in candidate, 0 failed"
 std::string summary_details(const CompareSummary& s);
 

@@ -25,10 +25,11 @@ const MetricInfo& metric_info(Metric m) {
   throw Error("unknown metric");
 }
 
-const char* verdict_name(Verdict v) {
+const char* verdict_name(Verdict v, bool threshold_only) {
   switch (v) {
-    case Verdict::kFaster: return "faster";
-    case Verdict::kSlower: return "slower";
+    case Verdict::kFaster: return threshold_only ? "faster beyond threshold" : "faster";
+    case Verdict::kSlower: return threshold_only ? "slower beyond threshold" : "slower";
+    case Verdict::kUnknown: return "same or unknown";
     case Verdict::kSame: return "same";
     case Verdict::kTooFew: return "too few samples";
     case Verdict::kNotApplicable: return "n/a";
@@ -62,7 +63,15 @@ MetricComparison compare_samples(Metric metric, const std::optional<std::vector<
   // "worse" > 1 means the candidate is worse, whatever the metric's direction.
   const double worse = metric_info(metric).higher_is_better ? 1.0 / c.ratio->ratio : c.ratio->ratio;
   const double factor = 1.0 + s.threshold;
-  const bool significant = s.threshold_only || c.test->p_value < s.alpha;
+  if (s.threshold_only) {
+    // No valid test: only an interval wholly beyond the factor is a change; the rest is unknown.
+    const double lo = metric_info(metric).higher_is_better ? 1.0 / c.ratio->ci_high : c.ratio->ci_low;
+    const double hi = metric_info(metric).higher_is_better ? 1.0 / c.ratio->ci_low : c.ratio->ci_high;
+    c.verdict = lo > factor ? Verdict::kSlower : hi < 1.0 / factor ? Verdict::kFaster
+                                                                    : Verdict::kUnknown;
+    return c;
+  }
+  const bool significant = c.test->p_value < s.alpha;
   if (significant && worse > factor)
     c.verdict = Verdict::kSlower;
   else if (significant && worse < 1.0 / factor)

@@ -12,8 +12,11 @@
 //   faster           p < alpha and the candidate is better by more than (1 + t):
 //                    r < 1 / (1 + t) for times, r > 1 + t for throughput;
 //   same             otherwise.
-// With CompareSettings::threshold_only, "p < alpha" is dropped from both rules and "too few
-// samples" means fewer than kMinSamples repetitions on a side.
+// With CompareSettings::threshold_only (one run per side: no valid test), "p < alpha" is dropped
+// and a change must be certain on the interval alone: slower / faster only when the whole
+// Hodges-Lehmann interval lies beyond the factor (ci_low > 1 + t for times), printed "slower
+// beyond threshold" / "faster beyond threshold"; otherwise "same or unknown" (kUnknown), never
+// "same". "too few samples" means fewer than kMinSamples repetitions on a side.
 // The factor is symmetric on a log scale, so a latency and the throughput derived from it
 // (its reciprocal) always get the same verdict.
 #pragma once
@@ -50,13 +53,19 @@ struct CompareSettings {
   // kMinSamples repetitions per side). `llmbench compare` sets it unless
   // --repetitions-independent is given.
   bool threshold_only = false;
+  // With threshold_only: the user asked for a threshold-only gate by name (--threshold-gate), so
+  // a change beyond the threshold counts as a regression (exit 1). Without it one run per side
+  // is no valid test, and `compare` exits 3 whatever the verdicts.
+  bool threshold_gate = false;
   // Set when each sample is one run's median (several runs per side, compare_runs.h); only
   // changes how outputs name the rule.
   bool runs_as_unit = false;
 };
 
-enum class Verdict { kFaster, kSlower, kSame, kTooFew, kNotApplicable };
-const char* verdict_name(Verdict v);  // "faster", "slower", "same", "too few samples", "n/a"
+enum class Verdict { kFaster, kSlower, kSame, kTooFew, kNotApplicable, kUnknown };
+// "faster", "slower", "same", "too few samples", "n/a", "same or unknown"; with
+// `threshold_only`, "faster beyond threshold" and "slower beyond threshold".
+const char* verdict_name(Verdict v, bool threshold_only = false);
 
 // One metric of one matched case.
 struct MetricComparison {

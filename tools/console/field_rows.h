@@ -62,14 +62,21 @@ Row field_header(std::span<const Field<Source>> fields, bool csv) {
   return h;
 }
 
+// A table/md cell of a utilisation above 1 gets this mark (csv keeps the plain number and
+// its roof_check column says why).
+inline constexpr const char* kAboveOneMark = "!";
+
 // One row of the table/md view or of csv.
 template <class Source>
 Row field_row(std::span<const Field<Source>> fields, const Source& src, bool csv) {
   Row row;
   for (const auto& f : fields)
-    if (field_shown(f, csv))
-      row.push_back(field_cell(field_value(f, src, csv ? FieldSink::kCsv : FieldSink::kTable),
-                               f.decimals, csv));
+    if (field_shown(f, csv)) {
+      const FieldValue v = field_value(f, src, csv ? FieldSink::kCsv : FieldSink::kTable);
+      row.push_back(field_cell(v, f.decimals, csv));
+      if (!csv && f.at_most_one && std::holds_alternative<double>(v) && std::get<double>(v) > 1)
+        row.back() += kAboveOneMark;
+    }
   return row;
 }
 

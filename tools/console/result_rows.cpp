@@ -95,17 +95,29 @@ std::vector<std::string> result_warnings(const std::vector<CaseResult>& results,
          [](const CaseResult& r) { return r.metrics.repetitions; });
   if (std::any_of(results.begin(), results.end(), host_nosync))
     w.push_back(std::string(kHostNoSyncWarning));
-  // The read roof probed beside a case disagreed with the roofline, or moved during the case
-  // (roof_check, engine/bench/metrics.h): its MBU divides by the probe, and says so.
+  // A denominator of a case is in doubt (roof_check, engine/bench/metrics.h): the read probe
+  // disagreed with the roofline or moved, the compute probe beat a stale cached peak, or a
+  // utilisation came out above 1. One line per case with both roofs, then the advice once.
+  std::string advice;
   for (const auto& r : results) {
-    const std::optional<std::string> check = roof_check(r.roof);
-    if (r.status == "ok" && check && *check != "ok")
-      w.push_back(fmt::format("{}: read roof {} (probe {:.1f} -> {:.1f} GB/s, roofline {:.1f}); "
-                              "MBU divides by {:.1f} GB/s (docs/metrics.md, the read roof)",
-                              r.spec.label(), *check, *r.roof.read_gbps_before,
-                              *r.roof.read_gbps_after, r.roof.reference_gbps,
-                              r.roof.mbu_peak_gbps));
+    const std::optional<std::string> check = roof_check(r.roof, r.metrics);
+    if (r.status != "ok" || !check || *check == "ok") continue;
+    std::string roofs;
+    if (r.roof.read_gbps_before && r.roof.read_gbps_after)
+      roofs += fmt::format("read probe {:.1f} -> {:.1f} GB/s, roofline {:.1f}, MBU divides by "
+                           "{:.1f}", *r.roof.read_gbps_before, *r.roof.read_gbps_after,
+                           r.roof.reference_gbps, r.roof.mbu_peak_gbps);
+    if (r.roof.gemm_tflops_before || r.roof.gemm_tflops_after)
+      roofs += fmt::format("{}GEMM probe {:.3f} -> {:.3f} TFLOP/s, cached peak {:.3f}, MFU "
+                           "divides by {:.3f}", roofs.empty() ? "" : "; ",
+                           r.roof.gemm_tflops_before.value_or(0),
+                           r.roof.gemm_tflops_after.value_or(0), r.roof.reference_tflops,
+                           r.roof.mfu_peak_tflops);
+    w.push_back(fmt::format("{}: roof check: {}{} (docs/metrics.md, the roofs beside each case)",
+                            r.spec.label(), *check, roofs.empty() ? "" : " (" + roofs + ")"));
+    if (advice.empty()) advice = roof_check_advice(*check);
   }
+  if (!advice.empty()) w.push_back(advice);
   return w;
 }
 

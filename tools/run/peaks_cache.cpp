@@ -16,6 +16,7 @@
 #include "engine/model/cpu_backend.h"
 #include "engine/checkpoint/atomic_file.h"
 #include "kernels/common/error.h"
+#include "tools/run/machine_load.h"
 #include "tools/store/run_info.h"
 
 namespace llmbench {
@@ -117,26 +118,45 @@ MeasuredPeaks cpu_peaks(int threads, bool quiet, DType dtype) {
   const std::string key = roofline_cache_key("cpu", threads);
   const char* gemm_field = cpu_gemm_field(dtype);
   MeasuredPeaks m;
-  if (const json e = cached_entry(key, {"read_gbps_best", "fp32_gemm_tflops_best",
-                                        "bf16_gemm_tflops_best", "fp16_gemm_tflops_best",
-                                        "int8_gemm_tflops_best", "int4_gemm_tflops_best"});
-      !e.is_null()) {
+  json e = cached_entry(key, {"read_gbps_best", "fp32_gemm_tflops_best", "bf16_gemm_tflops_best",
+                              "fp16_gemm_tflops_best", "int8_gemm_tflops_best",
+                              "int4_gemm_tflops_best"});
+  // An entry measured on a busy machine is never reused silently: measured again when the
+  // machine is quiet now, else used with a warning (each case's compute and read probes still
+  // keep MFU and MBU at or below what the hardware reached in that minute).
+  std::string busy_note;
+  if (!e.is_null() && e.value("busy", false)) {
+    const std::string then = e.value("load", std::string("?"));
+    const MachineLoad now = current_machine_load();
+    if (!now.busy()) {
+      if (!quiet)
+        fmt::print(stderr, "the cached roofline for {} was measured on a busy machine ({}); the "
+                   "machine is quiet now ({}): measuring again\n", key, then, now.describe());
+      e = nullptr;
+    } else {
+      busy_note = "; measured on a busy machine (" + then + ")";
+      fmt::print(stderr, "warning: the cached roofline for {} was measured on a busy machine "
+                 "({}) and the machine is busy now too ({}): its peaks may be low; each case's "
+                 "probes guard MFU and MBU; run `llmbench roofline` on a quiet machine\n",
+                 key, then, now.describe());
+    }
+  }
+  if (!e.is_null()) {
     m.bandwidth_gbps = e["read_gbps_best"].get<double>();
     m.tflops = e[gemm_field].get<double>();
     for (DType d : kCpuGemmDtypes) m.gemm_tflops[d] = e[cpu_gemm_field(d)].get<double>();
     m.origin = "measured by llmbench roofline on " + e.value("measured_at", "?") + " (cache " +
-               roofline_cache_path() + ")";
+               roofline_cache_path() + busy_note + ")";
     return m;
   }
   if (!quiet)
     fmt::print(stderr,
-               "measuring the roofline for {} (first run at this thread count: 15 reads of a "
-               "1 GiB buffer, sgemm 2048^3 and each dtype's GEMM, usually 10-20 s; cached for "
-               "later runs, "
-               "`llmbench roofline` re-measures)...\n",
+               "measuring the roofline for {} (first run at this thread count: reads of a 1 GiB "
+               "buffer, sgemm 2048^3 and each dtype's GEMM, 10-30 s; cached for later runs, "
+               "`llmbench roofline` re-measures)\n",
                key);
   const auto t0 = std::chrono::steady_clock::now();
-  const RooflineResult r = measure_and_cache_roofline(key);
+  const RooflineResult r = measure_and_cache_roofline(key, !quiet);
   if (!quiet)
     fmt::print(stderr, "roofline measured in {:.1f} s: {:.1f} GB/s read, {:.3f} TFLOP/s {} GEMM\n",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
@@ -220,9 +240,24 @@ MeasuredPeaks cuda_peaks(DType dtype, bool quiet) {
 
 }  // namespace
 
-RooflineResult measure_and_cache_roofline(const std::string& key) {
-  RooflineResult r = measure_cpu_roofline();
+RooflineResult measure_and_cache_roofline(const std::string& key, bool show_progress) {
+  const MachineLoad load = current_machine_load();
+  if (show_progress && load.busy())
+    fmt::print(stderr, "warning: the machine is busy ({}): the peaks measured now may be low, "
+               "and the cache marks them so; run `llmbench roofline` again when it is quiet\n",
+               load.describe());
+  RooflineProgress progress;
+  if (show_progress)
+    progress = [](int part, const char* name) {
+      fmt::print(stderr, "  roofline [{}/{}] {}\n", part + 1, kRooflineParts, name);
+    };
+  RooflineResult r = measure_cpu_roofline(std::int64_t(1) << 30, 2048, 15, progress);
   store_cache_entry(key, {{"measured_at", utc_now_iso8601()},
+                          {"load", load.describe()},
+                          {"load_avg_1m", load.load_avg_1m},
+                          {"cpus", load.cpus},
+                          {"other_llmbench", load.other_llmbench},
+                          {"busy", load.busy()},
                           {"read_gbps_best", r.read_gbps_best},
                           {"read_gbps_median", r.read_gbps_median},
                           {"read_bytes", r.read_bytes},
@@ -243,6 +278,33 @@ RooflineResult measure_and_cache_roofline(const std::string& key) {
   return r;
 }
 
+std::string raise_cached_gemm_peak(const std::string& backend, int threads, DType dtype,
+                                   double tflops) {
+  std::string key, field;
+  if (backend == "cpu") {
+    key = roofline_cache_key("cpu", threads);
+    field = cpu_gemm_field(dtype);
+  } else if (backend == "cuda") {
+#if defined(LLMBENCH_HAVE_CUDA)
+    key = cuda_roofline_cache_key(query_cuda_device(0).name);
+    field = "gemm_" + std::string(dtype_name(dtype)) + "_tflops_best";
+#else
+    return "";
+#endif
+  } else {
+    return "";
+  }
+  json cache = load_cache();
+  if (!cache.contains(key) || !cache[key].is_object() || !cache[key].contains(field) ||
+      !cache[key][field].is_number() || cache[key][field].get<double>() >= tflops)
+    return "";
+  json entry = cache[key];
+  entry[field] = tflops;
+  entry["raised_by_probe_at"] = utc_now_iso8601();
+  store_cache_entry(key, entry);
+  return roofline_cache_path();
+}
+
 #if defined(LLMBENCH_HAVE_CUDA)
 CudaRooflineResult measure_and_cache_cuda_roofline(int device) {
   CudaRooflineResult r = measure_cuda_roofline(device);
@@ -256,6 +318,7 @@ Peaks resolve_peaks(const std::string& backend, int threads, std::optional<doubl
                     DType dtype) {
   Peaks p;
   p.bandwidth_given = bw_gbps.has_value();
+  p.tflops_given = tflops.has_value();
   if (bw_gbps && tflops) {
     p.bandwidth_gbps = *bw_gbps;
     p.tflops = *tflops;

@@ -21,8 +21,17 @@ std::string roofline_cache_key(const std::string& backend, int threads);
 // "cuda|<gpu name>".
 std::string cuda_roofline_cache_key(const std::string& gpu_name);
 
-// Measures the CPU roofline and stores it in the cache under `key`.
-RooflineResult measure_and_cache_roofline(const std::string& key);
+// Measures the CPU roofline and stores it in the cache under `key`, with the machine's load at
+// the start (machine_load.h): an entry measured on a busy machine says so, and later runs warn
+// or re-measure. With `show_progress`, one stderr line per part (engine/bench/roofline.h) and a
+// warning when the machine is busy.
+RooflineResult measure_and_cache_roofline(const std::string& key, bool show_progress = false);
+
+// A run whose compute probe beat the cached GEMM peak of `dtype` (compute_peak_stale): raises
+// that cache entry's peak to `tflops` (a peak is the best rate this code reached), so the next
+// run divides by it. Returns the cache path when an entry was raised, "" when there was none.
+std::string raise_cached_gemm_peak(const std::string& backend, int threads, DType dtype,
+                                   double tflops);
 
 #if defined(LLMBENCH_HAVE_CUDA)
 // Measures CUDA device `device` (engine/bench/cuda_roofline.h) and stores it in the cache under

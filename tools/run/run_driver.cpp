@@ -20,6 +20,7 @@
 #include "engine/checkpoint/hf_checkpoint.h"
 #include "engine/bench/interrupt.h"
 #include "engine/bench/read_probe.h"
+#include "engine/bench/compute_probe.h"
 #include "tools/store/case_key.h"
 #include "tools/run/peaks_cache.h"
 #include "tools/run/progress.h"
@@ -121,6 +122,7 @@ struct OpenedRun {
   std::optional<ResultStore> store;
   std::unique_ptr<Backend> backend;
   std::unique_ptr<ReadProbe> probe;
+  std::unique_ptr<ComputeProbe> compute;  // the case dtype's GEMM beside each case (MFU)
   std::int64_t run_id = 0;
   std::set<std::string> stored;  // keys of the cases an earlier process stored (--resume)
   // The run's peaks (stored with the run: every dtype's GEMM peak, the bandwidth, and as
@@ -159,11 +161,13 @@ void open_run(const RunOptions& opts, const RunPlan& plan, const std::vector<std
     std::optional<std::int64_t> previous = opts.resume ? run.store->find_run(pkey) : std::nullopt;
     run.backend = make_backend(plan.backend, plan.threads, opts.sync_check);
     run.probe = make_read_probe(plan.backend);
+    run.compute = make_compute_probe(plan.backend);
     if (previous) {
       run.run_id = *previous;
       run.stored = run.store->stored_case_keys(run.run_id);
       run.peaks = run.store->run_peaks(run.run_id);  // resumed cases divide by the run's peaks
       run.peaks.bandwidth_given = run.peaks.source.find("--peak-bw-gbps") != std::string::npos;
+      run.peaks.tflops_given = run.peaks.source.find("--peak-tflops") != std::string::npos;
       if (run.stored.size() >= keys.size()) {
         run.store->finish_run(run.run_id, "complete");
         notice(opts, fmt::format("run {} in {} already has all {} cases: nothing to resume",
@@ -249,6 +253,27 @@ void store_case(const RunOptions& opts, OpenedRun& run, const CaseResult& result
   }
 }
 
+// A case whose compute probe beat the cached GEMM peak of its dtype (compute_peak_stale): the
+// cache was measured low (on a busy machine), so every later run would divide by too little.
+// Said once per dtype (printed even with --quiet: it changes what the numbers mean), and the
+// cache entry raised to the probe's figure so the next run is right.
+void refresh_stale_peak(const RunOptions& opts, const RunPlan& plan, const CaseResult& r,
+                        std::set<DType>& raised) {
+  if (!compute_peak_stale(r.roof) || raised.count(r.spec.dtype)) return;
+  raised.insert(r.spec.dtype);
+  const double probe =
+      std::max(r.roof.gemm_tflops_before.value_or(0), r.roof.gemm_tflops_after.value_or(0));
+  const std::string path = raise_cached_gemm_peak(plan.backend, plan.threads, r.spec.dtype, probe);
+  fmt::print(stderr, "warning: the cached {} GEMM peak ({:.3f} TFLOP/s) is below what the "
+             "compute probe beside this case reached ({:.3f}): the cache is stale (measured on a "
+             "busy machine?); MFU divides by the probe; {}\n",
+             dtype_name(r.spec.dtype), r.roof.reference_tflops, probe,
+             path.empty() ? std::string("run `llmbench roofline` to re-measure")
+                          : "raised the cached peak in " + path +
+                                "; `llmbench roofline` re-measures every peak");
+  (void)opts;
+}
+
 // What the sweep loop leaves: the cases this process ran (each stored), how many failed, and
 // whether a signal stopped it.
 struct SweepOutcome {
@@ -264,6 +289,7 @@ SweepOutcome run_cases(const RunOptions& opts, const RunPlan& plan,
                        const std::vector<std::string>& keys, bool created_db,
                        std::chrono::steady_clock::time_point origin, OpenedRun& run) {
   PeaksByDtype peaks_for(opts, plan, run.peaks);
+  std::set<DType> raised;  // dtypes whose cached GEMM peak this run raised (said once each)
   Progress progress(int(keys.size() - run.stored.size()), opts.quiet,
                     isatty(STDERR_FILENO) == 1);
   SweepOutcome out;
@@ -284,7 +310,9 @@ SweepOutcome run_cases(const RunOptions& opts, const RunPlan& plan,
         model = build_model(spec, *run.backend, progress);
         model_key = key;
       }
-      result = run_case(*model, spec, peaks_for(spec.dtype), origin, run.probe.get());
+      result = run_case(*model, spec, peaks_for(spec.dtype), origin, run.probe.get(),
+                        run.compute.get());
+      refresh_stale_peak(opts, plan, result, raised);
     } catch (const Interrupted&) {  // abandoned: not stored; --resume runs it again
       out.interrupted = true;
       break;

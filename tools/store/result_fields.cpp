@@ -136,9 +136,10 @@ std::vector<ResultField> after_latencies() {
                 "achieved decode bytes/s, 1e9",
                 [](const CaseResult& r, S) { return opt(r.metrics.decode_gbps); }},
     ResultField{"mfu", T::kReal, R::kMetric, kAll, 3, "prefill model FLOPs utilisation",
-                [](const CaseResult& r, S) -> FieldValue { return r.metrics.mfu; }},
+                [](const CaseResult& r, S) -> FieldValue { return r.metrics.mfu; }, false,
+                true},
     ResultField{"mbu", T::kReal, R::kMetric, kAll, 3, "decode memory bandwidth utilisation",
-                [](const CaseResult& r, S) { return opt(r.metrics.mbu); }},
+                [](const CaseResult& r, S) { return opt(r.metrics.mbu); }, false, true},
     // The read roof probed beside the case and the denominators (docs/metrics.md, "The read
     // roof beside each case").
     ResultField{"read_gbps_before", T::kReal, R::kMetric, kCsv | kDb, 2,
@@ -153,13 +154,22 @@ std::vector<ResultField> after_latencies() {
                   if (!r.metrics.mbu) return std::monostate{};
                   return r.roof.mbu_peak_gbps;
                 }},
+    // The compute roof probed beside the case (engine/bench/compute_probe.h).
+    ResultField{"gemm_tflops_before", T::kReal, R::kMetric, kCsv | kDb, 4,
+                "compute roof probed right before the case: the dtype's GEMM, 1e12 FLOP/s (best call)",
+                [](const CaseResult& r, S) { return opt(r.roof.gemm_tflops_before); }},
+    ResultField{"gemm_tflops_after", T::kReal, R::kMetric, kCsv | kDb, 4,
+                "compute roof probed right after the case: the dtype's GEMM, 1e12 FLOP/s (best call)",
+                [](const CaseResult& r, S) { return opt(r.roof.gemm_tflops_after); }},
     ResultField{"mfu_peak_tflops", T::kReal, R::kMetric, kCsv | kDb, 4,
-                "MFU's denominator: the case dtype's GEMM peak, 1e12 FLOP/s",
+                "MFU's denominator: the larger of the compute probes and the dtype's cached GEMM "
+                "peak (or --peak-tflops), 1e12 FLOP/s",
                 [](const CaseResult& r, S) -> FieldValue { return r.roof.mfu_peak_tflops; }},
     ResultField{"roof_check", T::kText, R::kMetric, kAll, 0,
-                "ok, or how the probed read roof differed (> 10%) from the roofline or moved",
+                "ok, or what is wrong with a denominator: a probe > 10% off the roofline or "
+                "moving, a stale cached GEMM peak, a utilisation above 1",
                 [](const CaseResult& r, S) -> FieldValue {
-                  const std::optional<std::string> c = roof_check(r.roof);
+                  const std::optional<std::string> c = roof_check(r.roof, r.metrics);
                   return c ? FieldValue(*c) : FieldValue(std::monostate{});
                 }},
     ResultField{"prefill_flops", T::kInt, R::kMetric, kCsv | kDb, 0, "analytic prefill FLOPs",

@@ -55,6 +55,9 @@ struct Field {
   std::string doc;        // one line for --help-style listings and docs
   std::function<FieldValue(const Source&, FieldSink)> get;
   bool json_text = false;  // the value is JSON text, embedded as JSON in json output
+  // A utilisation (MFU, MBU): a value above 1 means a wrong denominator, so the table prints it
+  // flagged ("1.827!") and never as a plain number; roof_check says why.
+  bool at_most_one = false;
 };
 
 // The statistics of a distribution metric (one sample per repetition, request or gap). Adding
