@@ -120,8 +120,9 @@ void add_load_command(CLI::App& root, CommandContext& ctx) {
   const std::string output = "Output";
   cmd->add_option("--db", o->db, "SQLite database results are appended to")
       ->type_name("PATH")->capture_default_str()->group(output);
-  cmd->add_option("--format", o->format, "table|md|csv|json|jsonl|vllm-json (vLLM's "
-                  "--save-result keys, one level a line)")
+  cmd->add_option("--format", o->format, "table|wide|md|csv|json|jsonl|vllm-json (table fits "
+                  "120 columns, wide: every table column; vllm-json: vLLM's --save-result keys, "
+                  "one level a line)")
       ->type_name("WORD")->capture_default_str()->group(output);
   cmd->add_flag("--quiet", o->quiet, "No progress or notices on stderr")->group(output);
   cmd->callback([o, &ctx] { ctx.exit_code = run_load(*o, ctx.command_line); });

@@ -47,6 +47,30 @@ int list_queries(const std::string& format) {
     std::cout << out.dump(2) << "\n";
     return 0;
   }
+  if (format == "table") {
+    // One query a block, within 120 columns: its name and parameters, then its purpose wrapped
+    // and indented (the purposes run to several hundred characters).
+    bool first = true;
+    for (const auto& q : bundled_queries()) {
+      std::string params;
+      for (const auto& p : q.header.params)
+        params += (params.empty() ? "" : " ") + p.name + "=" + p.default_sql;
+      std::cout << (first ? "" : "\n") << q.name << (params.empty() ? "" : "  (" + params + ")")
+                << "\n";
+      first = false;
+      std::string line = " ";
+      std::istringstream words(q.header.purpose);
+      for (std::string w; words >> w;) {
+        if (line.size() + 1 + w.size() > 118 && line.size() > 1) {
+          std::cout << line << "\n";
+          line = " ";
+        }
+        line += " " + w;
+      }
+      if (line.size() > 1) std::cout << line << "\n";
+    }
+    return 0;
+  }
   const Row header = {"name", "params", "purpose"};
   std::vector<Row> rows;
   for (const auto& q : bundled_queries()) {

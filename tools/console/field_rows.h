@@ -48,36 +48,59 @@ void add_stamp_json(nlohmann::ordered_json& j, const OutputStamp& s);
 void print_stamped_rows(std::ostream& out, const std::string& format, const OutputStamp& s,
                         Row header, std::vector<Row> rows);
 
-template <class Source>
-bool field_shown(const Field<Source>& f, bool csv) {
-  return f.outputs & (csv ? kCsv : kTable);
+// Which columns a table shows: the compact view (table, md: it fits a 120-column terminal), the
+// wide table (--format wide: every table column), or csv (and json).
+enum class FieldView { kCompact, kWide, kCsv };
+// The view of an output format: "csv" -> kCsv, "wide" -> kWide, anything else -> kCompact.
+inline FieldView field_view(const std::string& format) {
+  return format == "csv" ? FieldView::kCsv : format == "wide" ? FieldView::kWide
+                                                               : FieldView::kCompact;
 }
 
-// The header of the table/md view or of csv (`csv` true).
 template <class Source>
-Row field_header(std::span<const Field<Source>> fields, bool csv) {
+bool field_shown(const Field<Source>& f, FieldView view) {
+  switch (view) {
+    case FieldView::kCsv: return f.outputs & kCsv;
+    case FieldView::kWide: return f.outputs & (kTable | kWide);
+    case FieldView::kCompact: break;
+  }
+  return f.outputs & kTable;
+}
+
+// The header of a view.
+template <class Source>
+Row field_header(std::span<const Field<Source>> fields, FieldView view) {
   Row h;
   for (const auto& f : fields)
-    if (field_shown(f, csv)) h.emplace_back(f.name);
+    if (field_shown(f, view)) h.emplace_back(f.name);
   return h;
+}
+template <class Source>
+Row field_header(std::span<const Field<Source>> fields, bool csv) {
+  return field_header(fields, csv ? FieldView::kCsv : FieldView::kCompact);
 }
 
 // A table/md cell of a utilisation above 1 gets this mark (csv keeps the plain number and
 // its roof_check column says why).
 inline constexpr const char* kAboveOneMark = "!";
 
-// One row of the table/md view or of csv.
+// One row of a view.
 template <class Source>
-Row field_row(std::span<const Field<Source>> fields, const Source& src, bool csv) {
+Row field_row(std::span<const Field<Source>> fields, const Source& src, FieldView view) {
+  const bool csv = view == FieldView::kCsv;
   Row row;
   for (const auto& f : fields)
-    if (field_shown(f, csv)) {
+    if (field_shown(f, view)) {
       const FieldValue v = field_value(f, src, csv ? FieldSink::kCsv : FieldSink::kTable);
       row.push_back(field_cell(v, f.decimals, csv));
       if (!csv && f.at_most_one && std::holds_alternative<double>(v) && std::get<double>(v) > 1)
         row.back() += kAboveOneMark;
     }
   return row;
+}
+template <class Source>
+Row field_row(std::span<const Field<Source>> fields, const Source& src, bool csv) {
+  return field_row(fields, src, csv ? FieldView::kCsv : FieldView::kCompact);
 }
 
 // Every csv field of `src` as a JSON object's keys, appended to `out`.

@@ -25,13 +25,16 @@ void print_table(std::ostream& out, const Row& header, const std::vector<Row>& r
     for (std::size_t i = 0; i < r.size() && i < width.size(); ++i)
       width[i] = std::max(width[i], r[i].size());
   auto line = [&](const Row& r) {
+    std::string text;
     for (std::size_t i = 0; i < width.size(); ++i) {
       const std::string& cell = i < r.size() ? r[i] : std::string();
       const std::string pad(width[i] - cell.size(), ' ');
-      if (i) out << "  ";
-      out << (looks_numeric(cell) ? pad + cell : cell + pad);
+      if (i) text += "  ";
+      text += looks_numeric(cell) ? pad + cell : cell + pad;
     }
-    out << "\n";
+    // No trailing blanks: a left-aligned last column is not padded out.
+    text.erase(text.find_last_not_of(' ') + 1);
+    out << text << "\n";
   };
   line(header);
   Row rule;
@@ -79,7 +82,7 @@ void print_rows(std::ostream& out, const std::string& format, const Row& header,
 }
 
 bool is_output_format(const std::string& f) {
-  return f == "table" || f == "md" || f == "csv" || f == "json";
+  return f == "table" || f == "wide" || f == "md" || f == "csv" || f == "json";
 }
 
 }  // namespace llmbench

@@ -8,6 +8,8 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <tuple>
+#include <utility>
 
 namespace llmbench {
 
@@ -121,6 +123,40 @@ std::vector<std::string> result_warnings(const std::vector<CaseResult>& results,
   return w;
 }
 
+namespace {
+
+// The compact table (table, md): the compact fields, plus each wide key column whose value is not
+// the default on some row, so a run on CUDA, with naive variants or a diagnostic op timer says
+// so in the default view too.
+std::pair<Row, std::vector<Row>> compact_table(const std::vector<CaseResult>& results) {
+  const struct {
+    const char* name;
+    const char* plain;  // the default value, not worth a column
+  } kShownWhenSet[] = {{"backend", "cpu"}, {"variants", "default"}, {"op_timer", "device"}};
+  const Row wide = field_header(result_fields(), FieldView::kWide);
+  std::vector<Row> wide_rows;
+  for (const auto& r : results) wide_rows.push_back(field_row(result_fields(), r, FieldView::kWide));
+  const Row compact = field_header(result_fields(), FieldView::kCompact);
+  std::vector<std::size_t> keep;
+  for (std::size_t i = 0; i < wide.size(); ++i) {
+    bool shown = std::find(compact.begin(), compact.end(), wide[i]) != compact.end();
+    for (const auto& k : kShownWhenSet)
+      if (wide[i] == k.name)
+        for (const Row& row : wide_rows) shown = shown || (row[i] != k.plain && row[i] != "n/a");
+    if (shown) keep.push_back(i);
+  }
+  auto pick = [&](const Row& row) {
+    Row out;
+    for (std::size_t i : keep) out.push_back(row[i]);
+    return out;
+  };
+  std::vector<Row> rows;
+  for (const Row& row : wide_rows) rows.push_back(pick(row));
+  return {pick(wide), std::move(rows)};
+}
+
+}  // namespace
+
 void print_results(std::ostream& out, const std::string& format,
                    const std::vector<CaseResult>& results, const Peaks& peaks,
                    const nlohmann::ordered_json& run, const nlohmann::json& extra) {
@@ -151,9 +187,19 @@ void print_results(std::ostream& out, const std::string& format,
     return;
   }
   const bool csv = format == "csv";
+  const FieldView view = field_view(format);
   std::vector<Row> rows;
-  for (const auto& r : results) rows.push_back(result_row(r, csv));
-  print_stamped_rows(out, format, stamp, result_header(csv), std::move(rows));
+  Row header;
+  if (view == FieldView::kCompact) {
+    std::tie(header, rows) = compact_table(results);
+  } else {
+    for (const auto& r : results) rows.push_back(field_row(result_fields(), r, view));
+    header = field_header(result_fields(), view);
+  }
+  print_stamped_rows(out, format, stamp, std::move(header), std::move(rows));
+  if (view == FieldView::kCompact && format == "table")
+    out << "(--format wide shows every column: spreads, p99, variants, backend, roof_check, "
+           "trace overheads; csv and json every field)\n";
   // csv stays one header and its rows (the op_timer cell carries the label there).
   if (csv) return;
   for (const auto& w : warnings)

@@ -104,6 +104,10 @@ std::vector<LoadField> build_fields(bool with_goodput) {
     f.push_back(field("good_fraction", T::kReal, false, 3, "good requests / requests",
                       [](const LevelResult& r) { return opt(r.summary.good_fraction); }));
   }
+  // The default table fits 120 columns: the level, how many requests and failures, throughput,
+  // TTFT p50/p99 and TPOT p50 (and goodput with SLOs); --format wide shows every table column.
+  keep_compact(f, {"level", "requests", "failed", "request_throughput", "output_tok_s",
+                   "ttft_ms_p50", "ttft_ms_p99", "tpot_ms_p50", "goodput_req_s"});
   return f;
 }
 
@@ -159,10 +163,10 @@ void print_load_results(std::ostream& out, const std::string& format,
     for (const LevelResult& r : levels) out << r.vllm.dump() << "\n";
     return;
   }
-  const bool csv = format == "csv";
+  const FieldView view = field_view(format);
   std::vector<Row> rows;
-  for (const LevelResult& r : levels) rows.push_back(field_row(fields, r, csv));
-  print_stamped_rows(out, format, stamp, field_header(fields, csv), std::move(rows));
+  for (const LevelResult& r : levels) rows.push_back(field_row(fields, r, view));
+  print_stamped_rows(out, format, stamp, field_header(fields, view), std::move(rows));
 }
 
 std::string level_progress_line(const LevelResult& r) {

@@ -221,9 +221,9 @@ void check_scalar_flags(const LoadOptions& o, LoadMode mode) {
     throw BadInput("--max-concurrency: expected an integer in [0, 100000]");
   if (o.max_concurrency > 0 && mode == LoadMode::kConcurrency && o.sweep.empty())
     throw BadInput("--max-concurrency: applies to --request-rate only (--concurrency is the cap)");
-  if (o.format != "table" && o.format != "md" && o.format != "csv" && o.format != "json" &&
-      o.format != "jsonl" && o.format != "vllm-json")
-    throw BadInput("--format: expected table, md, csv, json, jsonl or vllm-json, got '" +
+  if (o.format != "table" && o.format != "wide" && o.format != "md" && o.format != "csv" &&
+      o.format != "json" && o.format != "jsonl" && o.format != "vllm-json")
+    throw BadInput("--format: expected table, wide, md, csv, json, jsonl or vllm-json, got '" +
                    o.format + "'");
   if (o.metrics_interval_ms < 50 || o.metrics_interval_ms > 600000)
     throw BadInput("--metrics-interval-ms: expected an integer in [50, 600000], got " +

@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace llmbench {
@@ -32,13 +33,19 @@ std::string Progress::status_locked() const {
   const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
   std::string eta = "--";
   if (done_ > 0) {
-    // Mean time of a finished case times the cases left, less what the current one has run.
+    // The mean time of a finished case for each case after the current one, plus what the
+    // current one has left of that mean. A current case already longer than the mean has an
+    // unknown rest: the ETA then reads "at least" ("1:20+"), never a frozen 0:00.
     const double per_case = done_seconds_ / done_;
+    const bool running = index_ >= done_;
     const double current =
-        index_ >= done_ ? std::chrono::duration<double>(Clock::now() - case_start_).count() : 0;
-    double left = per_case * (total_ - done_) - current;
-    if (left < 0) left = 0;
-    eta = clock_text(left);
+        running ? std::chrono::duration<double>(Clock::now() - case_start_).count() : 0;
+    const int after_current = total_ - done_ - (running ? 1 : 0);
+    const double rest = per_case * std::max(after_current, 0);
+    if (running && current > per_case)
+      eta = clock_text(rest) + "+";
+    else
+      eta = clock_text(rest + (running ? per_case - current : 0));
   }
   return fmt::format("[{}/{}] {} | elapsed {} | ETA {}", index_ + 1, total_, label_,
                      clock_text(elapsed), eta);

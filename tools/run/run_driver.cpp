@@ -360,12 +360,13 @@ int report_sweep(const RunOptions& opts, OpenedRun& run, const SweepOutcome& swe
                "to continue\n", run.run_id, opts.db, done, n_keys);
     return 128 + (sig ? sig : SIGINT);
   }
-  notice(opts, fmt::format("stored run {} ({} cases{}) in {}", run.run_id, sweep.results.size(),
+  notice(opts, fmt::format("stored run {} ({} case{}{}) in {}", run.run_id, sweep.results.size(),
+                           sweep.results.size() == 1 ? "" : "s",
                            run.stored.empty() ? "" : fmt::format(", {} earlier", run.stored.size()),
                            opts.db));
   if (sweep.failed)
-    fmt::print(stderr, "{} of {} cases failed (status 'error' in the database)\n", sweep.failed,
-               sweep.results.size());
+    fmt::print(stderr, "{} of {} case{} failed (status 'error' in the database)\n", sweep.failed,
+               sweep.results.size(), sweep.results.size() == 1 ? "" : "s");
   return sweep.failed ? 1 : 0;
 }
 

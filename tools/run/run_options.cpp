@@ -66,7 +66,8 @@ void add_run_flags(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--db", o.db, "SQLite database results are appended to")
       ->type_name("PATH")->capture_default_str()->group(output);
   cmd->add_option("--format", o.format,
-                  "table|md|csv|json|jsonl (jsonl: one case per line, as each case ends)")
+                  "table|wide|md|csv|json|jsonl (table fits 120 columns; wide: every table "
+                  "column; jsonl: one case per line, as each case ends)")
       ->type_name("WORD")->capture_default_str()->group(output);
   cmd->add_flag("--quiet", o.quiet, "No progress or notices on stderr")->group(output);
 

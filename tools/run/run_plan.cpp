@@ -263,7 +263,8 @@ CaseSpec parse_scalars(const RunOptions& o, RunPlan& plan, PlanLists& lists) {
   common.threads = plan.threads;
   common.seed = std::uint64_t(parse_int("--seed", o.seed, 0, INT_MAX));
   if (!is_output_format(o.format) && o.format != "jsonl")
-    throw BadInput("--format: expected table, md, csv, json or jsonl, got '" + o.format + "'");
+    throw BadInput("--format: expected table, wide, md, csv, json or jsonl, got '" + o.format +
+                   "'");
   if (!positive(o.peak_bw_gbps))
     throw BadInput("--peak-bw-gbps: expected a positive, finite number of GB/s");
   if (!positive(o.peak_tflops))

@@ -210,6 +210,11 @@ std::vector<ResultField> build_fields() {
   std::vector<ResultField> f = before_latencies();
   add_latencies(f);
   for (ResultField& x : after_latencies()) f.push_back(std::move(x));
+  // The default table: the case's key and headline figures, 120 columns for the presets' names
+  // (llama-bench's default table is about as wide); --format wide adds the spreads, p99, e2e,
+  // variants, backend, roof_check, trace overheads and the op timer.
+  keep_compact(f, {"model", "dtype", "batch", "prompt_len", "max_new_tokens", "ttft_ms_p50",
+                   "tpot_ms_mean", "throughput_tok_s", "mfu", "mbu", "status"});
   return f;
 }
 

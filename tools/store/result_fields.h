@@ -28,9 +28,10 @@ enum class FieldType { kInt, kReal, kText };
 
 // Where a field appears.
 enum FieldOutput : unsigned {
-  kTable = 1u << 0,  // table and md (the compact view)
+  kTable = 1u << 0,  // table and md (the compact view, which fits a 120-column terminal)
   kCsv = 1u << 1,    // csv, json and jsonl
   kDb = 1u << 2,     // a bench_case column
+  kWide = 1u << 3,   // the wide table only (--format wide): every column the table can show
   kAll = kTable | kCsv | kDb,
 };
 
@@ -115,6 +116,19 @@ void add_statistic_fields(std::vector<Field<Source>>& fields, const std::string&
           if (kind == "stdev") return d->stdev;
           return d->percentile(p);
         }});
+  }
+}
+
+// Keeps kTable (the compact view) on the fields named in `compact` only; every other table
+// field moves to kWide, so the default table fits 120 columns and `--format wide` shows the rest.
+template <class Source>
+void keep_compact(std::vector<Field<Source>>& fields,
+                  std::initializer_list<std::string_view> compact) {
+  for (Field<Source>& f : fields) {
+    if (!(f.outputs & kTable)) continue;
+    bool keep = false;
+    for (std::string_view c : compact) keep = keep || f.name == c;
+    if (!keep) f.outputs = (f.outputs & ~unsigned(kTable)) | kWide;
   }
 }
 
