@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -119,8 +120,31 @@ int extra_matmul_pct() {
 }  // namespace
 #endif
 
+namespace {
+// A planted slowdown for the tests of the regression gate and of bisect (tests/compare,
+// tests/history), in every build: LLMBENCH_PLANTED_SLOWDOWN_PCT=P makes every CPU fp32 matmul
+// busy-wait for P% of its own duration after it, so a case gets slower by about P% of its
+// matmul time, a known change those tests must find. Unset (every real measurement), it costs
+// one predictable branch per matmul.
+double planted_slowdown() {
+  static const double f = [] {
+    const char* v = std::getenv("LLMBENCH_PLANTED_SLOWDOWN_PCT");
+    return v ? std::max(0.0, std::atof(v)) / 100.0 : 0.0;
+  }();
+  return f;
+}
+}  // namespace
+
 void CpuBackend::matmul(float* out, const float* x, const float* w, int m, int n, int k,
                         int lda) {
+  if (const double f = planted_slowdown(); f > 0) {
+    const auto t0 = std::chrono::steady_clock::now();
+    cpu::matmul(out, x, w, m, n, k, lda);
+    const auto until = std::chrono::steady_clock::now() + (std::chrono::steady_clock::now() - t0) * f;
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    return;
+  }
   cpu::matmul(out, x, w, m, n, k, lda);
 #ifdef LLMBENCH_CALIBRATION_SLOWDOWN
   if (const int pct = extra_matmul_pct(); pct > 0) {

@@ -35,6 +35,9 @@
 #include "tools/compare/compare_rounds.h"
 #include "tools/compare/compare_runs.h"
 #include "tools/report/gate_output.h"
+#include "tools/compare/compare_sequential.h"
+#include "tools/history/history_import.h"
+#include "tools/store/store.h"
 
 namespace llmbench {
 
@@ -49,7 +52,10 @@ struct CompareOptions {
   // Interleaved mode (--run).
   std::vector<std::string> run_bins;  // BASE_BIN CAND_BIN
   std::string config;
-  int rounds = 20;
+  std::string rounds = "auto";  // "auto": until decided (compare_sequential.h), or a number
+  int max_rounds = 30;
+  std::string history;  // --history H.db: append the gate's points (tools/history)
+  std::optional<std::string> commit, commit_time, branch;
   std::optional<int> repeat, warmup;
   std::string db;  // "": a new temporary directory (gate_db_path)
   std::optional<std::uint64_t> seed;
@@ -98,13 +104,28 @@ int run_interleaved(const CompareOptions& o, const CompareSettings& settings) {
   if (o.config.empty()) throw BadInput("--run needs --config PROFILE (the profile both sides run)");
   if (!o.base.empty() || !o.cand.empty())
     throw BadInput("--run runs both sides itself: give BASE_BIN CAND_BIN to --run, not databases");
-  if (o.rounds < 1 || o.rounds > 1000)
-    throw BadInput(fmt::format("--rounds: expected 1 to 1000, got {}", o.rounds));
+  const bool adaptive = o.rounds == "auto";
+  int fixed_rounds = 0;
+  if (!adaptive) {
+    std::size_t used = 0;
+    try {
+      fixed_rounds = std::stoi(o.rounds, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != o.rounds.size() || fixed_rounds < 1 || fixed_rounds > 1000)
+      throw BadInput(fmt::format("--rounds: expected auto or 1 to 1000, got '{}'", o.rounds));
+  }
+  if (o.max_rounds < 2 || o.max_rounds > 1000)
+    throw BadInput(fmt::format("--max-rounds: expected 2 to 1000, got {}", o.max_rounds));
+  SequentialGate sequential(o.max_rounds, settings);
   RoundsOptions ro;
   ro.base_bin = o.run_bins.at(0);
   ro.cand_bin = o.run_bins.at(1);
   ro.profile = o.config;
-  ro.rounds = o.rounds;
+  ro.rounds = adaptive ? o.max_rounds : fixed_rounds;
+  if (adaptive)
+    ro.after_round = [&](const std::vector<GateRound>& r) { return sequential.after_round(r); };
   ro.repeat = o.repeat;
   ro.warmup = o.warmup;
   ro.extra_args = o.sweep_args;
@@ -130,7 +151,18 @@ int run_interleaved(const CompareOptions& o, const CompareSettings& settings) {
   if (tty) fmt::print(stderr, "\r\033[K");
   GateReport report = build_gate_report(rounds.rounds, settings);
   report.order_seed = ro.order_seed;
+  if (adaptive) sequential.apply(report);
   store_gate_result(rounds.gate_db, rounds.gate_id, report);
+  if (!o.history.empty() && report.rounds_complete > 0) {
+    PointContext ctx{o.commit, o.commit_time, o.branch, std::nullopt, /*live=*/true};
+    ResultStore history(o.history);
+    const int added = append_history(
+        history.db(), points_from_gate(report, rounds.rounds, o.config,
+                                       fmt::format("{}:gate {}", ref_path(rounds.gate_db), rounds.gate_id),
+                                       ctx));
+    fmt::print(stderr, "info: {} point(s) appended to the history {}\n", added, o.history);
+  }
+  if (adaptive) fmt::print(stderr, "info: {}\n", report.stopping);
   for (const SideRun& s : rounds.runs)
     if (s.exit_code != 0)
       fmt::print(stderr, "warning: round {} {}: exit code {}{} (log: {})\n", s.round,
@@ -189,8 +221,21 @@ void add_compare_command(CLI::App& root, CommandContext& ctx) {
       ->expected(2)
       ->type_name("BASE_BIN CAND_BIN");
   cmd->add_option("--config", o->config, "With --run: the profile both sides sweep");
-  cmd->add_option("--rounds", o->rounds, "With --run: rounds (each runs both sides once)")
+  cmd->add_option("--rounds", o->rounds,
+                  "With --run: rounds (each runs both sides once), or auto: until every metric is "
+                  "decided by the sequential rule (docs/ci.md) or --max-rounds ran out (exit 3)")
       ->capture_default_str();
+  cmd->add_option("--max-rounds", o->max_rounds, "With --rounds auto: the most rounds")
+      ->capture_default_str();
+  cmd->add_option("--history", o->history,
+                  "With --run: append the gate's points (the candidate's medians, verdicts, noise "
+                  "floor) to this history database (llmbench history)");
+  cmd->add_option("--commit", o->commit, "With --history: the candidate's commit (default: "
+                                         "GITHUB_SHA, CI_COMMIT_SHA, else its build's)");
+  cmd->add_option("--commit-time", o->commit_time,
+                  "With --history: the commit's time, ISO 8601 (default: when the run started)");
+  cmd->add_option("--branch", o->branch, "With --history: the branch (default: GITHUB_HEAD_REF, "
+                                         "GITHUB_REF_NAME, CI_COMMIT_REF_NAME, else '')");
   cmd->add_option("--repeat", o->repeat, "With --run: measured repetitions per case and round "
                                          "(default: the profile's)");
   cmd->add_option("--warmup", o->warmup, "With --run: warm-up repetitions per case and round "

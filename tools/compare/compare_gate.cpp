@@ -40,6 +40,7 @@ PairedMetric decide_paired(Metric metric, const std::vector<std::optional<double
   for (std::size_t r = 0; r < std::min(base.size(), cand.size()); ++r)
     if (base[r] && cand[r]) d.push_back(std::log(*cand[r]) - std::log(*base[r]));
   m.rounds = int(d.size());
+  m.log_ratios = d;
   if (d.empty()) return m;  // n/a: the metric does not apply, or no round has both sides
   m.median_base = median_of(base);
   m.median_cand = median_of(cand);

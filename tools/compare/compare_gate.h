@@ -57,6 +57,8 @@ struct PairedMetric {
   std::optional<SignedRank> test;
   int aa_pairs = 0;
   std::optional<double> aa_ratio, aa_ci_low, aa_ci_high, aa_noise;  // noise as a fraction
+  std::vector<double> log_ratios;  // d, in round order (what the sequential rule reads)
+  std::optional<int> decided_at;   // rounds auto: the rounds the sequential rule decided it at
 };
 
 struct GateCase {
@@ -77,6 +79,8 @@ struct GateReport {
   std::optional<double> noise_floor;  // fraction; nullopt without A/A pairs
   std::string noise_floor_at;         // "tiny fp32 cpu b4 p32 n8 t1 tpot_ms"
   std::vector<std::string> warnings;
+  // rounds auto (compare_sequential.h): how the rounds stopped; "" for a fixed number of rounds.
+  std::string stopping;
 
   bool regressed() const { return summary.slower > 0; }
   bool inconclusive() const { return summary_inconclusive(summary); }

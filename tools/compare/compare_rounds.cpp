@@ -51,6 +51,16 @@ int spawn_and_wait(const std::vector<std::string>& argv, const std::string& log)
   return 255;
 }
 
+// Round `round` (1-based) of the side runs so far: pointers into `runs`, which must not move.
+GateRound round_of(const std::vector<SideRun>& runs, int round, bool base_first) {
+  GateRound g;
+  g.round = round;
+  g.base_first = base_first;
+  for (const SideRun& s : runs)
+    if (s.round == round && s.run) (s.base ? g.base : g.cand) = &*s.run;
+  return g;
+}
+
 void require_executable(const std::string& path, const char* what) {
   if (access(path.c_str(), X_OK) != 0)
     throw BadInput(fmt::format("{} '{}' is not an executable file", what, path));
@@ -123,18 +133,11 @@ RoundsResult run_rounds(const RoundsOptions& o) {
       }
       res.runs.push_back(std::move(run));
     }
+    res.rounds.push_back(round_of(res.runs, r + 1, base_first[std::size_t(r)]));
+    if (o.after_round && !o.after_round(res.rounds)) break;
   }
   res.wall_s = seconds_since(t0);
-
-  // Rounds, and every sample by round, in one transaction.
-  for (int r = 0; r < o.rounds; ++r) {
-    GateRound g;
-    g.round = r + 1;
-    g.base_first = base_first[std::size_t(r)];
-    for (const SideRun& s : res.runs)
-      if (s.round == r + 1 && s.run) (s.base ? g.base : g.cand) = &*s.run;
-    res.rounds.push_back(g);
-  }
+  const int rounds_run = int(res.rounds.size());
   transaction(gate, [&] {
     for (const SideRun& s : res.runs) {
       auto st = gate.prepare("INSERT INTO gate_round (gate_id, round, side, position, exit_code,"
@@ -158,8 +161,8 @@ RoundsResult run_rounds(const RoundsOptions& o) {
           }
         }
     }
-    gate.prepare("UPDATE gate SET wall_s = ? WHERE id = ?").bind(1, res.wall_s)
-        .bind(2, res.gate_id).run();
+    gate.prepare("UPDATE gate SET wall_s = ?, rounds = ? WHERE id = ?").bind(1, res.wall_s)
+        .bind(2, rounds_run).bind(3, res.gate_id).run();
   });
   return res;
 }

@@ -19,7 +19,7 @@ namespace llmbench {
 struct RoundsOptions {
   std::string base_bin, cand_bin;
   std::string profile;              // a profile file (or a name each binary resolves itself)
-  int rounds = 10;
+  int rounds = 10;                  // the rounds to run; with after_round, the most
   std::optional<int> repeat;        // --repeat passed to both sides, overriding the profile
   std::optional<int> warmup;        // --warmup likewise
   std::vector<std::string> extra_args;  // more flags for both sides' `sweep`
@@ -27,6 +27,9 @@ struct RoundsOptions {
   std::uint64_t order_seed = 0;     // seeds the A/B order of the rounds
   // Called before each side starts: "round 3/10: cand (1st)".
   std::function<void(const std::string&)> progress;
+  // Called after each round with every round so far (the sequential gate,
+  // compare_sequential.h); returning false ends the gate there. Unset: all `rounds` run.
+  std::function<bool(const std::vector<GateRound>&)> after_round;
 };
 
 struct SideRun {

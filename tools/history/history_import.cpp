@@ -188,9 +188,7 @@ HistoryRows points_from_gate(const GateReport& g, const std::vector<GateRound>& 
   return out;
 }
 
-// The name a source_ref uses for a file: absolute and normalised, so importing it again from
-// another directory or by another spelling adds nothing.
-static std::string ref_path(const std::string& path) {
+std::string ref_path(const std::string& path) {
   std::error_code ec;
   const auto p = std::filesystem::weakly_canonical(std::filesystem::absolute(path), ec);
   return ec ? path : p.string();

@@ -42,6 +42,10 @@ std::optional<std::string> branch_from_environment();
 // The suite of a run: its profile's file name without directory and ".toml"; "run" when none.
 std::string suite_of(const std::string& profile);
 
+// The name a source_ref gives a file: absolute and normalised, so importing it again from
+// another directory or by another spelling adds nothing.
+std::string ref_path(const std::string& path);
+
 // The points of one engine run (every ok case x TTFT, TPOT, e2e, throughput).
 HistoryRows points_from_run(const LoadedRun& run, const std::string& source_ref,
                             const PointContext& ctx);

@@ -20,7 +20,8 @@ std::string settings_text(const GateReport& g) {
   return fmt::format("metrics {}; alpha {:g}; threshold {:g}%; {} rounds ({} complete, base first "
                      "in {}), order seed {}",
                      metrics, g.settings.alpha, g.settings.threshold * 100, g.rounds,
-                     g.rounds_complete, g.base_first, g.order_seed);
+                     g.rounds_complete, g.base_first, g.order_seed) +
+         (g.stopping.empty() ? "" : "; " + g.stopping);
 }
 
 nlohmann::ordered_json opt(const std::optional<double>& v) {
@@ -83,6 +84,7 @@ nlohmann::ordered_json gate_json(const GateReport& g, const RoundsResult& r) {
           {"verdict", verdict_name(m.verdict)},
           {"unit", metric_info(m.metric).unit},
           {"rounds", m.rounds},
+          {"decided_at_round", m.decided_at ? ordered_json(*m.decided_at) : ordered_json(nullptr)},
           {"median_base", opt(m.median_base)},
           {"median_candidate", opt(m.median_cand)},
           {"ratio", opt(m.ratio)},
@@ -112,7 +114,8 @@ nlohmann::ordered_json gate_json(const GateReport& g, const RoundsResult& r) {
                         {"rounds", g.rounds}, {"rounds_complete", g.rounds_complete},
                         {"base_first", g.base_first}, {"order_seed", g.order_seed},
                         {"bootstrap_resamples", kBootstrapResamples},
-                        {"bootstrap_seed", kBootstrapSeed}}},
+                        {"bootstrap_seed", kBootstrapSeed},
+                        {"stopping", g.stopping}}},
           {"noise_floor_pct", g.noise_floor ? ordered_json(*g.noise_floor * 100) : ordered_json(nullptr)},
           {"noise_floor_at", g.noise_floor_at},
           {"warnings", g.warnings},
