@@ -15,6 +15,7 @@
 #include "engine/checkpoint/input_file.h"
 #include "kernels/common/error.h"
 #include "engine/checkpoint/json_describe.h"
+#include "engine/checkpoint/json_input.h"
 
 namespace llmbench {
 
@@ -38,12 +39,10 @@ json read_json_object(const fs::path& path, const std::string& what) {
   std::stringstream text;
   text << in.rdbuf();
   if (!in) throw BadInput(what + " '" + path.string() + "': cannot read");
-  json j;
-  try {
-    j = json::parse(text.str());
-  } catch (const json::exception& e) {
-    throw BadInput(what + " '" + path.string() + "': not valid JSON (" + e.what() + ")");
-  }
+  auto parsed = parse_json(text.str());
+  if (!parsed.ok())
+    throw BadInput(what + " '" + path.string() + "': not valid JSON (" + parsed.error + ")");
+  json j = std::move(parsed.value);
   if (!j.is_object())
     throw BadInput(what + " '" + path.string() + "': expected a JSON object, found " +
                    describe_json(j));

@@ -19,6 +19,7 @@
 #include "engine/checkpoint/input_file.h"
 #include "kernels/common/error.h"
 #include "engine/checkpoint/json_describe.h"
+#include "engine/checkpoint/json_input.h"
 #include "kernels/common/half.h"
 
 namespace llmbench {
@@ -239,12 +240,9 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
       return true;
     };
     const auto* text = reinterpret_cast<const char*>(map_ + 8);
-    json header;
-    try {
-      header = json::parse(text, text + header_bytes, on_event);
-    } catch (const json::exception& e) {
-      bad(path, std::string("header is not valid JSON (") + e.what() + ")");
-    }
+    auto parsed = parse_json(std::string_view(text, header_bytes), JsonLimits{}, on_event);
+    if (!parsed.ok()) bad(path, "header is not valid JSON (" + parsed.error + ")");
+    const json header = std::move(parsed.value);
     if (!header.is_object())
       bad(path, "header must be a JSON object, found " + describe_json(header));
     if (!duplicate.empty())

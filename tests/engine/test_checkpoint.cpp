@@ -380,8 +380,12 @@ TEST(CheckpointConfig, ErrorsNameTheProblem) {
                   {"head count is not a multiple of the KV head count"});
   write_bytes(dir / "config.json",
               "{\"architectures\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
+  // Refused before the parser recurses (engine/checkpoint/json_input.h).
   expect_mentions(bad_input_of([&] { read_hf_config(dir.string()); }),
-                  {"\"architectures\" must hold strings, found array of 1 elements"});
+                  {"config.json", "nested deeper than 64 levels"});
+  write_bytes(dir / "config.json", "{\"architectures\": [[\"LlamaForCausalLM\"]]}");
+  expect_mentions(bad_input_of([&] { read_hf_config(dir.string()); }),
+                  {"\"architectures\" must hold strings, found array"});
   write_bytes(dir / "config.json", "{\"hidden_size\": ");
   expect_mentions(bad_input_of([&] { read_hf_config(dir.string()); }), {"not valid JSON"});
   write_bytes(dir / "config.json", "[1, 2]");

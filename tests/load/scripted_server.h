@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -25,6 +26,7 @@ enum class Behaviour {
   kCutMidway,     // 200, `cut_after` chunks, then the connection is dropped
   kSlowHeaders,   // nothing for `slow_s` seconds (a hung server), then a normal stream
   kStallMidway,   // `cut_after` chunks, then silence for `slow_s` seconds, then the rest
+  kRaw,           // 200, then raw(0), raw(1), ... written as they come until one is empty
 };
 
 struct Script {
@@ -34,6 +36,9 @@ struct Script {
   int cut_after = 2;
   double slow_s = 1.0;
   bool reject_token_ids = false;  // answer 400 to a prompt of token ids (text only)
+  // kRaw: the i-th piece of the body (any bytes at all; "" ends the response). Called from the
+  // server's threads; pieces are written with no pacing beyond what the generator does.
+  std::function<std::string(int i)> raw;
 };
 
 inline std::int64_t steady_ns() {
@@ -149,6 +154,14 @@ class ScriptedServer {
     res.set_chunked_content_provider(
         "text/event-stream", [this, s, chat, t0, i = 0](std::size_t, httplib::DataSink& sink) mutable {
           if (stopping_) return false;
+          if (s.behaviour == Behaviour::kRaw) {
+            const std::string piece = s.raw(i++);
+            if (piece.empty()) {
+              sink.done();
+              return true;
+            }
+            return sink.write(piece.data(), piece.size());
+          }
           if (s.behaviour == Behaviour::kMalformed) {
             const std::string out = chunk(0, chat, false, steady_ns()) + "data: {oops\n\n" +
                                     "data: [DONE]\n\n";

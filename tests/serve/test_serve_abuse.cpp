@@ -14,58 +14,13 @@
 #include <regex>
 
 #include "kernels/common/error.h"
+#include "tests/serve/raw_client.h"
 #include "tests/serve/serve_fixture.h"
 
 namespace llmbench::test {
 namespace {
 
 ModelConfig tiny() { return *find_preset("tiny"); }
-
-// A raw loopback connection.
-struct Raw {
-  int fd = -1;
-  explicit Raw(int port) {
-    fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(std::uint16_t(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  }
-  ~Raw() { ::close(fd); }
-  bool send(const std::string& s) {
-    return ::send(fd, s.data(), s.size(), MSG_NOSIGNAL) == ssize_t(s.size());
-  }
-  // Reads until the peer closes, `until` has appeared `times` times, or `limit` passes.
-  std::string read(std::chrono::milliseconds limit, const std::string& until = "", int times = 1) {
-    std::string out;
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    auto seen = [&] {
-      int n = 0;
-      for (std::size_t at = out.find(until); at != std::string::npos; at = out.find(until, at + 1))
-        ++n;
-      return n;
-    };
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (!until.empty() && seen() >= times) break;
-      pollfd p{fd, POLLIN, 0};
-      if (::poll(&p, 1, 20) <= 0) continue;
-      char buf[8192];
-      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-      if (n <= 0) break;
-      out.append(buf, std::size_t(n));
-    }
-    return out;
-  }
-};
-
-// The status and JSON body of one raw response (the body after the blank line).
-std::pair<int, json> status_and_json(const std::string& response) {
-  std::smatch m;
-  if (!std::regex_search(response, m, std::regex(R"(^HTTP/1\.[01] (\d+))"))) return {0, {}};
-  const std::size_t body = response.find("\r\n\r\n");
-  return {std::stoi(m[1]), json::parse(response.substr(body + 4), nullptr, false)};
-}
 
 void expect_json_refusal(int port, const std::string& request, int status) {
   Raw c(port);
@@ -167,8 +122,21 @@ TEST_F(ServeTest, ConnectionsBeyondTheLimitGet503WithRetryAfter) {
     held.back()->send("GET /health HTTP/1.1\r\n\r\n");
     held.back()->read(std::chrono::seconds(2), "ok\"}");
   }
+  // Beyond the limit a few connections more are admitted for /health and /metrics only: a
+  // completion on one is 503 with Retry-After, /health answers.
   Raw extra(port_);
-  const std::string r = extra.read(std::chrono::seconds(3));
+  extra.send("POST /v1/completions HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}");
+  std::string r = extra.read(std::chrono::seconds(3), "}");
+  EXPECT_EQ(status_and_json(r).first, 503) << r;
+  EXPECT_NE(r.find("Retry-After: 1"), std::string::npos) << r;
+  for (int i = 0; i < HttpServer::kReserveConnections - 1; ++i) {  // `extra` holds one
+    held.push_back(std::make_unique<Raw>(port_));
+    held.back()->send("GET /health HTTP/1.1\r\n\r\n");
+    EXPECT_NE(held.back()->read(std::chrono::seconds(2), "ok\"}").find("ok\"}"), std::string::npos);
+  }
+  // Past those too: 503 at once, and closed.
+  Raw beyond(port_);
+  r = beyond.read(std::chrono::seconds(3));
   EXPECT_EQ(status_and_json(r).first, 503) << r;
   EXPECT_NE(r.find("Retry-After: 1"), std::string::npos) << r;
   held.clear();  // once they go, new connections are served again

@@ -102,7 +102,8 @@ TEST(ServeDb, BadPathsExitTwoAtStartup) {
 }
 
 // A full disk, played by a file size limit the child inherits (RLIMIT_FSIZE, with SIGXFSZ
-// ignored so a write past it fails with EFBIG): storing stops with one line, serving goes on.
+// ignored so a write past it fails with EFBIG): storing fails with one line and is retried with
+// a bounded backlog, serving goes on, and the exit says how many rows were not stored.
 TEST(ServeDb, AFullDiskStopsStoringNotServing) {
   const fs::path dir = llmbench_test::scratch_dir();
   const fs::path db = dir / "full.db";
@@ -124,7 +125,7 @@ TEST(ServeDb, AFullDiskStopsStoringNotServing) {
   ASSERT_FALSE(port.empty()) << c.err;
   httplib::Client cli("127.0.0.1", std::stoi(port));
   cli.set_read_timeout(10);
-  const std::regex stopped(R"(serve: --db '[^']*': stopped storing \(([^)]*)\); serving goes on)");
+  const std::regex stopped(R"(serve: --db '[^']*': cannot store now \(([^)]*)\); serving goes on)");
   std::string why;
   for (int i = 0; i < 200 && why.empty(); ++i) {
     auto res = cli.Post("/v1/completions", R"({"prompt": [1, 2, 3], "max_tokens": 16})",
@@ -143,12 +144,12 @@ TEST(ServeDb, AFullDiskStopsStoringNotServing) {
   EXPECT_EQ(after->status, 200);
   kill(c.pid, SIGTERM);
   EXPECT_EQ(c.exit_code(std::chrono::seconds(10)), 0) << c.err;
-  c.wait_for(std::regex("not stored after the failure"), std::chrono::seconds(2));
-  EXPECT_NE(c.err.find("not stored after the failure"), std::string::npos) << c.err;
+  c.wait_for(std::regex("rows dropped while it could not store"), std::chrono::seconds(2));
+  EXPECT_NE(c.err.find("rows dropped while it could not store"), std::string::npos) << c.err;
   // One line says so, once.
   std::size_t lines = 0;
-  for (std::size_t at = c.err.find("stopped storing"); at != std::string::npos;
-       at = c.err.find("stopped storing", at + 1))
+  for (std::size_t at = c.err.find("cannot store now"); at != std::string::npos;
+       at = c.err.find("cannot store now", at + 1))
     ++lines;
   EXPECT_EQ(lines, 1u) << c.err;
 }

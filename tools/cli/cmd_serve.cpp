@@ -196,7 +196,7 @@ int run_serve(ServeArgs a, const std::string& command_line) {
     store->close();
     const ServeStore::Totals t = store->totals();
     fmt::print(stderr, "serve: stored {} steps and {} requests in {}{}\n", t.steps, t.requests,
-               a.db, t.failed ? fmt::format(" ({} not stored after the failure)", t.dropped) : "");
+               a.db, t.dropped ? fmt::format(" ({} rows dropped while it could not store)", t.dropped) : "");
   }
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "engine/checkpoint/json_input.h"
 #include "tools/store/store.h"
 
 namespace llmbench {
@@ -74,8 +75,13 @@ nlohmann::ordered_json field_json(const FieldValue& v, bool json_text) {
     if (std::isnan(*d)) return nullptr;
     return round_number(*d);
   }
-  if (const auto* t = std::get_if<std::string>(&v))
-    return json_text ? nlohmann::ordered_json::parse(*t) : nlohmann::ordered_json(*t);
+  if (const auto* t = std::get_if<std::string>(&v)) {
+    if (!json_text) return nlohmann::ordered_json(*t);
+    // A JSON column read back from a database (variants, ...): a value too deep or invalid is
+    // shown as its text, never recursed into.
+    auto parsed = parse_ordered_json(*t);
+    return parsed.ok() ? std::move(parsed.value) : nlohmann::ordered_json(*t);
+  }
   return nullptr;
 }
 

@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "kernels/common/error.h"
+#include "engine/checkpoint/json_input.h"
 #include "tools/load/dataset.h"
 #include "tools/load/prompt_tokenizer.h"
 
@@ -120,8 +121,10 @@ Workload read_jsonl(const DatasetOptions& o) {
   for (int n = 1; std::getline(in, line); ++n) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const LineReader r(o.path, n);
-    const json j = json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) r.fail("not a JSON object");
+    auto parsed = parse_json(line);
+    if (!parsed.ok()) r.fail("not valid JSON (" + parsed.error + ")");
+    const json j = std::move(parsed.value);
+    if (!j.is_object()) r.fail("not a JSON object");
     WorkloadTurn t = read_line(j, r, o);
     if (!j.contains("session_id")) {
       w.sessions.push_back({{std::move(t)}, -1});

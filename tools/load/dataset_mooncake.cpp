@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "kernels/common/error.h"
+#include "engine/checkpoint/json_input.h"
 #include "tools/load/dataset.h"
 #include "tools/load/trace_prompt.h"
 
@@ -31,8 +32,10 @@ TraceLine parse_trace_line(const std::string& text, int n, const std::string& pa
   const auto fail = [&](const std::string& what) {
     throw BadInput(fmt::format("--dataset-path {}:{}: {}", path, n, what));
   };
-  const json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) fail("not a JSON object");
+  auto parsed = parse_json(text);
+  if (!parsed.ok()) fail("not valid JSON (" + parsed.error + ")");
+  const json j = std::move(parsed.value);
+  if (!j.is_object()) fail("not a JSON object");
   TraceLine t;
   t.line = n;
   if (!j.contains("timestamp") || !j["timestamp"].is_number() || j["timestamp"].get<double>() < 0)

@@ -13,6 +13,7 @@
 #include <map>
 
 #include "kernels/common/error.h"
+#include "engine/checkpoint/json_input.h"
 #include "tools/load/dataset.h"
 #include "tools/load/prompt_tokenizer.h"
 
@@ -78,8 +79,11 @@ WorkloadSession conversation(const std::vector<Utterance>& us, const DatasetOpti
 }  // namespace
 
 Workload read_sharegpt(const DatasetOptions& o) {
-  const json all = json::parse(read_dataset_file(o.path), nullptr, false);
-  if (all.is_discarded() || !all.is_array())
+  auto parsed = parse_json(read_dataset_file(o.path));
+  if (!parsed.ok())
+    throw BadInput("--dataset-path " + o.path + ": not valid JSON (" + parsed.error + ")");
+  const json all = std::move(parsed.value);
+  if (!all.is_array())
     throw BadInput("--dataset-path " + o.path + ": expected a ShareGPT JSON list of records");
   Workload w;
   w.name = "sharegpt";

@@ -1,6 +1,8 @@
 // The load client: records, the per-level entry point, finishing a transfer into its record,
 // and the blocking helpers (see load_client.h; the level loop itself is client_level.cpp).
 #include "tools/load/load_client.h"
+#include "engine/checkpoint/json_describe.h"
+#include "engine/checkpoint/json_input.h"
 
 #include <curl/curl.h>
 #include <nlohmann/json.hpp>
@@ -52,13 +54,13 @@ namespace {
 
 std::string server_message(const std::string& body) {
   // OpenAI-style {"error": {"message": ...}}, else the text itself.
-  const auto j = nlohmann::json::parse(body, nullptr, false);
+  const auto j = parse_json(body).value;
   std::string msg = body;
   if (j.is_object() && j.contains("error")) {
     const auto& e = j["error"];
     msg = e.is_object() && e.contains("message") && e["message"].is_string()
               ? e["message"].get<std::string>()
-              : e.is_string() ? e.get<std::string>() : e.dump();
+              : e.is_string() ? e.get<std::string>() : describe_json(e);
   } else if (j.is_object() && j.contains("message") && j["message"].is_string()) {
     msg = j["message"].get<std::string>();
   }

@@ -1,5 +1,6 @@
 // One load invocation's shared state and the running of one level (see load_session.h).
 #include "tools/load/load_session.h"
+#include "engine/checkpoint/json_input.h"
 
 #include <fmt/core.h>
 #include <unistd.h>
@@ -63,7 +64,7 @@ Probe probe_server(const std::string& url, const std::string& model, bool chat, 
 std::string first_model(const std::string& base, double timeout_s) {
   const HttpResponse r = http_get(base + "/v1/models", timeout_s);
   if (r.status == 0) throw BadInput("--url: cannot reach " + base + ": " + r.error);
-  const auto j = nlohmann::json::parse(r.body, nullptr, false);
+  const auto j = parse_json(r.body).value;
   if (r.status != 200 || !j.is_object() || !j.contains("data") || !j["data"].is_array() ||
       j["data"].empty() || !j["data"][0].contains("id") || !j["data"][0]["id"].is_string())
     throw BadInput("--model: not given, and " + base + "/v1/models did not list a model (HTTP " +

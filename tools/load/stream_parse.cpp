@@ -3,6 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/checkpoint/json_describe.h"
+#include "engine/checkpoint/json_input.h"
+
 namespace llmbench {
 
 void SseSplitter::feed(const char* p, std::size_t n, std::int64_t arrival_ns,
@@ -36,6 +39,9 @@ void SseSplitter::feed(const char* p, std::size_t n, std::int64_t arrival_ns,
 
 namespace {
 
+// One event is one chunk of one response: a megabyte is already far beyond any real one.
+const JsonLimits kEventLimits{std::size_t(1) << 20, 64};
+
 std::string excerpt(const std::string& s) {
   std::string e = s.substr(0, 80);
   for (char& c : e)
@@ -60,8 +66,13 @@ ParsedStream parse_stream(const std::vector<SseEvent>& events, bool chat, bool c
       fail("malformed SSE: an event after [DONE]");
       break;
     }
-    const json j = json::parse(e.data, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object()) {
+    auto parsed = parse_json(e.data, kEventLimits);
+    if (!parsed.ok() && json_limit_violation(e.data, kEventLimits)) {
+      fail("malformed SSE: event refused (" + parsed.error + "): '" + excerpt(e.data) + "'");
+      break;
+    }
+    const json j = std::move(parsed.value);
+    if (!parsed.ok() || !j.is_object()) {
       fail("malformed SSE: event is not a JSON object: '" + excerpt(e.data) + "'");
       break;
     }
@@ -69,7 +80,7 @@ ParsedStream parse_stream(const std::vector<SseEvent>& events, bool chat, bool c
       const json& err = j["error"];
       const std::string msg = err.is_object() && err.contains("message") && err["message"].is_string()
                                   ? err["message"].get<std::string>()
-                                  : err.dump();
+                                  : describe_json(err);
       fail("server error in stream: " + excerpt(msg));
       break;
     }

@@ -10,6 +10,7 @@
 #include <iterator>
 
 #include "kernels/common/error.h"
+#include "engine/checkpoint/json_input.h"
 
 namespace llmbench {
 
@@ -251,9 +252,10 @@ BpeTokenizer BpeTokenizer::from_file(const std::string& path) {
 }
 
 BpeTokenizer BpeTokenizer::from_json_text(const std::string& text, const std::string& what) {
-  const json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    throw BadInput("--tokenizer: " + what + " is not a JSON object");
+  auto parsed = parse_json(text);
+  if (!parsed.ok()) throw BadInput("--tokenizer: " + what + ": not valid JSON (" + parsed.error + ")");
+  const json j = std::move(parsed.value);
+  if (!j.is_object()) throw BadInput("--tokenizer: " + what + " is not a JSON object");
   const json model = j.value("model", json::object());
   if (model.value("type", "") != "BPE" || !model.contains("vocab") || !model["vocab"].is_object() ||
       !model.contains("merges") || !model["merges"].is_array())

@@ -1,5 +1,6 @@
 // Output formats of `llmbench compare` (see compare_output.h).
 #include "tools/report/compare_output.h"
+#include "engine/checkpoint/json_input.h"
 
 #include <fmt/core.h>
 
@@ -121,7 +122,7 @@ nlohmann::ordered_json compare_json(const CompareReport& r) {
                       {"config", {{"model", b.model}, {"dtype", b.dtype}, {"backend", b.backend},
                                   {"batch", b.batch}, {"prompt_len", b.prompt_len},
                                   {"max_new_tokens", b.max_new_tokens},
-                                  {"variants", ordered_json::parse(b.variants, nullptr, false)},
+                                  {"variants", parse_ordered_json(b.variants).value},
                                   {"threads_base", b.threads},
                                   {"threads_candidate", c.cand->threads}}}};
     if (j["config"]["variants"].is_discarded()) j["config"]["variants"] = b.variants;

@@ -18,8 +18,9 @@ namespace llmbench {
 // Throws ApiError (400) naming what is wrong: no messages, an unknown role, a content part
 // that is not text, a conversation the template cannot express; 400 as well when the server
 // has no chat template (`tmpl` null).
+// `max_values` as parse_completion_request's.
 CompletionRequest parse_chat_request(const std::string& body, const ChatTemplate* tmpl,
-                                     const Tokenizer& tok);
+                                     const Tokenizer& tok, std::size_t max_values = 0);
 
 // The rendered prompt's token ids.
 std::vector<std::int32_t> tokenize_chat(const std::string& rendered, ChatFamily family,

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/common/error.h"
+#include "engine/checkpoint/json_input.h"
 
 namespace llmbench {
 
@@ -131,12 +132,11 @@ std::optional<ChatTemplate> checkpoint_chat_template(const std::string& dir) {
   const std::filesystem::path file = std::filesystem::path(dir) / "tokenizer_config.json";
   std::ifstream in(file);
   if (!in) return std::nullopt;
-  nlohmann::json config;
-  try {
-    config = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw BadInput("'" + file.string() + "': not valid JSON (" + e.what() + ")");
-  }
+  const std::string text(std::istreambuf_iterator<char>(in), {});
+  auto parsed = parse_json(text);
+  if (!parsed.ok()) throw BadInput("'" + file.string() + "': not valid JSON (" + parsed.error + ")");
+  const nlohmann::json config = std::move(parsed.value);
+  if (!config.is_object()) throw BadInput("'" + file.string() + "': expected a JSON object");
   auto it = config.find("chat_template");
   if (it == config.end() || it->is_null()) return std::nullopt;
   std::string jinja;

@@ -5,6 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "engine/checkpoint/json_describe.h"
+#include "engine/checkpoint/json_input.h"
+
 namespace llmbench {
 
 using json = nlohmann::json;
@@ -37,7 +40,8 @@ void refuse_unless(const json& body, const char* name, const json& neutral) {
   if (it == body.end() || it->is_null()) return;
   if (*it == neutral) return;
   if (neutral.is_number() && it->is_number() && it->get<double>() == neutral.get<double>()) return;
-  throw bad(name, std::string("'") + name + "' = " + it->dump() +
+  // describe_json, not dump(): the client's value may be nested deep or be megabytes long.
+  throw bad(name, std::string("'") + name + "' = " + describe_json(*it) +
                       " is not supported: llmbench serve decodes greedily (supported: " +
                       neutral.dump() + " or absent)");
 }
@@ -94,20 +98,24 @@ ApiError bad_request(const std::string& param, const std::string& message) {
   return ApiError(400, message, "invalid_request_error", param);
 }
 
-json parse_body_object(const std::string& body_text) {
-  json body;
-  try {
-    body = json::parse(body_text);
-  } catch (const json::parse_error& e) {
-    throw bad("", std::string("the body is not valid JSON: ") + e.what());
+json parse_body_object(const std::string& body_text, std::size_t max_values) {
+  JsonLimits limits;
+  limits.max_values = max_values;
+  auto parsed = parse_json(body_text, limits);
+  if (!parsed.ok()) {
+    if (max_values && parsed.error.rfind("more than", 0) == 0)
+      throw bad("", "the body holds " + parsed.error + " (refused before parsing): no request "
+                    "this server can run needs that many");
+    throw bad("", "the body is not valid JSON: " + parsed.error);
   }
+  json body = std::move(parsed.value);
   if (!body.is_object()) throw bad("", "the body must be a JSON object");
   return body;
 }
 
-CompletionRequest parse_completion_request(const std::string& body_text,
-                                           const Tokenizer& tok) {
-  const json body = parse_body_object(body_text);
+CompletionRequest parse_completion_request(const std::string& body_text, const Tokenizer& tok,
+                                           std::size_t max_values) {
+  const json body = parse_body_object(body_text, max_values);
   CompletionRequest r;
 
   auto p = body.find("prompt");
@@ -151,8 +159,9 @@ void parse_common_fields(const json& body, CompletionRequest& r) {
   // Sampling: greedy only.
   refuse_unless(body, "temperature", 0);
   refuse_unless(body, "top_p", 1);
-  if (auto it = body.find("top_k"); it != body.end() && it->is_number_integer() &&
-                                     (it->get<int>() == 0 || it->get<int>() == 1)) {
+  // Read as a 64-bit integer: get<int>() of 2^32 + 1 wraps to 1 and would pass as greedy.
+  if (auto it = body.find("top_k"); it != body.end() && integral(*it) &&
+                                     (*integral(*it) == 0 || *integral(*it) == 1)) {
     // 0 (disabled in some servers) and 1 (greedy) are greedy too.
   } else {
     refuse_unless(body, "top_k", -1);
@@ -172,6 +181,20 @@ void parse_common_fields(const json& body, CompletionRequest& r) {
                                    !(it->is_array() && it->empty()))
     throw bad("stop", "'stop' is not supported: llmbench serve stops at max_tokens (or the "
                       "model's end-of-sequence token)");
+  // Fields that change what the answer is, not how it is sampled: ignoring them would hand a
+  // client that asked for JSON or tool calls plain text with a 200.
+  for (const char* name : {"tools", "tool_choice", "functions", "function_call",
+                           "response_format", "guided_json", "guided_regex", "guided_choice",
+                           "guided_grammar"}) {
+    auto it = body.find(name);
+    if (it == body.end() || it->is_null() || (it->is_array() && it->empty())) continue;
+    if (std::string(name) == "tool_choice" && *it == "none") continue;
+    if (std::string(name) == "response_format" && it->is_object() &&
+        it->value("type", "") == "text")
+      continue;
+    throw bad(name, std::string("'") + name + "' is not supported: llmbench serve generates "
+                                              "plain text only");
+  }
   if (auto it = body.find("logit_bias"); it != body.end() && !it->is_null() &&
                                          !(it->is_object() && it->empty()))
     throw bad("logit_bias", "'logit_bias' is not supported");

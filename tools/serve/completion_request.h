@@ -3,6 +3,7 @@
 // turns into an OpenAI-style error object: {"error": {"message", "type", "param", "code"}}.
 // Not here: the context-length and vocabulary checks that need the engine (Scheduler::validate).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -38,17 +39,21 @@ struct CompletionRequest {
   bool ignore_eos = false;          // extension (vLLM's name)
 };
 
-// Parses the body. Sampling options other than greedy (temperature != 0, top_p != 1, n > 1,
+// Parses the body (through parse_json: nesting deeper than 64 levels is a 400, and no refusal
+// quotes more than a short excerpt of the client's value). Sampling options other than greedy (temperature != 0, top_p != 1, n > 1,
 // best_of > 1, logprobs, echo, stop, penalties, logit_bias, suffix, top_k > 1, min_tokens > 0,
 // ...) are refused with a 400 naming the parameter. An absent temperature means greedy.
 // Unknown fields are ignored, as OpenAI-compatible servers do.
 // Integer fields accept integer-valued JSON numbers (2.0 is 2).
-CompletionRequest parse_completion_request(const std::string& body, const Tokenizer& tok);
+// `max_values` (0: none) bounds the JSON values of the body, checked before it is parsed into
+// values: the server passes a bound derived from its context length.
+CompletionRequest parse_completion_request(const std::string& body, const Tokenizer& tok,
+                                           std::size_t max_values = 0);
 
 // Shared by /v1/completions and /v1/chat/completions: the body parsed as a JSON object (400
 // otherwise), and every field but the prompt (model, max_tokens / max_completion_tokens,
 // stream, stream_options, ignore_eos, the sampling refusals) read into `r`.
-nlohmann::json parse_body_object(const std::string& body_text);
+nlohmann::json parse_body_object(const std::string& body_text, std::size_t max_values = 0);
 void parse_common_fields(const nlohmann::json& body, CompletionRequest& r);
 ApiError bad_request(const std::string& param, const std::string& message);
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 
 namespace llmbench {
 
@@ -60,9 +61,13 @@ RequestReader::State RequestReader::fail(int status, std::string message) {
   return State::kError;
 }
 
-bool RequestReader::next_line(std::string_view& line) {
-  const std::size_t nl = buf_.find('\n', pos_);
-  if (nl == std::string::npos) return false;
+bool RequestReader::next_line(std::string_view& line, std::size_t max_bytes) {
+  // Only the first max_bytes are searched: a line longer than that is an error to the caller,
+  // and searching the whole buffer again on every read would be quadratic.
+  const std::size_t span = std::min(buf_.size() - pos_, max_bytes + 2);
+  const void* hit = std::memchr(buf_.data() + pos_, '\n', span);
+  if (!hit) return false;
+  const std::size_t nl = std::size_t(static_cast<const char*>(hit) - buf_.data());
   line = std::string_view(buf_).substr(pos_, nl - pos_);
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   pos_ = nl + 1;
@@ -73,6 +78,13 @@ RequestReader::State RequestReader::feed(const char* data, std::size_t n) {
   if (error_status_) return State::kError;
   if (n) buf_.append(data, n);
   if (stage_ == Stage::kDone) return State::kComplete;
+  // Bytes already parsed are dropped once they are most of the buffer, so a long body or a
+  // stream of empty lines is not kept twice (once raw, once decoded) and the buffer stays
+  // bounded by what one request may hold.
+  if (pos_ > (std::size_t(64) << 10) && pos_ * 2 > buf_.size()) {
+    buf_.erase(0, pos_);
+    pos_ = 0;
+  }
   if (stage_ == Stage::kHead) {
     const State s = parse_head();
     if (s != State::kHeadDone) return s;
@@ -86,8 +98,13 @@ RequestReader::State RequestReader::feed(const char* data, std::size_t n) {
 }
 
 RequestReader::State RequestReader::parse_head() {
-  // Empty lines before a request line are ignored (RFC 9112 2.2).
-  while (pos_ < buf_.size() && (buf_[pos_] == '\r' || buf_[pos_] == '\n')) ++pos_;
+  // Empty lines before a request line are ignored (RFC 9112 2.2), but count against the head.
+  while (pos_ < buf_.size() && (buf_[pos_] == '\r' || buf_[pos_] == '\n')) {
+    ++pos_;
+    if (++leading_bytes_ > kMaxHeadBytes)
+      return fail(400, "more than " + std::to_string(kMaxHeadBytes) +
+                           " bytes of empty lines before the request line");
+  }
   const std::string_view rest = std::string_view(buf_).substr(pos_);
   // The request line is judged as soon as it is whole, so garbage is refused at once.
   const std::size_t first_nl = rest.find('\n');
@@ -125,8 +142,8 @@ RequestReader::State RequestReader::parse_head() {
       break;
     }
   }
-  if (end == std::string_view::npos || end > kMaxHeadBytes) {
-    if (rest.size() > kMaxHeadBytes)
+  if (end == std::string_view::npos || end + leading_bytes_ > kMaxHeadBytes) {
+    if (rest.size() + leading_bytes_ > kMaxHeadBytes)
       return fail(431, "the request head (request line and headers) is longer than " +
                            std::to_string(kMaxHeadBytes) + " bytes");
     return State::kNeedMore;
@@ -140,7 +157,7 @@ RequestReader::State RequestReader::parse_head() {
   r.minor_version = version[7] - '0';
   std::string_view h;
   pos_ += first_nl + 1;
-  while (next_line(h) && !h.empty()) {
+  while (next_line(h, kMaxHeadBytes) && !h.empty()) {
     const std::size_t colon = h.find(':');
     if (colon == std::string_view::npos || !is_token(h.substr(0, colon)))
       return fail(400, "malformed header line");
@@ -160,18 +177,42 @@ RequestReader::State RequestReader::body_framing() {
   if (!encoding.empty() && lower(trim(encoding)) != "identity")
     return fail(415, "Content-Encoding '" + std::string(encoding) +
                          "' is not supported; send the body uncompressed");
-  const std::string_view te = r.header("transfer-encoding");
-  const std::string_view cl = r.header("content-length");
-  if (!te.empty()) {
-    if (!cl.empty()) return fail(400, "both Content-Length and Transfer-Encoding were sent");
+  // Framing headers may come as several lines or as comma lists; every one counts (RFC 9112
+  // 6.3: a message with both, or with Content-Length values that differ, is refused, since
+  // a proxy in front may have framed it the other way: request smuggling).
+  std::string te_all;
+  std::string cl_value;
+  bool has_te = false, has_cl = false;
+  for (const auto& [k, v] : r.headers) {
+    if (k == "transfer-encoding") {
+      has_te = true;
+      te_all += (te_all.empty() ? "" : ",") + v;
+    } else if (k == "content-length") {
+      has_cl = true;
+      std::size_t start = 0;
+      const std::string_view list(v);
+      while (start <= list.size()) {
+        const std::size_t end = std::min(list.find(',', start), list.size());
+        const std::string_view one = trim(list.substr(start, end - start));
+        if (cl_value.empty()) cl_value = std::string(one);
+        else if (one != cl_value)
+          return fail(400, "Content-Length is sent more than once with different values");
+        start = end + 1;
+      }
+    }
+  }
+  const std::string_view te = te_all;
+  const std::string_view cl = cl_value;
+  if (has_te) {
+    if (has_cl) return fail(400, "both Content-Length and Transfer-Encoding were sent");
     if (lower(trim(te)) != "chunked")
-      return fail(501, "Transfer-Encoding '" + std::string(te) +
+      return fail(501, "Transfer-Encoding '" + std::string(te.substr(0, 64)) +
                            "' is not supported (chunked is)");
     stage_ = Stage::kChunkSize;
     return State::kHeadDone;
   }
-  if (!cl.empty()) {
-    if (cl.size() > 18 || !all_digits(cl, false))
+  if (has_cl) {
+    if (cl.empty() || cl.size() > 18 || !all_digits(cl, false))
       return fail(400, "Content-Length '" + std::string(cl) + "' is not a number");
     remaining_ = std::stoull(std::string(cl));
     if (remaining_ > max_body_bytes_)
@@ -199,7 +240,7 @@ RequestReader::State RequestReader::parse_body() {
       }
       case Stage::kChunkSize: {
         std::string_view line;
-        if (!next_line(line)) {
+        if (!next_line(line, kMaxChunkLineBytes)) {
           if (buf_.size() - pos_ > kMaxChunkLineBytes) return fail(400, "bad chunk size line");
           return State::kNeedMore;
         }
@@ -214,19 +255,33 @@ RequestReader::State RequestReader::parse_body() {
         break;
       }
       case Stage::kChunkEnd: {
-        std::string_view line;
-        if (!next_line(line)) return State::kNeedMore;
-        if (!line.empty()) return fail(400, "bad chunk: data longer than its size");
+        // Exactly CRLF (or a bare LF) follows a chunk's data: two bytes decide, whatever follows.
+        const std::size_t have = buf_.size() - pos_;
+        if (have == 0) return State::kNeedMore;
+        if (buf_[pos_] == '\n') {
+          pos_ += 1;
+        } else if (buf_[pos_] == '\r') {
+          if (have < 2) return State::kNeedMore;
+          if (buf_[pos_ + 1] != '\n') return fail(400, "bad chunk: data longer than its size");
+          pos_ += 2;
+        } else {
+          return fail(400, "bad chunk: data longer than its size");
+        }
         stage_ = Stage::kChunkSize;
         break;
       }
       case Stage::kTrailers: {
+        // Trailer lines are read and dropped, all of them together within the head limit.
         std::string_view line;
         for (;;) {
-          if (!next_line(line)) {
-            if (buf_.size() - pos_ > kMaxHeadBytes) return fail(431, "trailers too long");
-            return State::kNeedMore;
-          }
+          const std::size_t before = pos_;
+          const bool whole = next_line(line, kMaxHeadBytes);
+          trailer_bytes_ += whole ? pos_ - before : 0;
+          if (trailer_bytes_ > kMaxHeadBytes ||
+              (!whole && trailer_bytes_ + buf_.size() - pos_ > kMaxHeadBytes))
+            return fail(431, "the chunked body's trailers are longer than " +
+                                 std::to_string(kMaxHeadBytes) + " bytes");
+          if (!whole) return State::kNeedMore;
           if (line.empty()) break;
         }
         stage_ = Stage::kDone;
@@ -247,6 +302,8 @@ HttpRequest RequestReader::take() {
   pos_ = 0;
   stage_ = Stage::kHead;
   remaining_ = 0;
+  leading_bytes_ = 0;
+  trailer_bytes_ = 0;
   return out;
 }
 

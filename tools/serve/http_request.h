@@ -5,7 +5,10 @@
 //   head           request line + headers at most kMaxHeadBytes (431 beyond)
 //   body           Content-Length or Transfer-Encoding: chunked, both capped at max_body_bytes
 //                  (413); a malformed chunk size is 400; a Content-Encoding other than identity
-//                  is 415; a Transfer-Encoding other than chunked is 501; both framings is 400
+//                  is 415; a Transfer-Encoding other than chunked is 501; both framings, or
+//                  Content-Length values that differ, is 400 (RFC 9112 6.3); empty lines
+//                  before the request line and chunked trailers count against the head limit;
+//                  every scan is bounded and resumes nowhere twice (linear in the bytes)
 // Bytes after a complete request stay in the reader: they are the next (pipelined) request.
 // Not here: sockets, deadlines or responses (http_server.h).
 #pragma once
@@ -70,8 +73,9 @@ class RequestReader {
   // After the headers: how the body is framed (Content-Length, chunked, none) and its checks.
   State body_framing();
   State parse_body();
-  // The next line (without CR LF) from pos_, or false when no whole line is buffered.
-  bool next_line(std::string_view& line);
+  // The next line (without CR LF) from pos_, or false when no whole line is within the first
+  // max_bytes buffered.
+  bool next_line(std::string_view& line, std::size_t max_bytes);
 
   std::size_t max_body_bytes_;
   std::string buf_;
@@ -79,6 +83,8 @@ class RequestReader {
   Stage stage_ = Stage::kHead;
   HttpRequest req_;
   std::size_t remaining_ = 0;  // body or chunk bytes still to read
+  std::size_t leading_bytes_ = 0;  // empty lines before this request's line (head limit)
+  std::size_t trailer_bytes_ = 0;  // chunked trailers read (head limit)
   int error_status_ = 0;
   std::string error_message_;
 };

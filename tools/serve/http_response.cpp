@@ -35,6 +35,10 @@ HttpReply::HttpReply(int fd, int minor_version, bool keep_alive,
     : fd_(fd), minor_version_(minor_version), keep_alive_(keep_alive),
       write_timeout_(write_timeout) {}
 
+HttpReply::HttpReply(std::string* sink, int minor_version, bool keep_alive)
+    : fd_(-1), sink_(sink), minor_version_(minor_version), keep_alive_(keep_alive),
+      write_timeout_(0) {}
+
 std::string HttpReply::head(int status, std::string_view content_type,
                                const HttpHeaders& extra) const {
   std::string h = "HTTP/1." + std::to_string(minor_version_) + " " + std::to_string(status) +
@@ -90,12 +94,17 @@ bool HttpReply::end_stream() {
 
 bool HttpReply::client_gone() const {
   if (broken_) return true;
+  if (sink_) return false;
   pollfd p{fd_, POLLRDHUP, 0};
   return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
 }
 
 bool HttpReply::write_all(std::string_view data) {
   if (broken_) return false;
+  if (sink_) {
+    sink_->append(data);
+    return true;
+  }
   const auto deadline = std::chrono::steady_clock::now() + write_timeout_;
   while (!data.empty()) {
     const ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);

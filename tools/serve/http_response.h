@@ -2,8 +2,11 @@
 // (start_stream, write..., end_stream). A stream to an HTTP/1.1 client is chunked; to an
 // HTTP/1.0 client, which cannot read chunked framing, it is the raw bytes and the connection
 // closes at its end (RFC 9112 6.3: the body ends where the connection does).
-// Every write waits at most the write timeout for a client that does not read, and never raises
-// SIGPIPE (MSG_NOSIGNAL). Not here: reading requests or routing (http_server.h).
+// On a worker thread every write waits at most the write timeout for a client that does not
+// read, and never raises SIGPIPE (MSG_NOSIGNAL). On the server's I/O thread a reply is built into
+// the connection's output buffer instead (the sink constructor), which the I/O thread drains as
+// the socket takes it: the I/O thread never waits on one client.
+// Not here: reading requests or routing (http_server.h).
 #pragma once
 #include <chrono>
 #include <string>
@@ -22,6 +25,8 @@ class HttpReply {
  public:
   // `fd` is non-blocking and stays owned by the server.
   HttpReply(int fd, int minor_version, bool keep_alive, std::chrono::milliseconds write_timeout);
+  // A reply appended to `sink` (the connection's output buffer) and never written here.
+  HttpReply(std::string* sink, int minor_version, bool keep_alive);
 
   // A whole response with Content-Length. False when the client could not take it.
   bool send(int status, std::string_view content_type, std::string_view body,
@@ -44,6 +49,7 @@ class HttpReply {
   std::string head(int status, std::string_view content_type, const HttpHeaders& extra) const;
 
   int fd_;
+  std::string* sink_ = nullptr;
   int minor_version_;
   bool keep_alive_;
   std::chrono::milliseconds write_timeout_;

@@ -24,10 +24,19 @@ struct HttpServer::Conn {
   ~Conn() { ::close(fd); }
   int fd;
   RequestReader reader;
-  Clock::time_point deadline;
+  Clock::time_point deadline;        // of the head, body or idle wait now running
+  Clock::time_point write_deadline;  // output pending must be taken by then
+  Clock::time_point opened;
+  std::string out;           // answered by the I/O thread, not yet taken by the socket
+  std::size_t out_at = 0;    // written up to here
   bool busy = false;     // a worker has it
   bool in_head = false;  // a request's bytes have started arriving
-  bool closing = false;
+  bool closing = false;  // close once `out` is written
+  bool reserve = false;  // admitted beyond max_connections: I/O-thread routes only
+  bool served = false;   // it has sent a whole request
+  bool pending() const { return out_at < out.size(); }
+  // Connected and never sent a byte of a request: the connection to shed first.
+  bool idle() const { return !served && !busy && !closing && !pending() && !reader.started(); }
 };
 
 namespace {
@@ -101,9 +110,38 @@ void HttpServer::wake() {
   [[maybe_unused]] const ssize_t n = ::write(wake_fds_[1], &b, 1);
 }
 
-void HttpServer::refuse(int fd, int status, const std::string& message, const HttpHeaders& extra) {
-  HttpReply res(fd, 1, false, std::chrono::milliseconds(1000));
+void HttpServer::refuse(Conn& c, int status, const std::string& message,
+                        const HttpHeaders& extra) {
+  HttpReply res(&c.out, 1, false);
   res.send(status, opt_.error_content_type, opt_.error_body(status, message), extra);
+  c.closing = true;
+  flush(c);
+}
+
+void HttpServer::flush(Conn& c) {
+  if (!c.pending()) return;
+  while (c.pending()) {
+    const ssize_t n = ::send(c.fd, c.out.data() + c.out_at, c.out.size() - c.out_at,
+                             MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      c.out_at += std::size_t(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      // The rest waits for POLLOUT; the deadline runs from the first byte the socket refused.
+      if (c.write_deadline == Clock::time_point{}) c.write_deadline = Clock::now() + opt_.write_timeout;
+      return;
+    }
+    // The client is gone: nothing more can be answered on this connection.
+    c.out.clear();
+    c.out_at = 0;
+    c.closing = true;
+    return;
+  }
+  c.out.clear();
+  c.out_at = 0;
+  c.write_deadline = Clock::time_point{};
 }
 
 void HttpServer::accept_all(std::vector<std::unique_ptr<Conn>>& conns) {
@@ -114,32 +152,65 @@ void HttpServer::accept_all(std::vector<std::unique_ptr<Conn>>& conns) {
     // is unacknowledged waits for the client's delayed ACK (40 ms on Linux).
     int yes = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
-    if (int(conns.size()) >= opt_.max_connections) {
-      refuse(fd, 503,
-             "too many connections (" + std::to_string(opt_.max_connections) + "); retry later",
-             {{"Retry-After", "1"}});
-      ::close(fd);
-      continue;
+    bool reserve = false;
+    // Connections being closed still hold their socket until the end of this turn of the loop
+    // (the loop holds pointers to them), but no longer a slot.
+    const int live = int(std::count_if(conns.begin(), conns.end(),
+                                       [](const auto& c) { return !c->closing; }));
+    if (live >= opt_.max_connections) {
+      // Shed the oldest connection that has sent nothing (a client holding slots idle), so an
+      // idle flood cannot lock everyone out.
+      Conn* oldest = nullptr;
+      for (auto& c : conns)
+        if (c->idle() && (!oldest || c->opened < oldest->opened)) oldest = c.get();
+      if (oldest) {
+        oldest->closing = true;
+      } else if (live < opt_.max_connections + kReserveConnections) {
+        reserve = true;
+      } else {
+        // One attempt that cannot block: a 503 is a courtesy, the close is the answer.
+        std::string out;
+        HttpReply res(&out, 1, false);
+        res.send(503, opt_.error_content_type,
+                 opt_.error_body(503, "too many connections (" +
+                                          std::to_string(opt_.max_connections) +
+                                          "); retry later"),
+                 {{"Retry-After", "1"}});
+        [[maybe_unused]] const ssize_t n =
+            ::send(fd, out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        ::close(fd);
+        continue;
+      }
     }
     auto c = std::make_unique<Conn>(fd, opt_.max_body_bytes);
-    c->deadline = Clock::now() + opt_.head_timeout;
+    c->opened = Clock::now();
+    c->deadline = c->opened + opt_.head_timeout;
     c->in_head = true;  // a new connection has head_timeout for its first request
+    c->reserve = reserve;
     conns.push_back(std::move(c));
     open_connections_ = int(conns.size());
   }
 }
 
 void HttpServer::read_from(Conn& c) {
+  // At most this much per connection per turn of the loop, so one fast sender cannot hold the
+  // I/O thread while other connections wait; the rest is read on the next turn.
+  constexpr std::size_t kTurnBytes = std::size_t(1) << 20;
   char buf[16384];
-  for (;;) {
+  std::size_t taken = 0;
+  while (taken < kTurnBytes) {
     const ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
     if (n > 0) {
+      taken += std::size_t(n);
+      const auto now = Clock::now();
       if (!c.in_head) {
         c.in_head = true;  // the head deadline runs from the request's first byte, once
-        c.deadline = Clock::now() + opt_.head_timeout;
+        c.deadline = now + opt_.head_timeout;
       }
       advance(c, c.reader.feed(buf, std::size_t(n)));
-      if (c.busy || c.closing) return;
+      if (c.busy || c.closing || c.pending()) return;
+      // Deadlines hold inside the loop too: a client that keeps bytes coming is not excused.
+      if (now >= c.deadline) return;
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -154,21 +225,20 @@ void HttpServer::advance(Conn& c, RequestReader::State s) {
       case RequestReader::State::kNeedMore:
         return;
       case RequestReader::State::kError:
-        refuse(c.fd, c.reader.error_status(), c.reader.error_message());
-        c.closing = true;
+        refuse(c, c.reader.error_status(), c.reader.error_message());
         return;
       case RequestReader::State::kHeadDone:
         c.deadline = Clock::now() + opt_.body_timeout;
         if (c.reader.head().expect_continue && c.reader.buffered() == 0 &&
             c.reader.head().minor_version == 1) {
-          static const char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
-          ::send(c.fd, kContinue, sizeof kContinue - 1, MSG_NOSIGNAL);
+          c.out += "HTTP/1.1 100 Continue\r\n\r\n";
+          flush(c);
         }
         s = c.reader.feed();
         break;
       case RequestReader::State::kComplete:
         dispatch(c, c.reader.take());
-        if (c.busy || c.closing) return;
+        if (c.busy || c.closing || c.pending()) return;
         c.in_head = c.reader.buffered() > 0;
         c.deadline = Clock::now() + (c.in_head ? opt_.head_timeout : opt_.idle_timeout);
         s = c.reader.feed();
@@ -178,6 +248,7 @@ void HttpServer::advance(Conn& c, RequestReader::State s) {
 }
 
 void HttpServer::dispatch(Conn& c, HttpRequest req) {
+  c.served = true;
   const Route* found = nullptr;
   bool path_known = false;
   for (const Route& r : routes_) {
@@ -190,23 +261,27 @@ void HttpServer::dispatch(Conn& c, HttpRequest req) {
       break;
     }
   }
-  if (!found) {
-    HttpReply res(c.fd, req.minor_version, req.keep_alive, opt_.write_timeout);
-    if (path_known)
+  if (!found || found->on_io_thread || c.reserve) {
+    // Answered here, into the output buffer.
+    HttpReply res(&c.out, req.minor_version, req.keep_alive);
+    if (!found && path_known)
       res.send(405, opt_.error_content_type,
                opt_.error_body(405, "method " + req.method + " is not allowed on " + req.target));
-    else
+    else if (!found)
       res.send(404, opt_.error_content_type,
                opt_.error_body(404, "no route " + req.method + " " + req.target));
+    else if (!found->on_io_thread)  // a reserve connection: /health and /metrics only
+      res.send(503, opt_.error_content_type,
+               opt_.error_body(503, "too many connections (" +
+                                        std::to_string(opt_.max_connections) + "); retry later"),
+               {{"Retry-After", "1"}});
+    else
+      found->handler(req, res);
     c.closing = !res.keep_alive();
+    flush(c);
     return;
   }
-  if (found->on_io_thread) {
-    HttpReply res(c.fd, req.minor_version, req.keep_alive, std::chrono::milliseconds(1000));
-    found->handler(req, res);
-    c.closing = !res.keep_alive();
-    return;
-  }
+  // A worker writes to the socket itself: nothing of ours may be pending before it.
   c.busy = true;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -254,9 +329,10 @@ void HttpServer::run() {
     auto next_deadline = Clock::now() + std::chrono::seconds(1);
     for (auto& c : conns) {
       if (c->busy) continue;
-      fds.push_back(pollfd{c->fd, POLLIN, 0});
+      // Output pending: wait until the socket takes it, and read nothing more meanwhile.
+      fds.push_back(pollfd{c->fd, short(c->pending() ? POLLOUT : POLLIN), 0});
       polled.push_back(c.get());
-      next_deadline = std::min(next_deadline, c->deadline);
+      next_deadline = std::min(next_deadline, c->pending() ? c->write_deadline : c->deadline);
     }
     const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
                           next_deadline - Clock::now()).count();
@@ -285,21 +361,36 @@ void HttpServer::run() {
     const auto now = Clock::now();
     for (std::size_t i = 0; i < polled.size(); ++i) {
       Conn& c = *polled[i];
-      if (c.busy || c.closing) continue;
-      if (fds[i + 2].revents & (POLLIN | POLLHUP | POLLERR)) read_from(c);
-      if (!c.busy && !c.closing && now >= c.deadline) {
+      if (c.busy) continue;
+      const short ev = fds[i + 2].revents;
+      if (c.pending()) {
+        if (ev & (POLLOUT | POLLHUP | POLLERR)) flush(c);
+        if (c.pending() && now >= c.write_deadline) {
+          c.closing = true;  // it took none of its answer for write_timeout
+          c.out.clear();
+          c.out_at = 0;
+        }
+        // Written out: carry on with what it had sent after (pipelined requests).
+        if (!c.pending() && !c.closing) advance(c, c.reader.feed());
+        continue;
+      }
+      if (c.closing) continue;
+      if (ev & (POLLIN | POLLHUP | POLLERR)) read_from(c);
+      if (!c.busy && !c.closing && !c.pending() && now >= c.deadline) {
         // A request that started and did not finish in time gets 408; an idle kept-alive
         // connection is just closed.
         if (c.reader.started())
-          refuse(c.fd, 408, "the request was not received in time (head within " +
-                                std::to_string(opt_.head_timeout.count() / 1000) +
-                                " s, body within " +
-                                std::to_string(opt_.body_timeout.count() / 1000) + " s)");
+          refuse(c, 408, "the request was not received in time (head within " +
+                             std::to_string(opt_.head_timeout.count() / 1000) +
+                             " s, body within " +
+                             std::to_string(opt_.body_timeout.count() / 1000) + " s)");
         c.closing = true;
       }
     }
     conns.erase(std::remove_if(conns.begin(), conns.end(),
-                               [](const auto& c) { return c->closing && !c->busy; }),
+                               [](const auto& c) {
+                                 return c->closing && !c->busy && !c->pending();
+                               }),
                 conns.end());
     open_connections_ = int(conns.size());
   }

@@ -1,10 +1,18 @@
-// The HTTP/1.x server under `llmbench serve`: a listening socket, one I/O thread and a pool of
-// worker threads. It replaces cpp-httplib's server, whose configuration could not give these
-// guarantees (docs/serving.md, "What bad HTTP gets"):
+// The HTTP/1.x server under `llmbench serve`: a listening socket, one event-driven I/O thread
+// and a pool of worker threads. It replaces cpp-httplib's server, whose configuration could not
+// give these guarantees (docs/serving.md, "What bad HTTP gets"):
 // - The I/O thread reads every request head and body (non-blocking, poll) with a deadline for
 //   the whole head that is not reset per byte (head_timeout from the request's first byte) and
-//   one for the body; a client that dawdles costs a connection slot, never a worker thread.
-// - At most max_connections connections; one more is answered 503 (Retry-After) and closed.
+//   one for the body, checked inside the read loop too; a client that dawdles or floods costs
+//   a connection slot and a bounded buffer, never a worker thread or the I/O thread's time.
+// - The I/O thread never waits on a socket: what it answers (refusals, /health, /metrics) goes
+//   to the connection's output buffer, drained as the socket takes it (POLLOUT). While a
+//   connection has output pending, its further (pipelined) requests wait unread; a connection
+//   that takes none of it within write_timeout is closed.
+// - At most max_connections connections carry requests. At the limit, a connection that has
+//   sent nothing yet is shed (the oldest idle one) to admit the new one; failing that, up to
+//   kReserveConnections more are admitted for the I/O-thread routes only (a completion on one
+//   gets 503), so /health and /metrics always answer; beyond those, 503 (Retry-After), closed.
 // - Routes marked `on_io_thread` (/health, /metrics: cheap, never blocking) are answered by the
 //   I/O thread itself, so they answer while every worker is held by a long stream.
 // - Other routes run on a worker; when it is done the connection returns to the I/O thread,
@@ -50,6 +58,9 @@ struct HttpServerOptions {
 
 class HttpServer {
  public:
+  // Connections admitted beyond max_connections for the I/O-thread routes only.
+  static constexpr int kReserveConnections = 16;
+
   explicit HttpServer(HttpServerOptions options);
   ~HttpServer();
 
@@ -76,10 +87,14 @@ class HttpServer {
   };
   void accept_all(std::vector<std::unique_ptr<Conn>>& conns);
   void read_from(Conn& c);
-  // Parses what the connection has buffered and answers or dispatches what is complete.
+  // Parses what the connection has buffered and answers or dispatches what is complete; stops
+  // while the connection has output the socket has not taken.
   void advance(Conn& c, RequestReader::State s);
   void dispatch(Conn& c, HttpRequest req);
-  void refuse(int fd, int status, const std::string& message, const HttpHeaders& extra = {});
+  // Writes what the socket takes now of the connection's output (never waits).
+  void flush(Conn& c);
+  // An error answer queued on the connection, which closes once it is written.
+  void refuse(Conn& c, int status, const std::string& message, const HttpHeaders& extra = {});
   void worker();
   void wake();
 

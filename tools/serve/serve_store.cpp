@@ -4,6 +4,9 @@
 
 #include <fmt/core.h>
 
+#include <sqlite3.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 
@@ -27,8 +30,9 @@ void bind_time(Stmt& s, int i, std::int64_t ns) {
 
 }  // namespace
 
-ServeStore::ServeStore(const std::string& path, std::chrono::milliseconds commit_interval)
-    : path_(path), interval_(commit_interval) {
+ServeStore::ServeStore(const std::string& path, std::chrono::milliseconds commit_interval,
+                       std::size_t max_backlog_rows, std::chrono::milliseconds busy_timeout)
+    : path_(path), interval_(commit_interval), max_backlog_(std::max<std::size_t>(1, max_backlog_rows)) {
   try {
     store_ = std::make_unique<ResultStore>(path);
   } catch (const BadInput&) {
@@ -36,6 +40,8 @@ ServeStore::ServeStore(const std::string& path, std::chrono::milliseconds commit
   } catch (const std::exception& e) {
     refuse_unwritable(path, e);
   }
+  // The writer retries every interval anyway: waiting long on a lock only delays the retry.
+  sqlite3_busy_timeout(store_->db().handle(), int(busy_timeout.count()));
 }
 
 ServeStore::~ServeStore() { close(); }
@@ -65,14 +71,20 @@ void ServeStore::insert_session(const ServeSessionInfo& info) {
   session_ = db.last_insert_id();
 }
 
+bool ServeStore::admit_row() {
+  if (steps_.size() + requests_.size() < max_backlog_) return true;
+  ++totals_.dropped;
+  return false;
+}
+
 void ServeStore::on_step(const StepStats& step) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (totals_.failed) ++totals_.dropped; else steps_.push_back(step);
+  if (admit_row()) steps_.push_back(step);
 }
 
 void ServeStore::on_request(const ServedRequest& request) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (totals_.failed) ++totals_.dropped; else requests_.push_back(request);
+  if (admit_row()) requests_.push_back(request);
 }
 
 void ServeStore::close() {
@@ -92,6 +104,8 @@ ServeStore::Totals ServeStore::totals() const {
 void ServeStore::run() {
   std::vector<StepStats> steps;
   std::vector<ServedRequest> requests;
+  std::int64_t dropped_before = 0;  // totals_.dropped when the failing began
+  auto failing_since = std::chrono::steady_clock::time_point{};
   for (;;) {
     bool last = false;
     {
@@ -102,28 +116,61 @@ void ServeStore::run() {
       steps.swap(steps_);
       requests.swap(requests_);
     }
-    if ((!steps.empty() || !requests.empty()) && !commit(steps, requests)) {
-      std::lock_guard<std::mutex> lock(mu_);
+    if (steps.empty() && requests.empty()) {
+      if (last) return;
+      continue;
+    }
+    const auto why = commit(steps, requests);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (why) {
+      if (!totals_.failed) {
+        failing_since = std::chrono::steady_clock::now();
+        dropped_before = totals_.dropped;
+        fmt::print(stderr, "serve: --db '{}': cannot store now ({}); serving goes on and storing "
+                   "is retried every {} ms, keeping at most {} rows meanwhile\n", path_, *why,
+                   interval_.count(), max_backlog_);
+        std::fflush(stderr);
+      }
       totals_.failed = true;
-      totals_.dropped += std::int64_t(steps.size() + requests.size() + steps_.size() +
-                                      requests_.size());
-      steps_.clear();
-      requests_.clear();
-      return;
+      // The rows go back in front of what arrived meanwhile; the backlog bound holds.
+      steps.insert(steps.end(), steps_.begin(), steps_.end());
+      requests.insert(requests.end(), requests_.begin(), requests_.end());
+      steps_.swap(steps);
+      requests_.swap(requests);
+      while (steps_.size() + requests_.size() > max_backlog_) {
+        if (!steps_.empty()) steps_.pop_back(); else requests_.pop_back();
+        ++totals_.dropped;
+      }
+      steps.clear();
+      requests.clear();
+      if (last) {
+        totals_.dropped += std::int64_t(steps_.size() + requests_.size());
+        fmt::print(stderr, "serve: --db '{}': {} rows could not be stored before exit\n", path_,
+                   steps_.size() + requests_.size());
+        steps_.clear();
+        requests_.clear();
+        return;
+      }
+      continue;
     }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      totals_.steps += std::int64_t(steps.size());
-      totals_.requests += std::int64_t(requests.size());
+    if (totals_.failed) {
+      const auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                      failing_since).count();
+      fmt::print(stderr, "serve: --db '{}': storing again after {:.1f} s; {} rows were dropped "
+                 "meanwhile\n", path_, secs, totals_.dropped - dropped_before);
+      std::fflush(stderr);
+      totals_.failed = false;
     }
+    totals_.steps += std::int64_t(steps.size());
+    totals_.requests += std::int64_t(requests.size());
     steps.clear();
     requests.clear();
-    if (last) return;
+    if (last && steps_.empty() && requests_.empty()) return;
   }
 }
 
-bool ServeStore::commit(const std::vector<StepStats>& steps,
-                        const std::vector<ServedRequest>& requests) {
+std::optional<std::string> ServeStore::commit(const std::vector<StepStats>& steps,
+                                              const std::vector<ServedRequest>& requests) {
   Db& db = store_->db();
   try {
     transaction(db, [&] {
@@ -152,13 +199,14 @@ bool ServeStore::commit(const std::vector<StepStats>& steps,
         rq.run();
       }
     });
-    return true;
+    return std::nullopt;
   } catch (const std::exception& e) {
-    const auto reason = write_failure_reason(e);
-    fmt::print(stderr, "serve: --db '{}': stopped storing ({}); serving goes on, later steps and "
-               "requests are not stored\n", path_, reason ? *reason : std::string(e.what()));
-    std::fflush(stderr);
-    return false;
+    if (const auto reason = write_failure_reason(e)) return reason;
+    const std::string what = e.what();
+    if (what.find("database is locked") != std::string::npos ||
+        what.find("database is busy") != std::string::npos)
+      return std::string("another process holds the database lock");
+    return what.substr(0, 200);
   }
 }
 

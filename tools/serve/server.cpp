@@ -45,7 +45,14 @@ Server::Server(const Model& model, const SchedulerOptions& scheduler, const Serv
   h.worker_threads = std::max(1, opt_.http_threads);
   h.max_connections = std::max(1, opt_.max_connections);
   h.head_timeout = opt_.head_timeout;
-  h.max_body_bytes = opt_.max_body_bytes;
+  // Bodies are refused by what the context can hold before they are parsed into values (a
+  // 65 MB list of 32 M ids would build a 1.4 GB tree only to be refused as too long): a token
+  // is at most a few dozen bytes of JSON text (16 UTF-8 bytes, 6 each when escaped, and far
+  // less as an id), and each token costs a handful of JSON values at most (a chat message is
+  // an object of two strings and holds at least one token).
+  const std::size_t context = std::size_t(std::max<std::int64_t>(1, engine_->options().max_len));
+  max_body_values_ = 8 * context + 4096;
+  h.max_body_bytes = std::min(opt_.max_body_bytes, context * 128 + (std::size_t(1) << 20));
   h.error_body = [](int status, const std::string& message) {
     return error_json(ApiError(status, message, error_type(status)));
   };
@@ -128,7 +135,7 @@ void Server::handle_metrics(const HttpRequest&, HttpReply& res) {
 
 void Server::handle_completions(const HttpRequest& req, HttpReply& res) {
   try {
-    answer(parse_completion_request(req.body, tokenizer_), false, res);
+    answer(parse_completion_request(req.body, tokenizer_, max_body_values_), false, res);
   } catch (const ApiError& e) {
     send_error(res, e);
   }
@@ -137,7 +144,7 @@ void Server::handle_completions(const HttpRequest& req, HttpReply& res) {
 void Server::handle_chat(const HttpRequest& req, HttpReply& res) {
   try {
     answer(parse_chat_request(req.body, opt_.chat_template ? &*opt_.chat_template : nullptr,
-                              tokenizer_),
+                              tokenizer_, max_body_values_),
            true, res);
   } catch (const ApiError& e) {
     send_error(res, e);

@@ -39,7 +39,8 @@ struct ServeOptions {
   int http_threads = 64;         // worker threads: completions answered at once
   int max_connections = 256;     // open connections; one more is answered 503
   std::chrono::milliseconds head_timeout{10000};  // a request head must arrive within this
-  std::size_t max_body_bytes = std::size_t(64) << 20;  // larger bodies get 413
+  // Larger bodies get 413; the server lowers it to what its context length can need.
+  std::size_t max_body_bytes = std::size_t(64) << 20;
   int omp_threads = 0;           // the engine thread's OpenMP threads (0: the runtime's default)
   // A SentencePiece tokenizer.model for text prompts ("": the byte-level mapping; tokenizer.h).
   std::string tokenizer_model;
@@ -96,6 +97,7 @@ class Server {
   std::atomic<bool> draining_{false};
   std::atomic<int> active_handlers_{0};  // completions being answered (streams until released)
   std::atomic<std::uint64_t> completion_ids_{0};
+  std::size_t max_body_values_ = 0;  // JSON values a body may hold (from the context length)
 };
 
 }  // namespace llmbench

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "kernels/common/error.h"
+#include "engine/checkpoint/json_input.h"
 #include "tools/store/run_info.h"
 #include "tools/store/schema.h"
 #include "tools/store/variants_json.h"
@@ -39,7 +40,7 @@ std::string CaseSamples::label(bool with_threads) const {
 
 std::string normalise_variants(const std::string& text) {
   // nlohmann::json keeps object keys in a std::map, so dump() sorts them.
-  const auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const auto j = parse_json(text).value;
   return j.is_discarded() ? text : j.dump();
 }
 
@@ -99,7 +100,7 @@ std::unique_ptr<Db> open_side(const std::string& path, const std::string& what) 
 
 }  // namespace
 
-LoadedRun read_bench_run(const SideSpec& spec, const std::string& what) {
+static LoadedRun read_bench_run_unchecked(const SideSpec& spec, const std::string& what) {
   std::unique_ptr<Db> db = open_side(spec.path, what);
   require_llmbench_tables(*db, what, spec.path);
   LoadedRun out;
@@ -128,7 +129,16 @@ LoadedRun read_bench_run(const SideSpec& spec, const std::string& what) {
     c.prompt_len = int(cases.column_int(5));
     c.max_new_tokens = int(cases.column_int(6));
     c.threads = int(cases.column_int(7));
-    c.variants = normalise_variants(cases.column_text(8));
+    // Variants are JSON this database wrote; anything else (a corrupt or hostile file, nested
+    // a million levels deep) is refused here, before anything recurses over it.
+    const std::string variants = cases.column_text(8);
+    if (!variants.empty()) {
+      auto parsed = parse_json(variants);
+      if (!parsed.ok())
+        throw BadInput(what + " '" + spec.path + "': bench_case " + std::to_string(c.case_id) +
+                       " has variants that are not valid JSON (" + parsed.error + ")");
+      c.variants = parsed.value.dump();
+    }
     c.status = cases.column_text(9);
     c.error = cases.column_text(10);
     if (c.max_new_tokens > 1) c.tpot_ms.emplace();
@@ -181,7 +191,7 @@ bool serving_only(const std::string& path) {
   return count_rows(*db, "load_run") > 0 && count_rows(*db, "run") == 0;
 }
 
-LoadedRun read_serving_run(const SideSpec& spec, const std::string& what) {
+static LoadedRun read_serving_run_unchecked(const SideSpec& spec, const std::string& what) {
   std::unique_ptr<Db> db = open_side(spec.path, what);
   if (!db->has_table("load_run"))
     throw BadInput(what + " '" + spec.path + "' has no serving runs (no load_run table: it was "
@@ -255,6 +265,34 @@ LoadedRun read_serving_run(const SideSpec& spec, const std::string& what) {
     if (e2el_ns > 0) c.throughput_tok_s.push_back(double(samples.column_int(4)) / (e2el_ns / 1e9));
   }
   return out;
+}
+
+namespace {
+
+// Runs a reader; an SQLite failure on the way (a corrupt page, a file that is not a database
+// after all, a missing column) is the file's fault: one line naming it, exit 2.
+template <class Read>
+LoadedRun read_checked(const SideSpec& spec, const std::string& what, Read read) {
+  try {
+    return read(spec, what);
+  } catch (const BadInput&) {
+    throw;
+  } catch (const Error& e) {
+    std::string why = e.what();
+    if (why.size() > 160) why = why.substr(0, 157) + "...";
+    throw BadInput(what + " '" + spec.path + "': cannot be read as an llmbench database (" + why +
+                   ")");
+  }
+}
+
+}  // namespace
+
+LoadedRun read_bench_run(const SideSpec& spec, const std::string& what) {
+  return read_checked(spec, what, read_bench_run_unchecked);
+}
+
+LoadedRun read_serving_run(const SideSpec& spec, const std::string& what) {
+  return read_checked(spec, what, read_serving_run_unchecked);
 }
 
 }  // namespace llmbench

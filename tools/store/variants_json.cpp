@@ -1,6 +1,7 @@
 // Variants as JSON (see variants_json.h). nlohmann::json objects keep their keys sorted, so
 // equal variants always dump to the same text and SQL can GROUP BY it.
 #include "tools/store/variants_json.h"
+#include "engine/checkpoint/json_input.h"
 
 #include <string>
 
@@ -64,7 +65,7 @@ std::string variants_label(const Variants& v) {
 }
 
 std::string variants_label(const std::string& json_text) {
-  const auto j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  const auto j = parse_json(json_text).value;
   if (j.is_discarded()) return json_text;
   const auto v = variants_from_json(j);
   return v ? variants_label(*v) : json_text;

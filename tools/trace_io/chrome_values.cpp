@@ -38,26 +38,6 @@ std::optional<std::int64_t> chrome_us_to_ns(const json& v) {
   return std::llround(d * 1000.0);  // trace processor: llround(us * 1000.0)
 }
 
-// Where the nesting first goes past `limit` (a byte offset for the message), skipping strings.
-std::size_t chrome_nesting_error_offset(const std::string& text, int limit) {
-  int depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > limit) return i;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return text.size();
-}
-
 namespace {
 
 std::string lower(std::string s) {

@@ -14,9 +14,6 @@ namespace llmbench {
 // for anything else or beyond the int64 range.
 std::optional<std::int64_t> chrome_us_to_ns(const nlohmann::json& us);
 
-// Where the nesting first goes past `limit` (a byte offset for the message), skipping strings;
-// text.size() when it never does.
-std::size_t chrome_nesting_error_offset(const std::string& text, int limit);
 
 // Categories of device activity (Kineto's current and older names): their tracks are GPU
 // streams.

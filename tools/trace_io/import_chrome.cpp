@@ -12,6 +12,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
+#include "engine/checkpoint/json_input.h"
 #include "kernels/common/error.h"
 #include "tools/trace_io/chrome_values.h"
 #include "tools/trace_io/file_io.h"
@@ -399,35 +400,31 @@ ReadTrace ChromeReader::read() {
   const std::string text = read_maybe_gzip(path_, "chrome trace");
   bool array_form = false, object_form = false;
   std::string top_key;
-  json doc;
-  try {
-    doc = json::parse(text, [&](int depth, json::parse_event_t event, json& parsed) {
-      // Nesting is bounded before anything recurses over it (flattening args, dump(), copies):
-      // 20,000 nested arrays in args overflowed the stack. Real traces nest a few levels.
-      if ((event == json::parse_event_t::object_start ||
-           event == json::parse_event_t::array_start) &&
-          depth >= kMaxChromeNesting)
-        throw BadInput("chrome trace '" + path_ + "': JSON nested deeper than " +
-                       std::to_string(kMaxChromeNesting) + " levels (at byte " +
-                       std::to_string(chrome_nesting_error_offset(text, kMaxChromeNesting)) +
-                       "); a trace event's args nest a few levels");
-      if (depth == 0 && event == json::parse_event_t::array_start) array_form = true;
-      if (depth == 0 && event == json::parse_event_t::object_start) object_form = true;
-      if (depth == 1 && event == json::parse_event_t::key && object_form)
-        top_key = parsed.get<std::string>();
-      const bool event_end = event == json::parse_event_t::object_end ||
-                             (event == json::parse_event_t::value && depth > 0);
-      const bool in_events = (array_form && depth == 1) ||
-                             (object_form && depth == 2 && top_key == "traceEvents");
-      if (event_end && in_events) {
-        on_event(parsed);
-        return false;  // handled: drop it from the document
-      }
-      return true;
-    });
-  } catch (const json::exception& e) {
-    throw BadInput("chrome trace '" + path_ + "': invalid JSON (" + e.what() + ")");
-  }
+  // Nesting is bounded before anything recurses over it (the parser, flattening args, dump(),
+  // copies): 20,000 nested arrays in args overflowed the stack. Real traces nest a few levels.
+  JsonLimits limits;
+  limits.max_depth = kMaxChromeNesting;
+  auto result = parse_json(text, limits, [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth == 0 && event == json::parse_event_t::array_start) array_form = true;
+    if (depth == 0 && event == json::parse_event_t::object_start) object_form = true;
+    if (depth == 1 && event == json::parse_event_t::key && object_form)
+      top_key = parsed.get<std::string>();
+    const bool event_end = event == json::parse_event_t::object_end ||
+                           (event == json::parse_event_t::value && depth > 0);
+    const bool in_events = (array_form && depth == 1) ||
+                           (object_form && depth == 2 && top_key == "traceEvents");
+    if (event_end && in_events) {
+      on_event(parsed);
+      return false;  // handled: drop it from the document
+    }
+    return true;
+  });
+  if (!result.ok() && result.error.rfind("nested deeper", 0) == 0)
+    throw BadInput("chrome trace '" + path_ + "': JSON " + result.error +
+                   "; a trace event's args nest a few levels");
+  if (!result.ok())
+    throw BadInput("chrome trace '" + path_ + "': invalid JSON (" + result.error + ")");
+  json doc = std::move(result.value);
   if (object_form) {
     auto it = doc.find("traceEvents");
     if (it == doc.end() || !it->is_array())
