@@ -128,7 +128,7 @@ void matmul(float* out, const float* x, const float* w, int m, int n, int k, int
   } else if (m <= kFewRowsMax && cpu_isa().avx2) {
     // Decode on a CPU with AVX2 but not the AVX-512 path: one sequential weight stream per
     // thread, four accumulators per output (matmul_avx2.h); faster than sgemv in a model-sized
-    // stream (docs/metrics.md "Against llama.cpp").
+    // stream (docs/case-studies/cpu-decode-vs-llama-cpp.md "Against llama.cpp").
     avx2::matmul_f32_rows(out, x, lda, w, m, n, k);
   } else if (m == 1) {
     // Decode at batch 1: out = W x with W row-major [n, k]; sgemv streams W once.

@@ -3,7 +3,7 @@
 // cpu_isa() found those features.
 //
 // How the weights are walked (measured with a model-sized sequence of matrices, each read once
-// per step as in decode, tinyllama-1.1b bf16 and `small`; docs/metrics.md "Against llama.cpp"):
+// per step as in decode, tinyllama-1.1b bf16 and `small`; docs/case-studies/cpu-decode-vs-llama-cpp.md "Against llama.cpp"):
 // one weight row at a time, to its end, then the next row, so each thread reads one sequential
 // stream (its contiguous half of the matrix, then back halves of what the other has left:
 // panel_schedule.h), with a software prefetch kPrefetchBytes ahead in that stream. The previous

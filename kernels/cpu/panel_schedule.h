@@ -9,7 +9,7 @@
 // Why: on a VM whose vCPUs are shared, one thread is often slowed for part of a matrix; with a
 // static split the other thread then waits at the barrier and the memory stream sits idle
 // (measured in tinyllama-1.1b fp32 decode: the two threads' end times differed by 15-17% of
-// the GEMMs' wall time; docs/metrics.md "Against llama.cpp").
+// the GEMMs' wall time; docs/case-studies/cpu-decode-vs-llama-cpp.md "Against llama.cpp").
 // Deliberately not: a shared counter for every unit (one stream per thread would become
 // interleaved panels, and every claim a contended cache line).
 #pragma once

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -50,6 +51,11 @@ std::string substitute_port(const std::string& cmd, int port) {
 namespace {
 
 std::string describe(int status) {
+  // 127: the shell found no such command (a bare `llmbench` is not on PATH after set-up).
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+    return "exited with code 127 (the shell found no such command: give the server program's "
+           "path, e.g. --server-cmd \"build/tools/llmbench serve --model small --port {port}\", "
+           "or add its directory to PATH)";
   if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
   return "stopped";
@@ -57,7 +63,26 @@ std::string describe(int status) {
 
 }  // namespace
 
-ServerProcess::ServerProcess(const std::string& cmd) {
+namespace {
+
+// `llmbench ...` where no llmbench is on PATH: this very binary (/proc/self/exe), so the README's
+// and docs' commands run from a fresh build. Any other command runs as given.
+std::string resolve_own_name(const std::string& cmd) {
+  const std::size_t start = cmd.find_first_not_of(" \t");
+  if (start == std::string::npos || cmd.compare(start, 9, "llmbench ") != 0) return cmd;
+  if (std::system("command -v llmbench > /dev/null 2>&1") == 0) return cmd;
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return cmd;
+  const std::string path(self, std::size_t(n));
+  if (path.find('\'') != std::string::npos) return cmd;
+  return cmd.substr(0, start) + "'" + path + "'" + cmd.substr(start + 8);
+}
+
+}  // namespace
+
+ServerProcess::ServerProcess(const std::string& given) {
+  const std::string cmd = resolve_own_name(given);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
