@@ -57,6 +57,7 @@ build() {
     while IFS= read -r line; do
       [[ $line =~ ^\[([0-9]+)/([0-9]+)\] ]] || continue
       k=${BASH_REMATCH[1]} n=${BASH_REMATCH[2]}
+      ((n > 2)) || continue  # ninja's re-check of globbed folders, not the build
       pct=$((100 * k / n))
       if ((pct >= last_pct + 5 || SECONDS - last_t >= 20 || k == n)); then
         printf 'setup: %s %3d%% (%d/%d steps, %d:%02d)\n' "$label" "$pct" "$k" "$n" \

@@ -197,15 +197,14 @@ void open_run(const RunOptions& opts, const RunPlan& plan, const std::vector<std
 // cuda: the device read test and the cuBLAS GEMM peak of the first case's dtype
 void print_peaks(const RunOptions& opts, const RunPlan& plan, const Peaks& peaks) {
   const DType run_dtype = plan.cases.front().dtype;
-  notice(opts, fmt::format("peaks: {:.1f} GB/s {}, {:.3f} TFLOP/s {} {} ({}); each case with "
-                           "decode steps probes its own read roof (MBU's denominator){}",
-                           peaks.bandwidth_gbps, "read",
-                           peaks.tflops,
-                           plan.backend == "cuda"                                 ? "cuBLAS GEMM"
-                           : run_dtype == DType::kFp32 || run_dtype == DType::kFp16 ? "sgemm"
-                                                                                    : "GEMM",
-                           dtype_name(run_dtype), peaks.source,
-                           peaks.bandwidth_given ? ", but --peak-bw-gbps is MBU's denominator" : ""));
+  notice(opts, fmt::format("peaks: {:.1f} GB/s read, {:.3f} TFLOP/s {} {} ({}); each case probes "
+                           "its compute roof (MFU divides by the larger of probe and peak){}{}",
+                           peaks.bandwidth_gbps, peaks.tflops, dtype_name(run_dtype),
+                           plan.backend == "cuda" ? "cuBLAS GEMM" : "GEMM", peaks.source,
+                           peaks.tflops_given ? ", but --peak-tflops is MFU's denominator" : "",
+                           peaks.bandwidth_given
+                               ? "; --peak-bw-gbps is MBU's denominator"
+                               : " and, with decode steps, its read roof (MBU's denominator)"));
 }
 
 // The peaks a case of each dtype divides by: the run's own for a dtype they hold; a dtype the
