@@ -48,25 +48,50 @@ inline std::string run_browser(const std::string& browser, const fs::path& html,
   return slurp(work / "dom.html");
 }
 
-// The status line the page writes once drawn: "charts=N series=M blank=B cards=C errors=E
-// resources=R [messages]"; done is false when the page never finished.
+// The status line the page writes once drawn (hidden: display none): "charts=N series=M
+// blank=B cards=C errors=E resources=R overlaps=O clipped=K [messages]" (overlaps: pairs of
+// neighbouring tick labels that overlap, on every axis; clipped: points or bars drawn outside
+// their plot area); done is false when the page never finished.
 struct PageStatus {
   bool done = false;
-  int charts = 0, series = 0, blank = 0, cards = 0, errors = 0, resources = 0;
+  int charts = 0, series = 0, blank = 0, cards = 0, errors = 0, resources = 0, overlaps = 0,
+      clipped = 0;
   std::string messages;
 };
 inline PageStatus page_status(const std::string& dom) {
   std::smatch m;
   const std::regex status(
       R"(id="report-status" data-done="1">charts=(\d+) series=(\d+) blank=(\d+) cards=(\d+) )"
-      R"(errors=(\d+) resources=(\d+)([^<]*))");
+      R"(errors=(\d+) resources=(\d+) overlaps=(\d+) clipped=(\d+)([^<]*))");
   PageStatus st;
   if (!std::regex_search(dom, m, status)) return st;
   st.done = true;
-  int* fields[] = {&st.charts, &st.series, &st.blank, &st.cards, &st.errors, &st.resources};
-  for (int i = 0; i < 6; ++i) *fields[i] = std::stoi(m[i + 1]);
-  st.messages = m[7];
+  int* fields[] = {&st.charts, &st.series, &st.blank,    &st.cards,
+                   &st.errors, &st.resources, &st.overlaps, &st.clipped};
+  for (int i = 0; i < 8; ++i) *fields[i] = std::stoi(m[i + 1]);
+  st.messages = m[9];
   return st;
+}
+
+// Attribute `attr` of the canvas of chart `id` as the page left it (data-labels: names drawn,
+// data-layers: layer bands, data-clipped, data-overlaps); -1 when absent.
+inline int canvas_attr(const std::string& dom, const std::string& id, const std::string& attr) {
+  const auto at = dom.find("<canvas id=\"chart-" + id + "\"");
+  if (at == std::string::npos) return -1;
+  const std::string tag = dom.substr(at, dom.find('>', at) - at);
+  std::smatch m;
+  if (!std::regex_search(tag, m, std::regex(attr + "=\"(-?\\d+)\""))) return -1;
+  return std::stoi(m[1]);
+}
+
+// The rows of the page's opening summary table (<table id="summary-table">), header included.
+inline int summary_rows(const std::string& dom) {
+  const auto at = dom.find("id=\"summary-table\"");
+  if (at == std::string::npos) return 0;
+  const std::string t = dom.substr(at, dom.find("</table>", at) - at);
+  int n = 0;
+  for (auto p = t.find("<tr"); p != std::string::npos; p = t.find("<tr", p + 1)) ++n;
+  return n;
 }
 
 // The charts and datasets (series) of build_report_data's JSON: what the page must draw.

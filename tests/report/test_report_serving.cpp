@@ -3,15 +3,19 @@
 // 256-token context) against `llmbench serve --model tiny` with prefix caching on and off,
 // scraping its /metrics, into one database. Checks that each load run gets its own section
 // (nothing merged), that DB:RUN / DB:load:N pick one, the latency-against-throughput points,
-// TTFT per turn against the bundled load_ttft_by_turn query, the request timeline and the
-// server-metric charts under it (bounded), the compare view's deltas, the one-line refusals
-// (exit 2), and the page in headless Chromium.
+// TTFT per turn against the bundled load_ttft_by_turn query, the latency distributions (the ITL
+// CDF against load_itl_distribution) and the summary table against load_summary, the request
+// timeline and the server-metric charts under it (bounded), the compare view's deltas, the
+// one-line refusals (exit 2), and the page in headless Chromium (summary table, no clipped
+// interval, no overlapping tick labels).
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <string>
 #include <unistd.h>
@@ -87,8 +91,9 @@ TEST_F(ReportServing, EachLoadRunIsItsOwnSection) {
     for (const auto& ds : (*ttft)["config"]["data"]["datasets"])
       EXPECT_EQ(ds["data"].size(), 2u) << ds["label"];
     EXPECT_EQ((*ttft)["config"]["data"]["datasets"].size(), 2u) << "median and p99 of one series";
-    for (const char* id : {"tpot", "itl", "ttft_tput", "tpot_tput", "turns", "timeline"})
-      EXPECT_NE(find_chart(data, pre + id), nullptr) << pre << id;
+    for (const char* id : {"tpot", "itl", "ttft_tput", "tpot_tput", "turns", "timeline",
+                           "ttft_cdf", "tpot_cdf", "itl_cdf"})
+      EXPECT_NE(find_chart(data, pre + id), nullptr) << pre << id << " " << data["omitted"];
   }
   // The facts name each run's own label.
   EXPECT_NE(find_section(data, "serving_1_section")->dump().find("cache-on"), std::string::npos);
@@ -130,7 +135,7 @@ TEST_F(ReportServing, LatencyAgainstThroughputIsOnePointPerLevel) {
   }
 }
 
-TEST_F(ReportServing, TurnChartEqualsLoadTtftByTurn) {
+TEST_F(ReportServing, TurnsDistributionsAndSummaryEqualTheBundledQueries) {
   auto r = llmbench_test::run_llmbench("query " + db().string() +
                                            " load_ttft_by_turn --param load_run_id=2 --format json",
                                        dir() / "query");
@@ -146,6 +151,47 @@ TEST_F(ReportServing, TurnChartEqualsLoadTtftByTurn) {
     EXPECT_EQ(rows[i][1].get<int>(), want[i]["turn_index"].get<int>());
     const double p50 = want[i]["ttft_ms_p50"];
     EXPECT_NEAR(rows[i][3].get<double>(), p50, p50 * 1e-3) << i;
+  }
+  // The ITL distribution is load_itl_distribution's cumulative share, bucket by bucket, each
+  // level's curve ending at 1.
+  const json* itl = find_chart(data, "serving_2_itl_cdf");
+  ASSERT_NE(itl, nullptr);
+  std::smatch m;
+  const std::string title = (*itl)["title"];
+  ASSERT_TRUE(std::regex_search(title, m, std::regex(R"(, ([0-9.e-]+) ms buckets)"))) << title;
+  r = llmbench_test::run_llmbench("query " + db().string() + " load_itl_distribution --param "
+                                  "load_run_id=2 --param bucket_ms=" + m[1].str() +
+                                  " --format json", dir() / "query");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto hist = nlohmann::json::parse(r.out);
+  const json& irows = (*itl)["table"]["rows"];
+  ASSERT_EQ(irows.size(), hist.size());
+  for (std::size_t i = 0; i < hist.size(); ++i) {
+    EXPECT_EQ(irows[i][0], hist[i]["level"].get<std::string>());
+    EXPECT_NEAR(irows[i][2].get<double>(), hist[i]["cumulative_share"].get<double>(), 1e-3);
+  }
+  for (const auto& ds : (*itl)["config"]["data"]["datasets"])
+    EXPECT_DOUBLE_EQ(ds["data"].back()["y"].get<double>(), 1.0) << ds["label"];
+  // TTFT's CDF: one curve per level, from 0 to every ok request (1).
+  const json* ttft = find_chart(data, "serving_2_ttft_cdf");
+  ASSERT_NE(ttft, nullptr);
+  ASSERT_EQ((*ttft)["config"]["data"]["datasets"].size(), 2u);
+  for (const auto& ds : (*ttft)["config"]["data"]["datasets"]) {
+    EXPECT_EQ(ds["data"].front()["y"], 0);
+    EXPECT_DOUBLE_EQ(ds["data"].back()["y"].get<double>(), 1.0);
+  }
+  // The page opens with load_summary's rows.
+  r = llmbench_test::run_llmbench("query " + db().string() +
+                                      " load_summary --param load_run_id=2 --format json",
+                                  dir() / "query");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto summary = nlohmann::json::parse(r.out);
+  const json& sm = data["summary"];
+  ASSERT_EQ(sm["rows"].size(), summary.size());
+  for (std::size_t i = 0; i < summary.size(); ++i) {
+    EXPECT_EQ(sm["rows"][i][0], summary[i]["level"].get<std::string>());
+    EXPECT_EQ(sm["rows"][i][5],
+              fmt::format("{:.2f}", summary[i]["ttft_ms_p50"].get<double>()));
   }
 }
 
@@ -364,6 +410,15 @@ TEST_F(ReportServing, RendersInHeadlessChromium) {
   EXPECT_EQ(st.blank, 0) << "charts with an empty canvas";
   EXPECT_EQ(st.errors, 0) << "console errors:" << st.messages;
   EXPECT_EQ(st.resources, 0) << "the page loaded resources";
+  EXPECT_EQ(st.overlaps, 0) << "tick labels drawn over each other";
+  EXPECT_EQ(st.clipped, 0) << "points or bars outside their plot area";
+  EXPECT_EQ(llmbench_test::canvas_attr(dom, "compare", "data-clipped"), 0);
+  // The summary table (compare's verdicts) opens the page; the distributions are drawn.
+  const json data = report(db().string() + ":load:1", db().string() + ":load:2");
+  EXPECT_EQ(llmbench_test::summary_rows(dom), 1 + int(data["summary"]["rows"].size()));
+  EXPECT_LT(dom.find("summary-table"), dom.find("<canvas"));
+  for (const char* id : {"serving_1_ttft_cdf", "serving_1_tpot_cdf", "serving_1_itl_cdf"})
+    EXPECT_EQ(llmbench_test::canvas_attr(dom, id, "data-clipped"), 0) << id;
   const std::string err = llmbench_test::slurp(work / "browser.err");
   EXPECT_EQ(err.find(":CONSOLE("), std::string::npos) << err.substr(0, 4000);
   ASSERT_TRUE(fs::exists(png));

@@ -27,7 +27,19 @@ struct ChromeOptions {
   std::optional<std::int64_t> run;
 };
 
+// The missing-argument lines, as the rest of the CLI words them.
+void require_db_and_output(const std::string& format, const std::string& db,
+                           const std::string& out) {
+  if (db.empty())
+    throw BadInput("export " + format + ": expected a result database: llmbench export " +
+                   format + " DB -o " + (format == "chrome" ? "trace.json" : "results.json") +
+                   " (DB: the .db file written by llmbench run)");
+  if (out.empty())
+    throw BadInput("export " + format + ": expected -o FILE (the file to write; - for stdout)");
+}
+
 int export_chrome(const ChromeOptions& o) {
+  require_db_and_output("chrome", o.db, o.out);
   auto db = open_query_db(o.db);  // read-only, never created
   const ChromeExport e = export_chrome_trace(*db, o.db, o.run);
   if (o.out == "-") {
@@ -45,10 +57,10 @@ void add_export_chrome(CLI::App& export_cmd, CommandContext& ctx) {
   CLI::App* cmd = export_cmd.add_subcommand(
       "chrome", "A run's trace as Chrome trace-event JSON (Perfetto UI, chrome://tracing)");
   cmd->footer("Examples:\n  llmbench export chrome llmbench.db -o trace.json.gz");
-  cmd->add_option("db", o->db, "SQLite database written by llmbench run")->required();
+  cmd->add_option("db", o->db, "SQLite database written by llmbench run");
   cmd->add_option("--run", o->run, "run.id to export (default: the latest run with a trace)");
-  cmd->add_option("-o,--output", o->out, "Output file (.json, or .json.gz to compress; - for stdout)")
-      ->required();
+  cmd->add_option("-o,--output", o->out,
+                  "Output file (.json, or .json.gz to compress; - for stdout); required");
   cmd->callback([o, &ctx] { ctx.exit_code = export_chrome(*o); });
 }
 
@@ -74,6 +86,7 @@ std::vector<Metric> time_metrics(const std::string& text) {
 }
 
 int run_export_gbench(const GbenchOptions& o) {
+  require_db_and_output("gbench", o.db, o.output);
   const std::vector<Metric> metrics = time_metrics(o.metrics);
   if (o.run_id < 0) throw BadInput("--run: expected a run id >= 1");
   SideSpec spec{o.db, std::nullopt};
@@ -96,12 +109,11 @@ void add_export_gbench(CLI::App* export_cmd, CommandContext& ctx) {
   CLI::App* cmd = export_cmd->add_subcommand(
       "gbench", "Per-repetition samples of one run as Google Benchmark JSON (for its compare.py)");
   cmd->footer("Examples:\n  llmbench export gbench llmbench.db -o results.json\n  llmbench export gbench llmbench.db --run 2 --metric ttft -o -");
-  cmd->add_option("db", o->db, "Result database written by llmbench run (opened read-only)")
-      ->required();
+  cmd->add_option("db", o->db, "Result database written by llmbench run (opened read-only)");
   cmd->add_option("--run", o->run_id, "Run id (default: the latest run)");
   cmd->add_option("--metric", o->metrics, "Comma-separated time metrics: ttft, tpot, e2e, or all")
       ->capture_default_str();
-  cmd->add_option("-o,--output", o->output, "Output JSON file ('-' for stdout)")->required();
+  cmd->add_option("-o,--output", o->output, "Output JSON file ('-' for stdout); required");
   cmd->callback([o, &ctx] { ctx.exit_code = run_export_gbench(*o); });
 }
 
@@ -111,9 +123,20 @@ void add_export_command(CLI::App& root, CommandContext& ctx) {
   CLI::App* export_cmd =
       root.add_subcommand("export", "Write a database's traces or results in another format");
   export_cmd->footer("Examples:\n  llmbench export chrome llmbench.db -o trace.json\n  llmbench export gbench llmbench.db -o results.json");
-  export_cmd->require_subcommand(1);
   add_export_chrome(*export_cmd, ctx);
   add_export_gbench(export_cmd, ctx);
+  // No format (or an unknown one): one line naming the formats, as the rest of the CLI does.
+  export_cmd->allow_extras();
+  export_cmd->callback([export_cmd] {
+    if (!export_cmd->get_subcommands().empty()) return;
+    const std::vector<std::string> extra = export_cmd->remaining();
+    throw BadInput(
+        (extra.empty() ? std::string("export: expected a format")
+                       : "export: unknown format '" + extra.front() + "'") +
+        ": chrome (a run's trace as Chrome trace-event JSON for Perfetto UI) or gbench (a run's "
+        "samples as Google Benchmark JSON), e.g. llmbench export chrome llmbench.db -o "
+        "trace.json");
+  });
 }
 
 }  // namespace llmbench

@@ -37,6 +37,9 @@ void remove_database(const std::string& db) {
 }
 
 int run_import(const std::string& format, const ImportOptions& o, const CommandContext& ctx) {
+  if (o.file.empty())
+    throw BadInput("import " + format + ": expected the file to import: llmbench import " +
+                   format + (format == "nsys" ? " FILE.sqlite" : " FILE.json") + " --db DB");
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   ReadTrace r = format == "nsys" ? read_nsys_export(o.file) : read_chrome_trace(o.file);
@@ -83,7 +86,7 @@ void add_format(CLI::App& import_cmd, CommandContext& ctx, const std::string& fo
                 const std::string& description, const std::string& file_help) {
   auto o = std::make_shared<ImportOptions>();
   CLI::App* cmd = import_cmd.add_subcommand(format, description);
-  cmd->add_option("file", o->file, file_help)->required();
+  cmd->add_option("file", o->file, file_help);
   cmd->add_option("--db", o->db, "SQLite database the trace is added to (created if missing)")
       ->capture_default_str();
   cmd->callback([o, format, &ctx] { ctx.exit_code = run_import(format, *o, ctx); });
@@ -95,12 +98,22 @@ void add_import_command(CLI::App& root, CommandContext& ctx) {
   CLI::App* cmd = root.add_subcommand(
       "import", "Add a trace of another tool to a database (see docs/import.md)");
   cmd->footer("Examples:\n  llmbench import nsys report.sqlite --db traces.db\n  llmbench import chrome trace.json.gz --db traces.db");
-  cmd->require_subcommand(1);
   add_format(*cmd, ctx, "nsys", "Import an Nsight Systems SQLite export (nsys export --type sqlite)",
              "The .sqlite file nsys export wrote");
   add_format(*cmd, ctx, "chrome",
              "Import Chrome trace-event JSON (PyTorch profiler / Kineto and others)",
              "The .json or .json.gz trace");
+  // No format (or an unknown one): one line naming the formats, as the rest of the CLI does.
+  cmd->allow_extras();
+  cmd->callback([cmd] {
+    if (!cmd->get_subcommands().empty()) return;
+    const std::vector<std::string> extra = cmd->remaining();
+    throw BadInput((extra.empty() ? std::string("import: expected a format")
+                                  : "import: unknown format '" + extra.front() + "'") +
+                   ": nsys (an Nsight Systems SQLite export) or chrome (Chrome trace-event "
+                   "JSON, e.g. PyTorch profiler), e.g. llmbench import nsys report.sqlite --db "
+                   "traces.db");
+  });
 }
 
 }  // namespace llmbench

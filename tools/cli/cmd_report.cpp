@@ -25,6 +25,10 @@ struct ReportCliOptions {
 };
 
 int run_report_command(const ReportCliOptions& o) {
+  if (o.db.empty())
+    throw BadInput("report: expected a result database: llmbench report DB [DB2] -o report.html "
+                   "(DB: the .db file written by llmbench run, sweep or load; DB:N picks run N; "
+                   "DB2 adds the compare view)");
   const auto t0 = std::chrono::steady_clock::now();
   const std::string chartjs = load_chartjs();
   ReportOptions ro;
@@ -62,8 +66,7 @@ void add_report_command(CLI::App& root, CommandContext& ctx) {
       "x.db:2\n  llmbench report serving.db:load:1 --compare serving.db:load:2");
   cmd->add_option("db", o->db,
                   "Result database: DB, DB:N, DB:run:N or DB:load:N (default: the latest run "
-                  "and every load run)")
-      ->required();
+                  "and every load run)");
   auto* pos2 = cmd->add_option("db2", o->db2,
                                "Second database or run (as DB) to compare against: adds the "
                                "compare view (DB is the base)");

@@ -1,7 +1,9 @@
 // See report_data.h. Picks the runs (report_select.h: DB, DB:N, DB:run:N, DB:load:N) and the
 // sections; each section is built in its own file (report_section.h lists them). Every chart
 // comes from aggregating SELECTs; the trace sections read at most one case's events grouped by
-// op, layer or category, and the timelines a bounded number of rows.
+// op, layer or category, and the timelines a bounded number of rows. Every page opens with a
+// summary table (the run's cases, the load run's levels, or a compare's verdicts); a compare
+// page puts the compare view (both runs' curves, then the verdicts) first.
 #include "tools/report/report_data.h"
 
 #include "kernels/common/error.h"
@@ -50,31 +52,46 @@ void load_run_page(Ctx& c, const ReportSide& side, std::int64_t run,
     const std::int64_t cand_run = cand_load_run(*db2, cs);
     out["title"] = out["title"].get<std::string>() + " against " + cs.path + ", load run " +
                    std::to_string(cand_run);
+    json summary;
     serving_compare_section(c, {c.db, side.path, run}, {db2.get(), cs.path, cand_run},
-                            out["sections"]);
+                            out["sections"], &summary);
+    out["summary"] = std::move(summary);
     serving_section(c, *c.db, side.path, run, out["sections"], "serving_");
     serving_section(c, *db2, cs.path, cand_run, out["sections"], "cand_serving_");
   } else {
+    out["summary"] = serving_summary_table(*c.db, {{"load run " + std::to_string(run), run}});
     serving_section(c, *c.db, side.path, run, out["sections"], "serving_");
   }
   out["omitted"] = c.omitted;
 }
 
-// The engine side of a compare: refuses a load run.
-std::string engine_cand_arg(const ReportSide& cand) {
-  ReportSide cs = cand;
+// The engine side of a compare, opened: refuses a load run; `cand` gets its run group (the
+// latest when the argument names none).
+std::unique_ptr<Db> open_engine_cand(const ReportSide& side, Ctx& cand) {
+  ReportSide cs = side;
   auto db2 = open_side(cs);
-  resolve_side(*db2, cs, group_sql_of(*db2));
+  cand.db = db2.get();
+  cand.group_sql = group_sql_of(*db2);
+  resolve_side(*db2, cs, cand.group_sql);
   if (cs.kind == RunKind::kLoad)
-    throw BadInput("report: '" + cand.arg + "' names a load run (llmbench load); the base is an "
+    throw BadInput("report: '" + side.arg + "' names a load run (llmbench load); the base is an "
                    "engine run (llmbench run): compare a run with a run");
-  return cs.id ? cs.path + ":" + std::to_string(*cs.id) : cs.path;
+  if (cs.id) {
+    cand.group = *cs.id;
+  } else {
+    Stmt q = db2->prepare("SELECT " + cand.group_sql + " FROM run ORDER BY id DESC LIMIT 1");
+    if (!q.step()) throw BadInput("report: '" + cs.path + "' holds no run to compare with");
+    cand.group = q.column_int(0);
+  }
+  cand.cases_sql = "SELECT id FROM run WHERE " + cand.group_sql + " = ?1";
+  return db2;
 }
 
 // A database without engine runs: its serving sections, or a page that says what is missing.
 json no_engine_run_page(Ctx& c, const ReportSide& side) {
   json out = {{"title", "llmbench report: " + side.path}, {"sections", json::array()}};
   if (serving_sections(c, *c.db, side.path, out["sections"])) {
+    out["summary"] = serving_summary_table(*c.db, drawn_load_runs(*c.db));
     c.omitted.push_back("Run summary, sweep charts and op-level charts: the database holds "
                         "serving results (llmbench load) only.");
     out["omitted"] = c.omitted;
@@ -138,12 +155,37 @@ json build_report_data(const ReportOptions& o) {
     c.show_variants = v.step() && v.column_int(0) > 1;
   }
   out["title"] = "llmbench report: " + side.path + ", run " + std::to_string(c.group);
+  out["summary"] = engine_summary_table(c);
+  c.flags_in_summary = true;
+  std::unique_ptr<Db> db2;
+  if (cand) {
+    c.flags_in_summary = false;
+    // The compare view first: both runs' curves, then `llmbench compare`'s verdicts; the
+    // summary table lists the verdicts.
+    Ctx c2;
+    db2 = open_engine_cand(*cand, c2);
+    {
+      Stmt v = db2->prepare("SELECT COUNT(DISTINCT variants) FROM bench_case WHERE run_id IN (" +
+                            c2.cases_sql + ")");
+      v.bind(1, c2.group);
+      c2.show_variants = c.show_variants || (v.step() && v.column_int(0) > 1);
+    }
+    json curves = section("compare_engine", "Compare: run " + std::to_string(c.group) + " of " +
+                                                side.path + " (base) against run " +
+                                                std::to_string(c2.group) + " of " +
+                                                cand->path + " (candidate)");
+    curves["note"] = "Both runs' curves on one chart; the verdicts with their intervals follow.";
+    engine_compare_curves(c, c2, curves);
+    if (!curves["charts"].empty()) out["sections"].push_back(std::move(curves));
+    json verdicts;
+    compare_section(side.path + ":" + std::to_string(c.group),
+                    cand->path + ":" + std::to_string(c2.group), false, c, out["sections"],
+                    &verdicts);
+    out["summary"] = std::move(verdicts);
+  }
   out["sections"].push_back(summary_section(c));
   sweep_section(c, out["sections"]);
   trace_sections(c, out["sections"]);
-  if (cand)
-    compare_section(side.path + ":" + std::to_string(c.group), engine_cand_arg(*cand), false, c,
-                    out["sections"]);
   // DB alone: every load run beside the latest engine run; DB:N / DB:run:N: that run alone.
   if (!side.id) serving_sections(c, *db, side.path, out["sections"]);
   out["omitted"] = c.omitted;

@@ -13,9 +13,16 @@ inline constexpr const char* kChartJsPath = "/usr/share/javascript/chart.js/char
 // how to install it when the file is missing.
 std::string load_chartjs(const std::string& path = "");
 
-// The page. After loading it writes, into <pre id="report-status">, one line
-// "charts=N series=M blank=B errors=E resources=R" (blank: charts whose canvas stayed empty;
-// resources: network or file loads the page made, always 0) and sets data-done="1".
+// The page: the summary table first, then each section; each chart under its one title (an
+// h3; the canvas draws none), with its drawing aids (the threshold band across the plot, op
+// names in the timeline's bars and its layers shaded, names beside the roofline's points, a
+// warning style for what cannot be right). After loading it writes, into the hidden
+// <pre id="report-status">, one line "charts=N series=M blank=B cards=C errors=E resources=R
+// overlaps=O clipped=K" (blank: charts whose canvas stayed empty; resources: network or file
+// loads the page made, always 0; overlaps: neighbouring tick labels drawn over each other;
+// clipped: points or bars outside their plot), sets data-done="1", and gives each canvas
+// data-overlaps, data-clipped and, where drawn, data-labels and data-layers: what the
+// browser test reads.
 std::string render_report_html(const nlohmann::ordered_json& data, const std::string& chartjs);
 
 }  // namespace llmbench

@@ -101,7 +101,7 @@ std::optional<json> delta_chart(const std::vector<Match>& matched) {
 }  // namespace
 
 void serving_compare_section(Ctx& c, const LoadRunRef& base, const LoadRunRef& cand,
-                             json& sections) {
+                             json& sections, json* summary) {
   const std::vector<ServingLevel> bl = read_serving_levels(*base.db, base.run);
   const std::vector<ServingLevel> cl = read_serving_levels(*cand.db, cand.run);
   const std::string bname = load_run_name(*base.db, base.run) + " of " + base.path;
@@ -129,7 +129,7 @@ void serving_compare_section(Ctx& c, const LoadRunRef& base, const LoadRunRef& c
   if (auto ch = turn_chart("compare_serving_turns", turns)) s["charts"].push_back(std::move(*ch));
   sections.push_back(std::move(s));
   compare_section(base.path + ":" + std::to_string(base.run),
-                  cand.path + ":" + std::to_string(cand.run), true, c, sections);
+                  cand.path + ":" + std::to_string(cand.run), true, c, sections, summary);
 }
 
 }  // namespace llmbench::report

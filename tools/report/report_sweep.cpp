@@ -4,7 +4,9 @@
 // spans more than kLogSpan (tiny's milliseconds beside small's) turns logarithmic, so no series
 // lies flat on zero. A run without a batch sweep (every series one case, e.g. the README's
 // `run --batch 16 --max-new-tokens 1`) gets a summary card per case instead of lone dots.
-// A case whose probed read roof was flagged (roof_check) is named in the section's warnings.
+// A case whose roof_check is not "ok" (a probe that moved, a stale cached peak, a utilisation
+// above 1) is named in the section's warnings with what to do, and its card and utilisation
+// points are drawn in the warning style.
 #include "tools/report/report_section.h"
 
 #include <algorithm>
@@ -19,7 +21,8 @@ namespace llmbench::report {
 struct CaseRow {
   std::string label;
   int batch;
-  std::map<std::string, json> v;  // column -> value or null
+  std::map<std::string, json> v;    // column -> value (4 significant digits: charts) or null
+  std::map<std::string, json> raw;  // column -> the stored value or null (cards, printed text)
   std::string roof_check;         // "" when the column or the probe is absent
 };
 
@@ -73,33 +76,48 @@ json get(const CaseRow& r, const std::string& k) {
   return it == r.v.end() ? json(nullptr) : it->second;
 }
 
-std::string fixed(const json& v, int decimals, double scale = 1) {
-  return v.is_null() ? "n/a" : fmt::format("{:.{}f}", v.get<double>() * scale, decimals);
+// The stored value of column k, printed as the field list says (never rounded first).
+std::string text(const CaseRow& r, const std::string& k, double scale = 1, int extra = 0) {
+  auto it = r.raw.find(k);
+  return field_text(k, it == r.raw.end() ? json(nullptr) : it->second, scale, extra);
 }
 
-// One card per case: what a chart of lone dots would hide in its tooltips.
-json case_cards(const std::vector<CaseRow>& rows) {
+bool above_one(const json& v) { return v.is_number() && v.get<double>() > 1 + 1e-9; }
+
+// One card per case: what a chart of lone dots would hide in its tooltips. A utilisation above
+// 1 or a roof_check other than "ok" is drawn in the warning style, with what to do unless the
+// page's summary table already says it (`advise` false).
+json case_cards(const std::vector<CaseRow>& rows, bool advise) {
   json cards = json::array();
   for (const auto& r : rows) {
     if (int(cards.size()) == kMaxCards) break;
     json items = json::array();
-    auto item = [&](const std::string& label, const std::string& value, const std::string& note) {
+    auto item = [&](const std::string& label, const std::string& value, const std::string& note,
+                    bool flag = false) {
       items.push_back({{"label", label}, {"value", value}, {"note", note}});
+      if (flag) items.back()["flag"] = true;
     };
-    item("TTFT, median (ms)", fixed(get(r, "ttft_ms_p50"), 2),
-         "p10-p90 " + fixed(get(r, "ttft_ms_p10"), 2) + "-" + fixed(get(r, "ttft_ms_p90"), 2));
-    item("TPOT, median (ms)", fixed(get(r, "tpot_ms_p50"), 2),
+    item("TTFT, median (ms)", text(r, "ttft_ms_p50"),
+         "p10-p90 " + text(r, "ttft_ms_p10") + "-" + text(r, "ttft_ms_p90"));
+    item("TPOT, median (ms)", text(r, "tpot_ms_p50"),
          get(r, "tpot_ms_p50").is_null() ? "no decode step (max_new_tokens 1)"
-                                         : "p99 " + fixed(get(r, "tpot_ms_p99"), 2));
-    item("end-to-end, median (ms)", fixed(get(r, "e2e_ms_p50"), 2), "");
-    item("throughput (tokens/s)", fixed(get(r, "throughput_tok_s"), 1), "generated tokens / e2e");
-    item("MFU (% of the dtype's GEMM peak)", fixed(get(r, "mfu"), 1, 100), "prefill");
-    item("MBU (% of the probed read roof)", fixed(get(r, "mbu"), 1, 100), "decode");
-    if (!r.roof_check.empty()) {
-      item("read roof check", r.roof_check, "probe before and after the case");
-      if (r.roof_check != "ok") items.back()["flag"] = true;
-    }
-    cards.push_back({{"title", r.label + " b" + std::to_string(r.batch)}, {"items", items}});
+                                         : "p99 " + text(r, "tpot_ms_p99"));
+    item("end-to-end, median (ms)", text(r, "e2e_ms_p50"), "");
+    item("throughput (tokens/s)", text(r, "throughput_tok_s"), "generated tokens / e2e");
+    // A fraction printed as a percentage: two decimals fewer than the fraction's.
+    const bool mfu_high = above_one(get(r, "mfu")), mbu_high = above_one(get(r, "mbu"));
+    item("MFU (% of the dtype's GEMM peak)", text(r, "mfu", 100, -2),
+         mfu_high ? "above 100%: its denominator is too low" : "prefill", mfu_high);
+    item("MBU (% of the probed read roof)", text(r, "mbu", 100, -2),
+         mbu_high ? "above 100%: its denominator is too low" : "decode", mbu_high);
+    if (!r.roof_check.empty())
+      item("roof check", r.roof_check, "probes before and after the case",
+           roof_flagged(r.roof_check));
+    json card = {{"title", r.label + " b" + std::to_string(r.batch)}, {"items", items}};
+    if (advise && (roof_flagged(r.roof_check) || mfu_high || mbu_high))
+      card["advice"] = "What to do: " + roof_advice(roof_flagged(r.roof_check) ? r.roof_check
+                                                                               : "MFU > 1");
+    cards.push_back(std::move(card));
   }
   return cards;
 }
@@ -131,7 +149,11 @@ std::vector<CaseRow> read_case_rows(Ctx& c) {
     r.label = series_label(c, q.column_text(0), q.column_text(1), q.column_text(2),
                            int(q.column_int(3)), int(q.column_int(4)));
     r.batch = int(q.column_int(5));
-    for (size_t i = 0; i < present.size(); ++i) r.v[present[i]] = num(q, int(6 + i));
+    for (size_t i = 0; i < present.size(); ++i) {
+      r.v[present[i]] = num(q, int(6 + i));
+      r.raw[present[i]] = q.column_is_null(int(6 + i)) ? json(nullptr)
+                                                       : json(q.column_double(int(6 + i)));
+    }
     const int rc = int(6 + present.size());
     if (has_roof && !q.column_is_null(rc)) r.roof_check = q.column_text(rc);
     rows.push_back(std::move(r));
@@ -192,7 +214,7 @@ void band_chart(Ctx& c, json& s, const Series& sr, const std::string& id,
 }
 
 // Throughput against latency: one point per case, a line per series in batch order.
-void throughput_chart(Ctx& c, json& s, const Series& sr) {
+void throughput_chart(Ctx& c, json& s, const Series& sr, const std::string& id) {
   json ds = json::array(), trows = json::array();
   for (const auto& label : sr.order) {
     json pts = json::array();
@@ -216,7 +238,7 @@ void throughput_chart(Ctx& c, json& s, const Series& sr) {
     collect(ys, d["data"], "y");
   }
   s["charts"].push_back(chart(
-      "throughput_latency",
+      id,
       "Throughput (tok/s) against end-to-end latency (ms), one point per batch",
       "line", ds,
       {{"x", value_axis("e2e latency, median (ms)", xs)},
@@ -224,9 +246,9 @@ void throughput_chart(Ctx& c, json& s, const Series& sr) {
       {"series", "batch", "e2e_ms_p50", "throughput_tok_s"}, trows));
 }
 
-// MBU and MFU against batch.
+// MBU and MFU against batch; a point above 100% is drawn again in the warning style.
 void utilisation_chart(Ctx& c, json& s, const Series& sr) {
-  json ds = json::array(), trows = json::array();
+  json ds = json::array(), trows = json::array(), high = json::array();
   for (const auto& label : sr.order) {
     json mbu = json::array(), mfu = json::array();
     for (const auto& r : sr.rows) {
@@ -235,6 +257,10 @@ void utilisation_chart(Ctx& c, json& s, const Series& sr) {
       trows.push_back({label, r.batch, bu, fu});
       if (!bu.is_null()) mbu.push_back({{"x", r.batch}, {"y", r4(bu.get<double>() * 100)}});
       if (!fu.is_null()) mfu.push_back({{"x", r.batch}, {"y", r4(fu.get<double>() * 100)}});
+      for (const auto& [what, v] : {std::pair<const char*, json>{"MBU", bu}, {"MFU", fu}})
+        if (above_one(v))
+          high.push_back({{"x", r.batch}, {"y", r4(v.get<double>() * 100)},
+                          {"name", label + " " + what}});
     }
     if (!mbu.empty()) ds.push_back({{"label", label + " MBU"}, {"data", mbu}, {"series", label}});
     if (!mfu.empty())
@@ -245,6 +271,9 @@ void utilisation_chart(Ctx& c, json& s, const Series& sr) {
     c.omitted.push_back("MBU and MFU: no case has them (no peaks recorded).");
     return;
   }
+  if (!high.empty())
+    ds.push_back({{"label", "above 100%: a denominator is wrong (the cached peak is stale)"},
+                  {"data", high}, {"showLine", false}, {"warn", true}});
   std::vector<double> ys;
   for (const auto& d : ds) collect(ys, d["data"], "y");
   s["charts"].push_back(chart("utilisation",
@@ -267,24 +296,44 @@ void sweep_section(Ctx& c, json& sections) {
   for (const auto& r : rows)
     if (sr.order.empty() || sr.order.back() != r.label) sr.order.push_back(r.label);
   json s = section("sweep", "Sweep: latency, throughput and utilisation against batch");
-  for (const auto& r : rows)
-    if (!r.roof_check.empty() && r.roof_check != "ok")
-      s["warnings"].push_back(r.label + " b" + std::to_string(r.batch) + ": MBU divides by the "
-                              "read roof probed beside the case: " + r.roof_check +
-                              " (docs/metrics.md, the read roof beside each case)");
+  for (const auto& r : rows) {
+    const bool high = above_one(get(r, "mfu")) || above_one(get(r, "mbu"));
+    if ((roof_flagged(r.roof_check) || high) && !c.flags_in_summary)
+      s["warnings"].push_back(r.label + " b" + std::to_string(r.batch) + ": roof check " +
+                              (r.roof_check.empty() ? "a utilisation above 1" : r.roof_check) +
+                              ": " + roof_advice(roof_flagged(r.roof_check) ? r.roof_check
+                                                                           : "MFU > 1"));
+  }
   // No batch sweep (each series a single case): cards, not charts of lone dots.
   if (rows.size() == sr.order.size()) {
     s["title"] = rows.size() == 1 ? "The case" : "The cases (no batch sweep: one card per case)";
-    s["cards"] = case_cards(rows);
+    s["cards"] = case_cards(rows, !c.flags_in_summary);
     sections.push_back(std::move(s));
     return;
   }
   sr.batch_x = batch_axis(rows);
   band_chart(c, s, sr, "ttft", "TTFT", "ttft_ms");
   band_chart(c, s, sr, "tpot", "TPOT", "tpot_ms");
-  throughput_chart(c, s, sr);
+  throughput_chart(c, s, sr, "throughput_latency");
   utilisation_chart(c, s, sr);
   sections.push_back(std::move(s));
+}
+
+void engine_compare_curves(Ctx& base, Ctx& cand, json& s) {
+  std::vector<CaseRow> rows;
+  for (auto [ctx, prefix] : {std::pair<Ctx*, const char*>{&base, "base: "}, {&cand, "cand: "}})
+    for (CaseRow& r : read_case_rows(*ctx)) {
+      r.label = prefix + r.label;
+      rows.push_back(std::move(r));
+    }
+  if (rows.empty()) return;
+  Series sr{rows, {}, batch_axis(rows)};
+  for (const auto& r : rows)
+    if (std::find(sr.order.begin(), sr.order.end(), r.label) == sr.order.end())
+      sr.order.push_back(r.label);
+  band_chart(base, s, sr, "compare_ttft", "TTFT", "ttft_ms");
+  band_chart(base, s, sr, "compare_tpot", "TPOT", "tpot_ms");
+  throughput_chart(base, s, sr, "compare_throughput_latency");
 }
 
 }  // namespace llmbench::report
