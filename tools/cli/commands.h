@@ -28,5 +28,6 @@ void add_serve_command(CLI::App& root, CommandContext& ctx);
 void add_load_command(CLI::App& root, CommandContext& ctx);
 void add_report_command(CLI::App& root, CommandContext& ctx);
 void add_history_command(CLI::App& root, CommandContext& ctx);
+void add_bisect_command(CLI::App& root, CommandContext& ctx);
 
 }  // namespace llmbench

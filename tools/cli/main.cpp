@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   add_load_command(app, ctx);
   add_report_command(app, ctx);
   add_history_command(app, ctx);
+  add_bisect_command(app, ctx);
 
   const std::vector<std::string> args(argv, argv + argc);
   if (argc == 1) {

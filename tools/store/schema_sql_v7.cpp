@@ -184,7 +184,8 @@ ALTER TABLE serve_request ADD COLUMN cached_tokens INTEGER;   -- its prompt toke
 // case, metric, machine fingerprint: CPU model, ISA path, threads, GPU, driver), so a series
 // never mixes machines; one history_point per measurement of a commit, from a run, a load run,
 // a gate (`compare --run`) or a CSV row. The run row records the kernels' ISA path, part of the
-// fingerprint.
+// fingerprint. `llmbench bisect` keeps each bisection and its steps (bisect, bisect_step), so an
+// interrupted one resumes where it stopped.
 constexpr const char* kSchemaV12 = R"sql(
 ALTER TABLE run ADD COLUMN cpu_isa TEXT;  -- avx512-bf16 | avx512 | avx2 | portable; NULL before v12
 CREATE TABLE IF NOT EXISTS history_series (
@@ -217,6 +218,27 @@ CREATE TABLE IF NOT EXISTS history_point (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS history_point_source ON history_point(series_id, source_ref);
 CREATE INDEX IF NOT EXISTS history_point_series ON history_point(series_id, time);
+CREATE TABLE IF NOT EXISTS bisect (
+  id                    INTEGER PRIMARY KEY,
+  started_at            TEXT NOT NULL,      -- UTC ISO 8601
+  good                  TEXT NOT NULL,      -- full commit ids
+  bad                   TEXT NOT NULL,
+  build_cmd             TEXT NOT NULL,
+  profile               TEXT NOT NULL,
+  metrics               TEXT NOT NULL,      -- the --metric list
+  status                TEXT NOT NULL,      -- running | found | none | undecided
+  first_bad             TEXT,               -- status found: the first slow commit
+  finished_at           TEXT
+);
+CREATE TABLE IF NOT EXISTS bisect_step (
+  bisect_id             INTEGER NOT NULL REFERENCES bisect(id),
+  step                  INTEGER NOT NULL,   -- 1-based, in the order tested
+  commit_sha            TEXT NOT NULL,
+  gate_id               INTEGER,            -- gate.id of the comparison with the good build
+  verdict               TEXT NOT NULL,      -- bad | good | undecided
+  rounds                INTEGER NOT NULL,
+  evidence              TEXT NOT NULL       -- JSON: per case and metric, verdict, ratio, interval
+);
 )sql";
 
 }  // namespace
