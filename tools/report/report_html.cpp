@@ -304,7 +304,8 @@ constexpr const char* kScript = R"js(
               Object.entries(run).filter(kv => kv[0] !== 'id' && kv[0] !== 'caption'), 'facts');
       }
     }
-    if (s.cases) add(root, 'p', s.cases.cases + ' cases, ' + s.cases.ok + ' ok, ' + s.cases.traced + ' traced', 'note');
+    if (s.cases) add(root, 'p', s.cases.cases + (s.cases.cases === 1 ? ' case, ' : ' cases, ') +
+                                s.cases.ok + ' ok, ' + s.cases.traced + ' traced', 'note');
     for (const card of (s.cards || [])) {
       add(root, 'h3', card.title);
       const grid = add(root, 'div', null, 'card');
