@@ -174,3 +174,25 @@ TEST(HistoryCli, AdaptiveGateDecidesATwentyPercentSlowdownWithinTenRounds) {
   std::printf("planted slowdown: e2e ratio %.3f, decided slower after %d rounds\n",
               e2e["ratio"].get<double>(), doc["settings"]["rounds"].get<int>());
 }
+
+// `run --history` appends the run it stored: one point per metric, the commit from --commit,
+// else from GITHUB_SHA (set for the second run), on one series per metric.
+TEST(HistoryCli, RunAppendsItsPointsToTheHistory) {
+  const fs::path d = scratch_dir();
+  for (const char* f : {"r.db", "h.db"}) fs::remove(d / f);
+  const std::string args = "run --model tiny --batch 1 --prompt-len 8 --max-new-tokens 3 --repeat 3"
+                           " --threads 1 --trace off --peak-bw-gbps 10 --peak-tflops 1 --format csv"
+                           " --db " + (d / "r.db").string() + " --history " + (d / "h.db").string();
+  Result r = run_llmbench(args + " --commit aaa111", d / "one");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("info: 4 point(s) appended to the history"), std::string::npos) << r.err;
+  ::setenv("GITHUB_SHA", "bbb222", 1);
+  r = run_llmbench(args, d / "two");
+  ::unsetenv("GITHUB_SHA");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count(d / "h.db", "SELECT count(*) FROM history_series WHERE suite = 'run'"), 4);
+  EXPECT_EQ(count(d / "h.db", "SELECT count(*) FROM history_point WHERE commit_sha = 'aaa111'"), 4);
+  EXPECT_EQ(count(d / "h.db", "SELECT count(*) FROM history_point WHERE commit_sha = 'bbb222'"), 4);
+  EXPECT_EQ(count(d / "h.db", "SELECT count(*) FROM history_point WHERE ci_low <= value"
+                              " AND value <= ci_high AND source = 'run'"), 8);
+}

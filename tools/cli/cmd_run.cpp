@@ -11,6 +11,7 @@
 #include "tools/run/profile.h"
 
 #include "tools/cli/commands.h"
+#include "tools/cli/history_flags.h"
 #include "tools/run/run_driver.h"
 #include "tools/run/run_options.h"
 
@@ -19,7 +20,8 @@ namespace llmbench {
 namespace {
 
 // The shared callback: apply the profile (if any) under the command-line flags, then run.
-void run_with_profile(CLI::App* cmd, RunOptions& opts, CommandContext& ctx) {
+void run_with_profile(CLI::App* cmd, RunOptions& opts, const HistoryFlags& history,
+                      CommandContext& ctx) {
   std::unique_ptr<AppliedProfile> profile;
   if (!opts.config.empty()) profile = std::make_unique<AppliedProfile>(apply_profile(cmd, opts));
   opts.prompt_len_given = cmd->get_option("--prompt-len")->count() > 0 ||
@@ -29,6 +31,7 @@ void run_with_profile(CLI::App* cmd, RunOptions& opts, CommandContext& ctx) {
       for (const std::string& name : opt->get_lnames()) opts.given.insert(name);
   if (profile) opts.given.insert(profile->applied.begin(), profile->applied.end());
   ctx.exit_code = run_benchmarks(opts, profile.get(), ctx.command_line);
+  append_latest_run(history, opts.db, /*serving=*/false);
 }
 
 }  // namespace
@@ -38,7 +41,9 @@ void add_run_command(CLI::App& root, CommandContext& ctx) {
   CLI::App* cmd = root.add_subcommand("run", "Benchmark TTFT, TPOT, throughput, MBU and MFU");
   cmd->footer("Examples:\n  llmbench run --batch 16 --max-new-tokens 1\n  llmbench run --model tiny,small --batch 1,4,16 --prompt-len 128,512 --format csv\n  llmbench run --model tinyllama-1.1b --dtype fp32,bf16 --max-new-tokens 32 --trace off");
   add_run_flags(cmd, *opts);
-  cmd->callback([cmd, opts, &ctx] { run_with_profile(cmd, *opts, ctx); });
+  auto history = std::make_shared<HistoryFlags>();
+  add_history_flags(cmd, *history);
+  cmd->callback([cmd, opts, history, &ctx] { run_with_profile(cmd, *opts, *history, ctx); });
 }
 
 // `llmbench sweep --list`: the bundled profiles and what each is for.
@@ -62,7 +67,9 @@ void add_sweep_command(CLI::App& root, CommandContext& ctx) {
   cmd->remove_option(cmd->get_option("--config"));  // the positional PROFILE is the config
   cmd->add_option("profile", opts->config, "Profile file, or a bundled profile name");
   cmd->add_flag("--list", *list, "List the bundled profiles and exit");
-  cmd->callback([cmd, opts, list, &ctx] {
+  auto history = std::make_shared<HistoryFlags>();
+  add_history_flags(cmd, *history);
+  cmd->callback([cmd, opts, list, history, &ctx] {
     if (*list) {
       list_profiles();
       ctx.exit_code = 0;
@@ -71,7 +78,7 @@ void add_sweep_command(CLI::App& root, CommandContext& ctx) {
     if (opts->config.empty())
       throw BadInput("sweep: expected a PROFILE (a .toml file or a bundled name; "
                      "`llmbench sweep --list` shows them)");
-    run_with_profile(cmd, *opts, ctx);
+    run_with_profile(cmd, *opts, *history, ctx);
   });
 }
 
