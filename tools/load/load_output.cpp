@@ -104,6 +104,35 @@ std::vector<LoadField> build_fields(bool with_goodput) {
     f.push_back(field("good_fraction", T::kReal, false, 3, "good requests / requests",
                       [](const LevelResult& r) { return opt(r.summary.good_fraction); }));
   }
+  // The steady-state window (steady_state.h): its length, requests and figures within it.
+  auto steady = [&](std::string name, int decimals, std::string doc,
+                    FieldValue (*get)(const SteadyWindow&)) {
+    f.push_back(LoadField{std::move(name), T::kReal, R::kMetric, unsigned(kCsv | kWide), decimals,
+                          std::move(doc), [get](const LevelResult& r, FieldSink) -> FieldValue {
+                            return r.steady ? get(*r.steady) : FieldValue{};
+                          }});
+  };
+  steady("steady_s", 3, "the steady-state window's length, s",
+         [](const SteadyWindow& w) { return FieldValue(w.length_s); });
+  f.push_back(LoadField{"steady_requests", T::kInt, R::kMetric, unsigned(kCsv | kWide), 0,
+                        "ok requests sent in the steady-state window",
+                        [](const LevelResult& r, FieldSink) -> FieldValue {
+                          return r.steady ? i64(r.steady->requests) : FieldValue{};
+                        }});
+  steady("steady_output_tok_s", 1, "output tokens that arrived in the window / its length",
+         [](const SteadyWindow& w) { return FieldValue(w.output_tok_s); });
+  steady("steady_ttft_ms_p50", 2, "TTFT of requests sent in the window, ms, median",
+         [](const SteadyWindow& w) { return w.ttft_ms ? FieldValue(w.ttft_ms->percentile(50)) : FieldValue{}; });
+  steady("steady_ttft_ms_p99", 2, "TTFT of requests sent in the window, ms, p99",
+         [](const SteadyWindow& w) { return w.ttft_ms ? FieldValue(w.ttft_ms->percentile(99)) : FieldValue{}; });
+  steady("steady_tpot_ms_p50", 3, "TPOT of requests sent and finished in the window, ms, median",
+         [](const SteadyWindow& w) { return w.tpot_ms ? FieldValue(w.tpot_ms->percentile(50)) : FieldValue{}; });
+  steady("steady_tpot_ms_p99", 3, "TPOT of requests sent and finished in the window, ms, p99",
+         [](const SteadyWindow& w) { return w.tpot_ms ? FieldValue(w.tpot_ms->percentile(99)) : FieldValue{}; });
+  steady("steady_itl_ms_p50", 3, "ITL of gaps whose both chunks arrived in the window, ms, median",
+         [](const SteadyWindow& w) { return w.itl_ms ? FieldValue(w.itl_ms->percentile(50)) : FieldValue{}; });
+  steady("steady_itl_ms_p99", 3, "ITL of gaps whose both chunks arrived in the window, ms, p99",
+         [](const SteadyWindow& w) { return w.itl_ms ? FieldValue(w.itl_ms->percentile(99)) : FieldValue{}; });
   // The default table fits 120 columns: the level, how many requests and failures, throughput,
   // TTFT p50/p99 and TPOT p50 (and goodput with SLOs); --format wide shows every table column.
   keep_compact(f, {"level", "requests", "failed", "request_throughput", "output_tok_s",

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tools/load/load_metrics.h"
+#include "tools/load/steady_state.h"
 #include "tools/store/result_fields.h"
 #include "tools/load/load_plan.h"
 
@@ -20,6 +21,7 @@ namespace llmbench {
 struct LevelResult {
   LevelSpec spec;
   LevelSummary summary;
+  std::optional<SteadyWindow> steady;  // the steady-state window (steady_state.h); none: no ok request or never at load
   std::int64_t level_id = 0;  // load_level.id
   nlohmann::ordered_json vllm;  // --format vllm-json: vLLM's result object (vllm_json.h)
 };

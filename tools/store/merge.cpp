@@ -107,8 +107,20 @@ MergedInput merge_one(Db& db, const std::string& in) {
     auto tables = db.prepare(
         "SELECT name FROM src.sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'");
     const auto known = mergeable_tables();
+    // History (`llmbench history`) and bisections are not results of a run: every database has
+    // the tables (one schema) and a result database leaves them empty; a history is one database
+    // that `llmbench history add` appends to, never a shard to renumber.
+    const std::vector<std::string> not_merged = {"history_series", "history_point", "bisect",
+                                                 "bisect_step"};
     while (tables.step()) {
       const std::string t = tables.column_text(0);
+      if (std::find(not_merged.begin(), not_merged.end(), t) != not_merged.end()) {
+        if (scalar(db, "SELECT COUNT(*) FROM src." + t) > 0)
+          throw BadInput("merge: '" + in + "' holds history or bisect rows (" + t +
+                         "): merge joins result databases, not histories (keep one history "
+                         "database; `llmbench history add` appends to it)");
+        continue;
+      }
       if (std::find(known.begin(), known.end(), t) == known.end())
         throw Error("merge: '" + in + "' has a table merge does not know: " + t);
     }
