@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "kernels/common/error.h"
 #include "tools/cli/commands.h"
 #include "tools/load/load_driver.h"
 
@@ -45,9 +46,9 @@ void add_load_command(CLI::App& root, CommandContext& ctx) {
                   "the model)")->type_name("NAME")->group(target);
 
   const std::string levels = "Levels (LIST flags: the sweep covers their cartesian product)";
-  cmd->add_option("--concurrency", o->concurrency, "Requests kept in flight, each in [1, 4096] "
+  CLI::Option* concurrency = cmd->add_option("--concurrency", o->concurrency, "Requests kept in flight, each in [1, 4096] "
                   "(default 1)")->type_name("LIST")->group(levels);
-  cmd->add_option("--request-rate", o->request_rate, "Arrival rates in requests/s, or inf "
+  CLI::Option* rate = cmd->add_option("--request-rate", o->request_rate, "Arrival rates in requests/s, or inf "
                   "(all at once); instead of --concurrency")->type_name("LIST")->group(levels);
   cmd->add_option("--burstiness", o->burstiness, "Gamma shape of the arrival intervals: 1 "
                   "Poisson, < 1 burstier, > 1 more regular (rate levels)")
@@ -84,7 +85,7 @@ void add_load_command(CLI::App& root, CommandContext& ctx) {
       ->type_name("INT")->capture_default_str()->group(workload);
 
   const std::string measure = "Measurement";
-  cmd->add_option("--num-requests", o->num_requests, "Measured requests per level (default "
+  CLI::Option* num_requests = cmd->add_option("--num-requests", o->num_requests, "Measured requests per level (default "
                   "100; with --duration, a cap); with a dataset, sessions (default: all)")->type_name("INT")->group(measure);
   cmd->add_option("--duration", o->duration_s, "Seconds per level after which no request "
                   "starts (in-flight ones finish)")->type_name("S")->group(measure);
@@ -116,6 +117,9 @@ void add_load_command(CLI::App& root, CommandContext& ctx) {
       ->type_name("S")->capture_default_str()->group(measure);
   cmd->add_option("--idle-timeout", o->idle_timeout_s, "Seconds a stream may go without data")
       ->type_name("S")->capture_default_str()->group(measure);
+  cmd->add_option("--request-timeout", o->request_timeout_s, "Seconds a whole request may take "
+                  "(0: 300 + 1 per max_tokens); a stream that never ends fails at it")
+      ->type_name("S")->capture_default_str()->group(measure);
 
   const std::string output = "Output";
   cmd->add_option("--db", o->db, "SQLite database results are appended to")
@@ -125,7 +129,18 @@ void add_load_command(CLI::App& root, CommandContext& ctx) {
                   "one level a line)")
       ->type_name("WORD")->capture_default_str()->group(output);
   cmd->add_flag("--quiet", o->quiet, "No progress or notices on stderr")->group(output);
-  cmd->callback([o, &ctx] { ctx.exit_code = run_load(*o, ctx.command_line); });
+  cmd->callback([o, &ctx, concurrency, rate, num_requests] {
+    // Given but empty (or 0) is not the same as not given: the defaults would run instead.
+    if (concurrency->count() && o->concurrency.empty())
+      throw BadInput("--concurrency: expected a comma-separated list of integers in [1, 4096], "
+                     "got ''");
+    if (rate->count() && o->request_rate.empty())
+      throw BadInput("--request-rate: expected a comma-separated list of rates > 0 or inf, got ''");
+    if (num_requests->count() && o->num_requests < 1)
+      throw BadInput("--num-requests: expected an integer in [1, 10000000], got " +
+                     std::to_string(o->num_requests));
+    ctx.exit_code = run_load(*o, ctx.command_line);
+  });
 }
 
 }  // namespace llmbench

@@ -38,6 +38,16 @@ void LevelRun::start_turn(int session, int turn, std::int64_t scheduled_ns) {
   t->rec.turn_index = turn;
   t->rec.scheduled_ns = scheduled_ns;
   t->body = d_.make_body(started_, t->rec);
+  // What this response may cost, from what it asked for (max_tokens unknown: 4096).
+  const std::size_t want = std::size_t(t->rec.max_tokens > 0 ? t->rec.max_tokens : 4096);
+  t->max_events = want * std::size_t(std::max(1, opt_.events_per_token)) +
+                  std::size_t(std::max(0, opt_.extra_events));
+  t->sse_max_line = opt_.max_line_bytes;
+  t->sse.set_max_line_bytes(opt_.max_line_bytes);
+  // Every event at most a line; in practice a chunk is a few hundred bytes.
+  t->max_body_bytes = opt_.max_line_bytes + t->max_events * std::size_t(4096);
+  const double request_timeout_s =
+      opt_.request_timeout_s > 0 ? opt_.request_timeout_s : 300.0 + double(want);
   CURL* e = curl_easy_init();
   if (!e) throw Error("curl_easy_init failed");
   t->easy = e;
@@ -57,6 +67,7 @@ void LevelRun::start_turn(int session, int turn, std::int64_t scheduled_ns) {
   curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
   curl_easy_setopt(e, CURLOPT_HTTP_VERSION, long(CURL_HTTP_VERSION_1_1));
   t->rec.send_ns = since(out_.origin, Clock::now());
+  t->deadline_ns = t->rec.send_ns + std::int64_t(request_timeout_s * 1e9);
   if (curl_multi_add_handle(multi_, e) != CURLM_OK) throw Error("curl_multi_add_handle failed");
   active_.push_back(t.release());
   ++started_;
@@ -139,7 +150,11 @@ void LevelRun::check_timeouts(Clock::time_point now) {
   const std::int64_t t_now = since(out_.origin, now);
   for (std::size_t i = 0; i < active_.size();) {
     Transfer* t = active_[i];
-    if (t->last_data_ns < 0 && t_now - t->rec.send_ns > first_byte_ns_)
+    if (t_now > t->deadline_ns)
+      t->timeout = fmt::format("request deadline: not finished {:g} s after it was sent "
+                               "(--request-timeout) after {} events",
+                               double(t->deadline_ns - t->rec.send_ns) / 1e9, t->events.size());
+    else if (t->last_data_ns < 0 && t_now - t->rec.send_ns > first_byte_ns_)
       t->timeout = fmt::format("first-byte timeout: no response body within {:g} s",
                                opt_.first_byte_timeout_s);
     else if (t->last_data_ns >= 0 && t_now - t->last_data_ns > idle_ns_)

@@ -36,6 +36,12 @@ struct Transfer {
   char errbuf[CURL_ERROR_SIZE] = {};
   CURLcode result = CURLE_OK;
   std::string timeout;  // set when the loop gave up on it
+  std::string limit;    // set when the response passed a bound (line, events, bytes): aborted
+  std::size_t body_bytes = 0;
+  std::size_t max_events = 0;      // data events this response may carry
+  std::size_t max_body_bytes = 0;  // bytes this response may carry
+  std::int64_t deadline_ns = 0;    // since the level's origin: the whole request's deadline
+  std::size_t sse_max_line = 0;    // the splitter's line bound (for the message)
   bool parsed = false;  // finish_record has run (multi-turn parses in the loop)
 
   Transfer() = default;

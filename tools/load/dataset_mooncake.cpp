@@ -38,8 +38,11 @@ TraceLine parse_trace_line(const std::string& text, int n, const std::string& pa
   if (!j.is_object()) fail("not a JSON object");
   TraceLine t;
   t.line = n;
-  if (!j.contains("timestamp") || !j["timestamp"].is_number() || j["timestamp"].get<double>() < 0)
-    fail("\"timestamp\" must be a number of ms >= 0");
+  // Up to 1e13 ms: relative times from 0, or Unix-epoch ms (1.7e12 today). 1e300 was taken
+  // and made every send time overflow to "at once".
+  if (!j.contains("timestamp") || !j["timestamp"].is_number() ||
+      !(j["timestamp"].get<double>() >= 0 && j["timestamp"].get<double>() <= 1e13))
+    fail("\"timestamp\" must be a number of ms in [0, 1e13]");
   t.timestamp_ms = j["timestamp"].get<double>();
   for (const char* key : {"input_length", "output_length"}) {
     if (!j.contains(key) || !j[key].is_number_integer() || j[key].get<long long>() < 1 ||
@@ -75,6 +78,10 @@ Workload read_mooncake(const DatasetOptions& o) {
                    [](const TraceLine& a, const TraceLine& b) { return a.timestamp_ms < b.timestamp_ms; });
   if (o.num_requests > 0 && std::size_t(o.num_requests) < lines.size())
     lines.resize(std::size_t(o.num_requests));
+  const double span_ms = lines.back().timestamp_ms - lines.front().timestamp_ms;
+  if (span_ms > 1e9)
+    throw BadInput(fmt::format("--dataset-path {}: the trace spans {:g} ms from its first request "
+                               "to its last, more than 1e9 ms (11.6 days)", o.path, span_ms));
   Workload w;
   w.name = "mooncake";
   w.counted = true;  // the trace states its lengths in tokens

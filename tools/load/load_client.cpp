@@ -1,8 +1,6 @@
 // The load client: records, the per-level entry point, finishing a transfer into its record,
 // and the blocking helpers (see load_client.h; the level loop itself is client_level.cpp).
 #include "tools/load/load_client.h"
-#include "engine/checkpoint/json_describe.h"
-#include "engine/checkpoint/json_input.h"
 
 #include <curl/curl.h>
 #include <nlohmann/json.hpp>
@@ -13,6 +11,8 @@
 #include <memory>
 #include <mutex>
 
+#include "engine/checkpoint/json_describe.h"
+#include "engine/checkpoint/json_input.h"
 #include "kernels/common/error.h"
 #include "tools/load/client_level.h"
 #include "tools/load/client_transfer.h"
@@ -36,7 +36,24 @@ std::size_t on_write(char* p, std::size_t size, std::size_t n, void* user) {
   t->last_data_ns = now;
   if (t->head.size() < kErrorBodyBytes)
     t->head.append(p, std::min(len, kErrorBodyBytes - t->head.size()));
+  // Bounds on what one response can make the client hold; past one the transfer is aborted
+  // (returning less than `len` makes libcurl stop with CURLE_WRITE_ERROR) and the request fails.
+  t->body_bytes += len;
+  if (t->max_body_bytes && t->body_bytes > t->max_body_bytes) {
+    t->limit = "response larger than " + std::to_string(t->max_body_bytes) + " bytes for max_tokens " +
+               std::to_string(t->rec.max_tokens);
+    return 0;
+  }
   t->sse.feed(p, len, now, t->events);
+  if (t->sse.overflowed()) {
+    t->limit = "malformed SSE: a line longer than " + std::to_string(t->sse_max_line) + " bytes";
+    return 0;
+  }
+  if (t->max_events && t->events.size() > t->max_events) {
+    t->limit = "the server sent more than " + std::to_string(t->max_events) +
+               " events for max_tokens " + std::to_string(t->rec.max_tokens);
+    return 0;
+  }
   if (t->first_event_ns < 0 && !t->events.empty()) t->first_event_ns = t->events.front().arrival_ns;
   return len;
 }
@@ -74,7 +91,9 @@ std::string server_message(const std::string& body) {
 void finish_record(Transfer& t, bool chat, bool keep_events, bool collect_text) {
   RequestRecord& r = t.rec;
   if (r.end_ns < 0) r.end_ns = t.last_data_ns >= 0 ? t.last_data_ns : r.send_ns;
-  if (!t.timeout.empty()) {
+  if (!t.limit.empty()) {
+    r.error = t.limit;
+  } else if (!t.timeout.empty()) {
     r.error = t.timeout;
   } else if (t.result != CURLE_OK) {
     const std::string detail = t.errbuf[0] ? t.errbuf : curl_easy_strerror(t.result);
@@ -168,8 +187,15 @@ LevelOutcome LoadClient::run(const LevelDrive& d) {
 
 namespace {
 
+struct BoundedBody {
+  std::string* out;
+  std::size_t max_bytes;  // 0: none
+  bool over = false;
+};
+
 HttpResponse simple_request(const std::string& url, const std::string* post_body,
-                            double timeout_s, const std::string& api_key) {
+                            double timeout_s, const std::string& api_key,
+                            std::size_t max_bytes = 0) {
   client_detail::global_init();
   HttpResponse r;
   std::unique_ptr<CURL, void (*)(CURL*)> e(curl_easy_init(), curl_easy_cleanup);
@@ -190,13 +216,24 @@ HttpResponse simple_request(const std::string& url, const std::string* post_body
   curl_easy_setopt(e.get(), CURLOPT_TIMEOUT_MS, long(timeout_s * 1000));
   curl_easy_setopt(e.get(), CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(e.get(), CURLOPT_ERRORBUFFER, errbuf);
+  BoundedBody sink{&r.body, max_bytes};
   curl_easy_setopt(e.get(), CURLOPT_WRITEFUNCTION,
-                   +[](char* p, std::size_t s, std::size_t n, void* u) {
-                     static_cast<std::string*>(u)->append(p, s * n);
+                   +[](char* p, std::size_t s, std::size_t n, void* u) -> std::size_t {
+                     auto* b = static_cast<BoundedBody*>(u);
+                     if (b->max_bytes && b->out->size() + s * n > b->max_bytes) {
+                       b->over = true;
+                       return 0;  // ends the transfer
+                     }
+                     b->out->append(p, s * n);
                      return s * n;
                    });
-  curl_easy_setopt(e.get(), CURLOPT_WRITEDATA, &r.body);
+  curl_easy_setopt(e.get(), CURLOPT_WRITEDATA, &sink);
   const CURLcode rc = curl_easy_perform(e.get());
+  if (sink.over) {
+    r.body.clear();
+    r.error = "response larger than " + std::to_string(max_bytes) + " bytes";
+    return r;
+  }
   if (rc != CURLE_OK) {
     r.error = errbuf[0] ? errbuf : curl_easy_strerror(rc);
     return r;
@@ -209,8 +246,8 @@ HttpResponse simple_request(const std::string& url, const std::string* post_body
 
 }  // namespace
 
-HttpResponse http_get(const std::string& url, double timeout_s) {
-  return simple_request(url, nullptr, timeout_s, "");
+HttpResponse http_get(const std::string& url, double timeout_s, std::size_t max_bytes) {
+  return simple_request(url, nullptr, timeout_s, "", max_bytes);
 }
 
 HttpResponse http_post_json(const std::string& url, const std::string& body, double timeout_s,

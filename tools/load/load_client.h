@@ -53,6 +53,15 @@ struct ClientOptions {
   std::string url;  // the endpoint: http://HOST:PORT/v1/completions or .../chat/completions
   bool chat = false;
   double connect_timeout_s = 10, first_byte_timeout_s = 600, idle_timeout_s = 60;
+  // A request not finished this long after it was sent fails (a stream that never ends: a
+  // token every 0.5 s, or only keep-alive comments). 0: 300 s + 1 s per max_tokens.
+  double request_timeout_s = 0;
+  // What one response may make the client hold, whatever the server sends: an SSE line (an
+  // event's data included), and data events beyond max_tokens (a server that sends more chunks
+  // than it was asked for tokens). Either fails the request and closes its connection.
+  std::size_t max_line_bytes = std::size_t(1) << 20;
+  // Events allowed: events_per_token x max_tokens + extra_events (role, usage, [DONE], ...).
+  int events_per_token = 2, extra_events = 16;
   std::string api_key;       // "Authorization: Bearer KEY" when not empty
   bool keep_events = false;  // keep every SSE event in RequestRecord::events (tests, benches)
 };
@@ -124,7 +133,9 @@ struct HttpResponse {
   std::string error;     // transport error ("" when a response came)
 };
 // Blocking GET / POST (JSON body) with one overall timeout.
-HttpResponse http_get(const std::string& url, double timeout_s);
+// `max_bytes` (0: none) bounds the body: a larger one ends the transfer, status 0, error
+// "response larger than N bytes".
+HttpResponse http_get(const std::string& url, double timeout_s, std::size_t max_bytes = 0);
 HttpResponse http_post_json(const std::string& url, const std::string& body, double timeout_s,
                             const std::string& api_key = "");
 

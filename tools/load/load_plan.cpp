@@ -171,6 +171,15 @@ void check_target_flags(const LoadOptions& o) {
                    "number of requests in flight or an arrival rate)");
 }
 
+// A level listed twice runs twice and is stored twice under one label: refused.
+template <class T>
+void refuse_repeats(const std::string& flag, const std::vector<T>& values) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (values[i] == values[j])
+        throw BadInput(flag + ": " + fmt::format("{}", values[i]) + " is listed twice");
+}
+
 // The list-valued flags a plan expands into levels.
 struct LevelLists {
   std::vector<int> concurrency;
@@ -187,8 +196,16 @@ LevelLists parse_level_lists(const LoadOptions& o, LoadMode mode) {
   } else if (mode == LoadMode::kConcurrency) {
     l.concurrency =
         parse_int_list("--concurrency", o.concurrency.empty() ? "1" : o.concurrency, 1, 4096);
+    refuse_repeats("--concurrency", l.concurrency);
   } else if (mode == LoadMode::kRate) {
     l.rates = parse_positive_list("--request-rate", o.request_rate, true);
+    // A rate below one request in 1000 s is no load; one of 1e-300 made the interval infinite
+    // (sent at once), 1e-10 a wait of centuries.
+    for (double r : l.rates)
+      if (!std::isinf(r) && (r < 1e-3 || r > 1e6))
+        throw BadInput("--request-rate: expected rates in [0.001, 1000000] requests/s or inf, "
+                       "got " + number_text(r));
+    refuse_repeats("--request-rate", l.rates);
     l.bursts = parse_positive_list("--burstiness", o.burstiness, false);
   }
   const bool from_file = o.dataset_name != "random";
@@ -214,6 +231,7 @@ void check_scalar_flags(const LoadOptions& o, LoadMode mode) {
   check_seconds("--connect-timeout", o.connect_timeout_s, false);
   check_seconds("--first-byte-timeout", o.first_byte_timeout_s, false);
   check_seconds("--idle-timeout", o.idle_timeout_s, false);
+  check_seconds("--request-timeout", o.request_timeout_s, true);
   check_seconds("--server-timeout", o.server_timeout_s, false);
   if (o.warmup_requests < 0 || o.warmup_requests > 1'000'000)
     throw BadInput("--warmup-requests: expected an integer in [0, 1000000]");

@@ -48,6 +48,7 @@ struct LoadOptions {
   double connect_timeout_s = 10;
   double first_byte_timeout_s = 600;
   double idle_timeout_s = 60;
+  double request_timeout_s = 0;     // a whole request's deadline; 0: 300 s + 1 s per max_tokens
   bool quiet = false;
   // Workloads from files (dataset.h; docs/serving.md "Datasets").
   std::string dataset_name = "random";  // random | sharegpt | jsonl | mooncake

@@ -1,6 +1,5 @@
 // One load invocation's shared state and the running of one level (see load_session.h).
 #include "tools/load/load_session.h"
-#include "engine/checkpoint/json_input.h"
 
 #include <fmt/core.h>
 #include <unistd.h>
@@ -11,6 +10,7 @@
 #include <ctime>
 #include <iostream>
 
+#include "engine/checkpoint/json_input.h"
 #include "kernels/common/error.h"
 #include "tools/load/load_driver.h"
 #include "tools/load/load_progress.h"
@@ -20,6 +20,7 @@
 #include "tools/load/vllm_json.h"
 #include "tools/console/signals.h"
 #include "tools/store/run_info.h"
+#include "tools/store/sqlite_db.h"
 
 namespace llmbench {
 
@@ -129,6 +130,7 @@ LoadSession::LoadSession(const LoadPlan& plan, const std::string& command_line)
   copt.connect_timeout_s = o_.connect_timeout_s;
   copt.first_byte_timeout_s = o_.first_byte_timeout_s;
   copt.idle_timeout_s = o_.idle_timeout_s;
+  copt.request_timeout_s = o_.request_timeout_s;
   copt.api_key = api_key_;
   client_ = std::make_unique<LoadClient>(copt);
 }
@@ -204,9 +206,14 @@ std::optional<LevelResult> LoadSession::measure(const LevelSpec& level, const st
     drive.progress = progress.callback();
     drive.progress_interval_s = progress.interval_s();
     std::optional<MetricsScraper> scraper;
-    if (!metrics_url_.empty()) scraper.emplace(metrics_url_, o_.metrics_interval_ms);
+    if (!metrics_url_.empty())
+      scraper.emplace(metrics_url_, o_.metrics_interval_ms,
+                      std::max<std::size_t>(1, kMaxServerSeriesPerRun - series_kept_));
     outcome = client_->run(drive);
-    if (scraper) scraped = scraper->stop();
+    if (scraper) {
+      scraped = scraper->stop();
+      series_kept_ = std::min(kMaxServerSeriesPerRun, series_kept_ + scraped->series.size());
+    }
   }
   if (outcome.interrupted) {
     interrupted_ = true;
@@ -244,19 +251,42 @@ LevelResult LoadSession::record(const LevelSpec& level, const LevelOutcome& outc
   r.spec = level;
   r.summary = summarize_level(outcome.requests, plan_.goodput);
   const auto duration_ns = std::int64_t(std::llround(r.summary.duration_s * 1e9));
-  r.level_id = store_->add_level(run_id_, level, o_.max_concurrency, outcome.requests, duration_ns,
-                                 unix_ns_at(outcome.origin));
-  store_level_sweep(store_->db(), r, sweep_role);
+  // A level that cannot be stored (a full disk, a lock held past the busy timeout) is still
+  // reported below; the run is marked failed at the end and nothing more is stored.
+  if (store_failed_.empty()) {
+    try {
+      r.level_id = store_->add_level(run_id_, level, o_.max_concurrency, outcome.requests,
+                                     duration_ns, unix_ns_at(outcome.origin));
+      store_level_sweep(store_->db(), r, sweep_role);
+      if (scraped)
+        store_server_metrics(store_->db(), r.level_id, metrics_url_, *scraped, outcome.origin);
+    } catch (const std::exception& e) {
+      const auto reason = write_failure_reason(e);
+      std::string why = reason ? *reason : std::string(e.what());
+      if (why.find("database is locked") != std::string::npos)
+        why = "another process holds the database lock";
+      if (why.size() > 160) why = why.substr(0, 157) + "...";
+      store_failed_ = why;
+      r.level_id = -1;
+      fmt::print(stderr, "load: --db '{}': cannot store {} ({}); its results are printed below, "
+                 "later levels are not stored and the run is marked failed\n", o_.db, tag, why);
+    }
+  }
   if (o_.format == "vllm-json")
     r.vllm = vllm_result_json(level, o_.max_concurrency, outcome.requests, plan_.goodput,
                               {chat_ ? "openai-chat" : "openai", model_, utc_date_compact(),
                                plan_.goodput.any()});
   if (scraped) {
-    store_server_metrics(store_->db(), r.level_id, metrics_url_, *scraped, outcome.origin);
     if (scraped->failed_scrapes > 0 || scraped->rejected_lines > 0)
       note(fmt::format("{} /metrics: {} of {} scrapes failed, {} malformed lines refused ({})", tag,
                        scraped->failed_scrapes, scraped->scrapes + scraped->failed_scrapes,
                        scraped->rejected_lines, scraped->first_problem));
+    // Caps are reported even with --quiet: the stored tracks are incomplete.
+    if (scraped->oversize_scrapes > 0 || scraped->dropped_samples > 0)
+      fmt::print(stderr, "load: {} /metrics: {} scrapes over {} MB dropped whole; {} samples of "
+                 "series beyond the run's cap of {} series not stored\n", tag,
+                 scraped->oversize_scrapes, MetricsScraper::kMaxScrapeBytes >> 20,
+                 scraped->dropped_samples, kMaxServerSeriesPerRun);
   }
   if (!o_.quiet)
     fmt::print(stderr, "{} {} (elapsed {:.1f} s)\n", tag, level_progress_line(r),
@@ -287,7 +317,23 @@ nlohmann::ordered_json LoadSession::run_json() const {
 
 int LoadSession::finish(const std::vector<LevelResult>& results, int planned_levels,
                         const std::string& extra_line, const nlohmann::ordered_json& extra) {
-  store_->finish_run(run_id_, interrupted_ ? "interrupted" : "complete");
+  try {
+    if (!store_failed_.empty()) {
+      // After a failed write the WAL may be at the size a full disk allows; a checkpoint that
+      // restarts it lets the one-row update below reuse its space instead of growing it.
+      try {
+        store_->db().exec("PRAGMA wal_checkpoint(RESTART)");
+      } catch (const std::exception&) {
+      }
+    }
+    store_->finish_run(run_id_, !store_failed_.empty() ? "failed"
+                                : interrupted_         ? "interrupted"
+                                                       : "complete");
+  } catch (const std::exception&) {
+    if (store_failed_.empty()) throw;
+    fmt::print(stderr, "load: --db '{}': load run {} could not be marked failed either; it "
+               "stays 'running'\n", o_.db, run_id_);
+  }
   nlohmann::ordered_json run = run_json();
   if (extra.is_object())
     for (const auto& [k, v] : extra.items()) run[k] = v;
@@ -309,6 +355,7 @@ int LoadSession::finish(const std::vector<LevelResult>& results, int planned_lev
                o_.db, results.size(), planned_levels);
     return 128 + (sig ? sig : SIGINT);
   }
+  if (!store_failed_.empty()) return 1;
   note(fmt::format("stored load run {} ({} level{}) in {}", run_id_, results.size(),
                    results.size() == 1 ? "" : "s", o_.db));
   if (!server_died_.empty()) return 1;

@@ -75,6 +75,11 @@ class LoadSession {
   std::int64_t run_id_ = 0;
   std::unique_ptr<LoadClient> client_;
   bool interrupted_ = false;
+  std::string store_failed_;  // why storing a level failed (then nothing more is stored)
+  // --server-metrics: series kept so far this run, and the cap (a server that invents a new
+  // series per scrape made 100 MB of tracks in a 2 s level).
+  static constexpr std::size_t kMaxServerSeriesPerRun = 5000;
+  std::size_t series_kept_ = 0;
   std::string server_died_;
   std::chrono::steady_clock::time_point sweep_start_ = std::chrono::steady_clock::now();
 };

@@ -15,6 +15,11 @@ void ScrapeLog::add(const std::string& body, std::chrono::steady_clock::time_poi
   if (first_problem.empty() && !t.rejected.empty()) first_problem = t.rejected.front().reason;
   for (const PromSample& s : t.samples) {
     const std::string key = series_key(s);
+    auto found = index_.find(key);
+    if (found == index_.end() && max_series && series.size() >= max_series) {
+      ++dropped_samples;  // a server that invents series cannot grow the run without bound
+      continue;
+    }
     auto [it, fresh] = index_.try_emplace(key, int(series.size()));
     if (fresh) {
       series.push_back(key);
@@ -45,8 +50,9 @@ std::string metrics_url(const std::string& flag_value, const std::string& base_u
   return flag_value;
 }
 
-MetricsScraper::MetricsScraper(std::string url, int interval_ms)
+MetricsScraper::MetricsScraper(std::string url, int interval_ms, std::size_t max_series)
     : url_(std::move(url)), interval_(interval_ms) {
+  log_.max_series = max_series;
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -59,11 +65,12 @@ void MetricsScraper::scrape_once() {
   const Clock::time_point t0 = Clock::now();
   // A slow /metrics must not hold the level up: at most the interval, at least a second.
   const double timeout_s = std::max(1.0, double(interval_.count()) / 1000.0);
-  const HttpResponse r = http_get(url_, timeout_s);
+  const HttpResponse r = http_get(url_, timeout_s, kMaxScrapeBytes);
   const Clock::time_point t1 = Clock::now();
   std::lock_guard lock(mu_);
   if (r.status != 200) {
     ++log_.failed_scrapes;
+    if (r.error.rfind("response larger than", 0) == 0) ++log_.oversize_scrapes;
     if (log_.first_problem.empty())
       log_.first_problem = r.status == 0 ? "GET " + url_ + ": " + r.error
                                          : "GET " + url_ + ": HTTP " + std::to_string(r.status);

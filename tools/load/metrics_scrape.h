@@ -31,6 +31,9 @@ struct ScrapeLog {
   int scrapes = 0;                  // answered with HTTP 200
   int failed_scrapes = 0;           // no answer or not 200
   int rejected_lines = 0;           // malformed lines over every scrape
+  int oversize_scrapes = 0;         // answers over kMaxScrapeBytes, dropped whole (among failed)
+  std::int64_t dropped_samples = 0;  // samples of series beyond max_series, not kept
+  std::size_t max_series = 0;       // new series kept at most (0: none)
   std::string first_problem;        // the first failed scrape's or rejected line's reason
 
   // Adds one scrape's body at `at`.
@@ -45,8 +48,11 @@ std::string metrics_url(const std::string& flag_value, const std::string& base_u
 
 class MetricsScraper {
  public:
-  // Scrapes `url` at once, then every `interval_ms`, until stop().
-  MetricsScraper(std::string url, int interval_ms);
+  // One scrape's body at most (an endless /metrics was read whole: 321 MB to 1 GB a scrape).
+  static constexpr std::size_t kMaxScrapeBytes = std::size_t(8) << 20;
+  // Scrapes `url` at once, then every `interval_ms`, until stop(), keeping at most
+  // `max_series` series (0: no cap; the run's cap less what earlier levels kept).
+  MetricsScraper(std::string url, int interval_ms, std::size_t max_series = 0);
   ~MetricsScraper();
   MetricsScraper(const MetricsScraper&) = delete;
   MetricsScraper& operator=(const MetricsScraper&) = delete;

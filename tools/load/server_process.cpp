@@ -4,7 +4,9 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -81,21 +83,84 @@ std::string resolve_own_name(const std::string& cmd) {
 
 }  // namespace
 
+// The server dies with this process, however this process ends (kill -9 included), so a port
+// is never left held by an orphan: the shell runs in its own process group with
+// PR_SET_PDEATHSIG, and a small watcher (a child of this process, in the shell's group) blocks
+// on a pipe whose only write end this process holds. When this process is gone the read
+// returns, and the watcher signals the whole group (SIGTERM, then SIGKILL after 2 s): the
+// shell, the server it started and whatever that started. Only async-signal-safe calls run
+// between fork and exec.
 ServerProcess::ServerProcess(const std::string& given) {
   const std::string cmd = resolve_own_name(given);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);  // its own group: stop() signals the whole group
   std::string sh = "/bin/sh", c = "-c", command = cmd;
   char* argv[] = {sh.data(), c.data(), command.data(), nullptr};
-  const int rc = posix_spawn(&pid_, "/bin/sh", nullptr, &attr, argv, environ);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) throw Error("--server-cmd: cannot start /bin/sh: " + std::string(std::strerror(rc)));
+  int life[2];
+  if (pipe2(life, O_CLOEXEC) != 0)
+    throw Error("--server-cmd: pipe2 failed: " + std::string(std::strerror(errno)));
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    const int err = errno;
+    close(life[0]);
+    close(life[1]);
+    throw Error("--server-cmd: cannot start /bin/sh: " + std::string(std::strerror(err)));
+  }
+  if (pid == 0) {
+    setpgid(0, 0);  // its own group: stop() and the watcher signal the whole group
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);  // the parent died before the line above
+    close(life[0]);
+    close(life[1]);
+    execve("/bin/sh", argv, environ);
+    _exit(127);
+  }
+  // Both sides set the group, so the watcher can join it and stop() signal it at once.
+  setpgid(pid, pid);
+  pid_ = pid;
+  const pid_t watcher = fork();
+  if (watcher == 0) {
+    // This process's own handlers (Ctrl-C sets a flag) must not keep the watcher alive.
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGTERM, &dfl, nullptr);
+    sigaction(SIGINT, &dfl, nullptr);
+    setpgid(0, pid);
+    close(life[1]);
+    char b;
+    while (read(life[0], &b, 1) < 0 && errno == EINTR) {
+    }
+    // This process is gone (or stop() closed the pipe): end the group, the watcher last.
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigprocmask(SIG_BLOCK, &term, nullptr);
+    kill(-pid, SIGTERM);
+    const timespec grace{2, 0};
+    nanosleep(&grace, nullptr);
+    kill(-pid, SIGKILL);
+    _exit(0);
+  }
+  close(life[0]);
+  if (watcher < 0) {
+    close(life[1]);  // no watcher: PR_SET_PDEATHSIG still ends the shell
+  } else {
+    setpgid(watcher, pid);
+    life_fd_ = life[1];
+    watcher_ = watcher;
+  }
+}
+
+void ServerProcess::reap_watcher() {
+  if (watcher_ > 0 && waitpid(watcher_, nullptr, WNOHANG) == watcher_) watcher_ = -1;
 }
 
 ServerProcess::~ServerProcess() {
   if (pid_ > 0 && (!status_ || kill(-pid_, 0) == 0)) stop(5);
+  if (life_fd_ >= 0) close(life_fd_);
+  if (watcher_ > 0) {
+    kill(watcher_, SIGKILL);
+    waitpid(watcher_, nullptr, 0);
+  }
 }
 
 std::optional<std::string> ServerProcess::exited() {
@@ -125,7 +190,11 @@ void ServerProcess::wait_healthy(const std::string& health_url, double timeout_s
 std::string ServerProcess::stop(double grace_s) {
   // The shell may have exited while the server it started (same process group) still runs:
   // the group is gone only when kill(-pgid, 0) finds no process.
-  const auto group_alive = [this] { return kill(-pid_, 0) == 0; };
+  // The watcher is in the group too: it goes with the rest, and is reaped here.
+  const auto group_alive = [this] {
+    reap_watcher();
+    return kill(-pid_, 0) == 0;
+  };
   if (exited() && !group_alive()) return *status_;
   kill(-pid_, SIGTERM);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);

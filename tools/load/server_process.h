@@ -1,5 +1,6 @@
 // `llmbench load --server-cmd "..."`: the server under test as a child process. The command
-// runs under /bin/sh in its own process group (so a shell's children stop with it); a {port}
+// runs under /bin/sh in its own process group (so a shell's children stop with it), and the
+// group dies with this process however it ends (kill -9 included: see the constructor); a {port}
 // in it is replaced by a free loopback port picked first. Start-up waits for GET /health to
 // answer 200, bounded by a timeout and by the child exiting; stop() sends SIGTERM to the group,
 // then SIGKILL after a bound. The child's stderr and stdout pass through (its own progress).
@@ -41,6 +42,9 @@ class ServerProcess {
 
  private:
   pid_t pid_ = -1;
+  int life_fd_ = -1;  // the write end of the pipe the group's watcher reads (see the constructor)
+  pid_t watcher_ = -1;
+  void reap_watcher();
   std::optional<std::string> status_;  // once reaped
 };
 

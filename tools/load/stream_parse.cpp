@@ -3,6 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
 #include "engine/checkpoint/json_describe.h"
 #include "engine/checkpoint/json_input.h"
 
@@ -10,14 +14,22 @@ namespace llmbench {
 
 void SseSplitter::feed(const char* p, std::size_t n, std::int64_t arrival_ns,
                        std::vector<SseEvent>& out) {
+  if (overflowed_) return;
   const char* end = p + n;
   while (p < end) {
     const char* nl = static_cast<const char*>(memchr(p, '\n', std::size_t(end - p)));
-    if (!nl) {
-      line_.append(p, std::size_t(end - p));
+    const std::size_t take = std::size_t((nl ? nl : end) - p);
+    if (line_.size() + take > max_line_ || data_.size() + take > max_line_) {
+      overflowed_ = true;
+      line_.clear();
+      data_.clear();
       return;
     }
-    line_.append(p, std::size_t(nl - p));
+    if (!nl) {
+      line_.append(p, take);
+      return;
+    }
+    line_.append(p, take);
     p = nl + 1;
     if (!line_.empty() && line_.back() == '\r') line_.pop_back();
     if (line_.empty()) {  // a blank line ends the event
@@ -84,11 +96,26 @@ ParsedStream parse_stream(const std::vector<SseEvent>& events, bool chat, bool c
       fail("server error in stream: " + excerpt(msg));
       break;
     }
-    if (auto u = j.find("usage"); u != j.end() && u->is_object()) {
-      if (auto p = u->find("prompt_tokens"); p != u->end() && p->is_number_integer())
-        s.prompt_tokens = p->get<int>();
-      if (auto c = u->find("completion_tokens"); c != u->end() && c->is_number_integer())
-        s.completion_tokens = c->get<int>();
+    if (auto u = j.find("usage"); u != j.end() && !u->is_null()) {
+      // Counts that are not whole numbers in [0, 2^31) are a broken server, not a measurement:
+      // stored as-is they made throughput negative (-1.36e9 tok/s) or wrapped (2^31 + 5).
+      std::string bad;
+      if (!u->is_object()) bad = "usage is " + describe_json(*u);
+      for (const char* key : {"prompt_tokens", "completion_tokens"}) {
+        if (!bad.empty()) break;
+        auto v = u->find(key);
+        if (v == u->end() || v->is_null()) continue;
+        const bool whole = v->is_number_unsigned() ||
+                           (v->is_number_integer() && v->get<std::int64_t>() >= 0);
+        if (!whole || v->get<double>() > double(std::numeric_limits<std::int32_t>::max()))
+          bad = std::string(key) + " = " + describe_json(*v) + " (expected an integer in [0, 2^31))";
+        else if (std::string(key) == "prompt_tokens") s.prompt_tokens = v->get<int>();
+        else s.completion_tokens = v->get<int>();
+      }
+      if (!bad.empty()) {
+        fail("malformed usage: " + bad);
+        break;
+      }
     }
     const auto choices = j.find("choices");
     if (choices == j.end() || !choices->is_array() || choices->empty()) continue;

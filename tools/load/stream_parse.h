@@ -23,12 +23,18 @@ class SseSplitter {
   // Lines may end in "\n" or "\r\n"; comment lines (":...") and fields other than data are
   // skipped, as the SSE specification says.
   void feed(const char* p, std::size_t n, std::int64_t arrival_ns, std::vector<SseEvent>& out);
+  // Lines (and one event's data) longer than this stop the splitter: overflowed() says so and
+  // nothing more is kept, so a server that never sends a newline costs at most this much.
+  void set_max_line_bytes(std::size_t n) { max_line_ = n; }
+  bool overflowed() const { return overflowed_; }
   // Bytes of an event that has not ended (a stream that stopped mid-event).
   bool has_partial() const { return !line_.empty() || !data_.empty() || in_event_; }
 
  private:
   std::string line_, data_;
   bool in_event_ = false;
+  bool overflowed_ = false;
+  std::size_t max_line_ = std::size_t(1) << 20;
 };
 
 // One chunk that carried output: completions `choices[0].text` or `token_ids`, chat

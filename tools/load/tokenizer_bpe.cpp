@@ -10,6 +10,7 @@
 #include <iterator>
 
 #include "kernels/common/error.h"
+#include "engine/checkpoint/json_describe.h"
 #include "engine/checkpoint/json_input.h"
 
 namespace llmbench {
@@ -252,12 +253,26 @@ BpeTokenizer BpeTokenizer::from_file(const std::string& path) {
 }
 
 BpeTokenizer BpeTokenizer::from_json_text(const std::string& text, const std::string& what) {
+  try {
+    return from_json_unchecked(text, what);
+  } catch (const json::exception& e) {
+    // A field of an unexpected type deeper in the file (nlohmann's type errors name it).
+    std::string why = e.what();
+    if (why.size() > 160) why = why.substr(0, 157) + "...";
+    throw BadInput("--tokenizer: " + what + ": a field has an unexpected type (" + why + ")");
+  }
+}
+
+BpeTokenizer BpeTokenizer::from_json_unchecked(const std::string& text, const std::string& what) {
   auto parsed = parse_json(text);
   if (!parsed.ok()) throw BadInput("--tokenizer: " + what + ": not valid JSON (" + parsed.error + ")");
   const json j = std::move(parsed.value);
   if (!j.is_object()) throw BadInput("--tokenizer: " + what + " is not a JSON object");
-  const json model = j.value("model", json::object());
-  if (model.value("type", "") != "BPE" || !model.contains("vocab") || !model["vocab"].is_object() ||
+  if (!j.contains("model") || !j["model"].is_object())
+    throw BadInput("--tokenizer: " + what + ": field \"model\" must be an object (a BPE model), "
+                   "found " + (j.contains("model") ? describe_json(j["model"]) : "none"));
+  const json& model = j["model"];
+  if (!model.contains("type") || !model["type"].is_string() || model["type"] != "BPE" || !model.contains("vocab") || !model["vocab"].is_object() ||
       !model.contains("merges") || !model["merges"].is_array())
     throw BadInput("--tokenizer: " + what + ": expected a BPE model (model.type \"BPE\" with "
                    "vocab and merges)");
@@ -279,7 +294,7 @@ BpeTokenizer BpeTokenizer::from_json_text(const std::string& text, const std::st
     } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
       pair = {m[0].get<std::string>(), m[1].get<std::string>()};
     } else {
-      throw BadInput("--tokenizer: " + what + ": merge " + m.dump() + " is not two symbols");
+      throw BadInput("--tokenizer: " + what + ": merge " + describe_json(m) + " is not two symbols");
     }
     t.ranks_.emplace(std::move(pair), rank++);
   }

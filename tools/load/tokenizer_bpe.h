@@ -46,6 +46,8 @@ class BpeTokenizer {
   static const std::string& byte_char(unsigned char b);
 
  private:
+  // from_json_text without the conversion of nlohmann's type errors into BadInput.
+  static BpeTokenizer from_json_unchecked(const std::string& text, const std::string& what);
   void encode_piece(const std::string& piece, std::vector<std::int32_t>& out) const;
 
   BpeSplit split_ = BpeSplit::kGpt2;

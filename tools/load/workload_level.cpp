@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "engine/bench/stats.h"
+#include "kernels/common/error.h"
 
 namespace llmbench {
 
@@ -60,6 +61,10 @@ void drive_file_level(FileWorkload& w, const LevelSpec& level, const LoadOptions
                                     o.seed + std::uint64_t(level.index));
   else if (level.mode == LoadMode::kTrace)
     d.arrival_s = w.bodies->arrival_s(level.time_scale);
+  // Send times are held in int64 ns: beyond 1e7 s (115 days) they are no benchmark anyway.
+  if (!d.arrival_s.empty() && !(d.arrival_s.back() <= 1e7))
+    throw BadInput(fmt::format("--time-scale: the trace's last request would be sent {:g} s "
+                               "after the first (at most 1e7 s)", d.arrival_s.back()));
 }
 
 std::optional<ScheduleLag> schedule_lag(const std::vector<RequestRecord>& requests) {
