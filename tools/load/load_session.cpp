@@ -250,6 +250,7 @@ LevelResult LoadSession::record(const LevelSpec& level, const LevelOutcome& outc
   LevelResult r;
   r.spec = level;
   r.summary = summarize_level(outcome.requests, plan_.goodput);
+  r.steady = steady_window(outcome.requests, level);
   const auto duration_ns = std::int64_t(std::llround(r.summary.duration_s * 1e9));
   // A level that cannot be stored (a full disk, a lock held past the busy timeout) is still
   // reported below; the run is marked failed at the end and nothing more is stored.
@@ -288,6 +289,12 @@ LevelResult LoadSession::record(const LevelSpec& level, const LevelOutcome& outc
                  scraped->oversize_scrapes, MetricsScraper::kMaxScrapeBytes >> 20,
                  scraped->dropped_samples, kMaxServerSeriesPerRun);
   }
+  // Printed even with --quiet: it says how far the level's steady figures can be trusted.
+  if (r.steady && r.steady->short_window)
+    fmt::print(stderr, "warning: {} steady-state window is {:.1f} s of the level's {:.1f} s "
+               "(shorter than max(10 s, 10% of the level)): its steady_* figures rest on little "
+               "time; more requests (--num-requests) or --duration lengthen it\n",
+               tag, r.steady->length_s, r.steady->level_s);
   if (!o_.quiet)
     fmt::print(stderr, "{} {} (elapsed {:.1f} s)\n", tag, level_progress_line(r),
                std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_start_).count());
