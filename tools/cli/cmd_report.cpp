@@ -12,6 +12,7 @@
 #include "kernels/common/error.h"
 #include "tools/cli/commands.h"
 #include "tools/report/report_data.h"
+#include "tools/report/report_history.h"
 #include "tools/report/report_html.h"
 
 namespace llmbench {
@@ -30,6 +31,13 @@ int run_report_command(const ReportCliOptions& o) {
                    "(DB: the .db file written by llmbench run, sweep or load; DB:N picks run N; "
                    "DB2 adds the compare view)");
   const auto t0 = std::chrono::steady_clock::now();
+  if (o.db2.empty() && o.run == 0 && is_history_database(o.db)) {
+    // A history database (llmbench history, --history): its series over commits.
+    const std::string html = render_history_html(o.db, CheckOptions{});
+    write_file_atomically(o.out, html, "report: -o");
+    if (!o.quiet) std::cerr << "report: wrote " << o.out << " (history, " << html.size() / 1024 << " KiB)\n";
+    return 0;
+  }
   const std::string chartjs = load_chartjs();
   ReportOptions ro;
   ro.db = o.db;
