@@ -64,6 +64,7 @@ struct CompareOptions {
   bool repetitions_independent = false;
   bool serving = false;  // compare `llmbench load` runs (load_run), level by level
   bool allow_inconclusive = false;
+  bool threshold_gate = false;  // one run per side: gate on the threshold alone (exit 1)
 };
 
 // The exit code of a comparison: 1 on a regression; 3 when it could not decide (too few
@@ -96,6 +97,7 @@ CompareSettings settings_from(const CompareOptions& o) {
   s.alpha = o.alpha;
   s.threshold = o.threshold_pct / 100.0;
   s.metrics = parse_metrics("--metric", o.metrics);
+  s.threshold_gate = o.threshold_gate;
   return s;
 }
 
@@ -247,6 +249,10 @@ void add_compare_command(CLI::App& root, CommandContext& ctx) {
   cmd->add_flag("--allow-inconclusive", o->allow_inconclusive,
                 "Exit 0 instead of 3 when the comparison could not decide (too few samples or "
                 "rounds for any verdict); the warning is still printed");
+  cmd->add_flag("--threshold-gate", o->threshold_gate,
+                "Two databases with one run per side: gate on the threshold alone (exit 1 when a "
+                "metric's whole interval is beyond it). Without it such a comparison is no valid "
+                "test and exits 3");
   cmd->add_option("--seed", o->seed, "With --run: seed of the randomised A/B order "
                                      "(default: random, printed)");
   cmd->add_option("--sweep-arg", o->sweep_args,

@@ -43,10 +43,10 @@ nlohmann::ordered_json case_ref_json(const CaseSamples& c, bool with_threads) {
   return {{"case", c.label(with_threads)}, {"case_id", c.case_id}, {"status", c.status}};
 }
 
-nlohmann::ordered_json metric_json(const MetricComparison& m) {
+nlohmann::ordered_json metric_json(const MetricComparison& m, bool threshold_only) {
   using nlohmann::ordered_json;
   auto opt = [](const std::optional<double>& v) { return v ? ordered_json(*v) : ordered_json(nullptr); };
-  ordered_json j = {{"verdict", verdict_name(m.verdict)},
+  ordered_json j = {{"verdict", verdict_name(m.verdict, threshold_only)},
                     {"unit", metric_info(m.metric).unit},
                     {"n_base", m.n_base},
                     {"n_candidate", m.n_cand},
@@ -88,7 +88,7 @@ std::vector<Row> compare_rows(const CompareReport& r, const std::string& na) {
                       have ? fmt::format("{:.4f}", m.ratio->ci_low) : na,
                       have ? fmt::format("{:.4f}", m.ratio->ci_high) : na,
                       m.test ? fmt_p(m.test->p_value) : na,
-                      verdict_name(m.verdict)});
+                      verdict_name(m.verdict, r.settings.threshold_only)});
     }
   }
   return rows;
@@ -129,7 +129,7 @@ nlohmann::ordered_json compare_json(const CompareReport& r) {
     if (!b.ok()) j["base_error"] = b.error;
     if (!c.cand->ok()) j["candidate_error"] = c.cand->error;
     ordered_json per_metric = ordered_json::object();
-    for (const auto& m : c.metrics) per_metric[metric_info(m.metric).name] = metric_json(m);
+    for (const auto& m : c.metrics) per_metric[metric_info(m.metric).name] = metric_json(m, r.settings.threshold_only);
     j["metrics"] = per_metric;
     cases.push_back(std::move(j));
   }
@@ -140,7 +140,7 @@ nlohmann::ordered_json compare_json(const CompareReport& r) {
                         {"threshold_pct", r.settings.threshold * 100},
                         {"confidence", 1 - r.settings.alpha},
                         {"verdict_rule", r.settings.threshold_only
-                                             ? "threshold only (one run per side: no valid p-value)"
+                                             ? "one run per side: no valid test; a change only where the whole interval is beyond the threshold"
                                          : r.settings.runs_as_unit
                                              ? "p < alpha and threshold (one sample per run)"
                                              : "p < alpha and threshold (repetitions treated as independent)"}}},
@@ -149,7 +149,13 @@ nlohmann::ordered_json compare_json(const CompareReport& r) {
           {"threads_ignored_in_matching", r.threads_ignored},
           {"cases", cases},
           {"unmatched", {{"base_only", base_only}, {"candidate_only", cand_only}}},
-          {"summary", {{"regressions", s.slower}, {"improvements", s.faster}, {"same", s.same},
+          {"summary", {{"valid_test", !r.settings.threshold_only},
+                       {"regressions", r.settings.threshold_only ? 0 : s.slower},
+                       {"improvements", r.settings.threshold_only ? 0 : s.faster},
+                       {"same", s.same},
+                       {"slower_beyond_threshold", r.settings.threshold_only ? s.slower : 0},
+                       {"faster_beyond_threshold", r.settings.threshold_only ? s.faster : 0},
+                       {"same_or_unknown", s.unknown},
                        {"too_few_samples", s.too_few}, {"not_applicable", s.not_applicable},
                        {"compared_cases", s.compared_cases}, {"base_only", s.base_only},
                        {"candidate_only", s.cand_only}, {"failed_cases", s.failed_cases},
@@ -157,7 +163,7 @@ nlohmann::ordered_json compare_json(const CompareReport& r) {
 }
 
 std::string compare_summary_line(const CompareReport& r) {
-  return "llmbench compare: " + summary_headline(r.summary) + " (" + summary_details(r.summary) +
+  return "llmbench compare: " + summary_headline(r.summary, r.settings.threshold_only) + " (" + summary_details(r.summary) +
          "; " + settings_text(r.settings) + ")";
 }
 
@@ -170,7 +176,8 @@ void print_report(std::ostream& out, const std::string& format, const CompareRep
     print_csv(out, compare_header(), compare_rows(r, ""));
     return;
   }
-  const std::string headline = "llmbench compare: " + summary_headline(r.summary);
+  const std::string headline =
+      "llmbench compare: " + summary_headline(r.summary, r.settings.threshold_only);
   if (format == "md") {
     out << "**" << headline << "**\n\n";
     out << summary_details(r.summary) << "; " << settings_text(r.settings) << ".\n";
