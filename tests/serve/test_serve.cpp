@@ -53,7 +53,11 @@ TEST_F(ServeTest, NonStreamedTextPromptEqualsOffline) {
 
   auto models = client().Get("/v1/models");
   ASSERT_TRUE(models);
-  EXPECT_EQ(json::parse(models->body)["data"][0]["id"], "tiny");
+  const json m = json::parse(models->body)["data"][0];
+  EXPECT_EQ(m["id"], "tiny");
+  // vLLM's model card keys: `vllm bench serve` without --model reads `root` (issue 43).
+  EXPECT_EQ(m["root"], "tiny");
+  EXPECT_TRUE(m.contains("parent") && m["parent"].is_null()) << m.dump();
 }
 
 TEST_F(ServeTest, SixteenConcurrentStaggeredRequestsGetOfflineTokens) {

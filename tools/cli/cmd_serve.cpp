@@ -137,6 +137,7 @@ int run_serve(ServeArgs a, const std::string& command_line) {
   Model model(c, a.serve.omp_threads > 0 ? on_passing_thread(load, a.serve.omp_threads) : load(),
               *backend);
   if (a.serve.model_name.empty()) a.serve.model_name = a.model;
+  a.serve.model_root = a.model;
 
   // A checkpoint directory's tokenizer.model tokenizes text prompts (tools/serve/tokenizer.h).
   if (!preset) {

@@ -110,6 +110,8 @@ json Server::model_json() const {
           {"object", "model"},
           {"created", std::int64_t(std::time(nullptr))},
           {"owned_by", "llmbench"},
+          {"root", opt_.model_root.empty() ? opt_.model_name : opt_.model_root},
+          {"parent", nullptr},
           {"max_model_len", engine_->options().max_len}};
 }
 

@@ -35,6 +35,9 @@ struct ServeOptions {
   std::string host = "127.0.0.1";
   int port = 8000;               // 0: an ephemeral port (bind() says which)
   std::string model_name;        // what /v1/models lists and requests may name
+  // /v1/models' `root`: the model it serves (the --model preset or checkpoint directory); ""
+  // means model_name. vLLM's clients read it (`vllm bench serve` without --model).
+  std::string model_root;
   int max_waiting = 256;         // queued requests beyond this get 429
   int http_threads = 64;         // worker threads: completions answered at once
   int max_connections = 256;     // open connections; one more is answered 503
