@@ -39,8 +39,8 @@ std::string factor_label(double v) {
 // the labels (drawn every one: autoSkip is off) never overlap, whatever the span.
 json ratio_axis(double lo, double hi, double threshold) {
   const double band = 1 + threshold;
-  lo = std::min(lo, 1 / band) / 1.01;
-  hi = std::max(hi, band) * 1.01;
+  lo = std::min(lo, 1 / band) / 1.04;  // headroom: no interval ends on the edge
+  hi = std::max(hi, band) * 1.04;
   const double min_gap = std::max(0.02, std::log(hi / lo) / 12);
   std::vector<double> ticks = {1.0};
   for (double f : {band, 2.0, 10.0, 100.0, 5.0, 3.0, 1.5, 1.25, 1.1})

@@ -72,9 +72,10 @@ constexpr const char* kScript = R"js(
   const data = JSON.parse(document.getElementById('report-data').textContent);
   const palette = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2',
                    '#7f7f7f', '#bcbd22', '#17becf'];
+  // By the verdict's first word: "slower beyond threshold" is a slower one, "same or unknown"
+  // a same one, "too few samples" its own.
   const verdictColor = {'faster': '#2ca02c', 'slower': '#d62728', 'same': '#7f7f7f',
-                        'same or unknown': '#7f7f7f', 'too few samples': '#bcbd22',
-                        'n/a': '#cccccc'};
+                        'too': '#bcbd22', 'n/a': '#cccccc'};
   const warnColor = '#d62728';
   const root = document.getElementById('report');
   function add(parent, tag, text, cls) {
@@ -333,8 +334,10 @@ constexpr const char* kScript = R"js(
         const key = ds.series || ds.label;
         if (!(key in colourOf) && !ds.warn && !ds.color) colourOf[key] = palette[next++ % palette.length];
         const col = ds.warn ? warnColor : ds.color ? ds.color :
-                    ds.verdict ? verdictColor[ds.verdict] || '#999' :
+                    ds.verdict ? verdictColor[ds.verdict.split(' ')[0]] || '#999999' :
                     ds.roof ? '#000000' : colourOf[key];
+        // An alpha suffix needs six hex digits: anything else would draw black, unnoticed.
+        if (!/^#[0-9a-f]{6}$/i.test(col)) errors.push('chart ' + c.id + ': colour ' + col + ' of ' + ds.label);
         ds.borderColor = col;
         ds.backgroundColor = cfg.type === 'bar' && !ds.type ? col + 'bb' : col;
         if (c.layers && cfg.type === 'bar')
