@@ -3,6 +3,7 @@
 // as inside, the short-window flag.
 #include <gtest/gtest.h>
 
+#include "tools/load/load_metrics.h"
 #include "tools/load/steady_state.h"
 
 namespace llmbench {
@@ -115,6 +116,24 @@ TEST(SteadyState, RateWindowRunsFromTheFirstEndToTheLastSend) {
   // Everything sent before the first end: no steady part.
   const std::vector<RequestRecord> burst = {request(0, 5), request(0.5, 6)};
   EXPECT_FALSE(steady_window(burst, rate));
+}
+
+// Time to second token (issue 43): send to the chunk that brings the output to 2 tokens.
+TEST(TimeToSecondToken, CountsTokensNotChunks) {
+  RequestRecord r = request(1, 2, 3);  // chunks at 1.1, 1.55, 2.0, one token each
+  EXPECT_EQ(*ttst_ns(r), std::int64_t(0.55 * kS));
+  r.chunks[0].tokens = 2;  // a first chunk of two tokens: the second token came with the first
+  EXPECT_EQ(*ttst_ns(r), std::int64_t(0.1 * kS));
+  const RequestRecord one = request(1, 2, 1);
+  EXPECT_FALSE(ttst_ns(one));
+  RequestRecord failed = request(1, 2, 3);
+  failed.ok = false;
+  EXPECT_FALSE(ttst_ns(failed));
+  // The level's distribution: over ok requests with 2 tokens or more.
+  const LevelSummary s = summarize_level({request(0, 1, 3), request(0, 2, 3), one}, GoodputSlo{});
+  ASSERT_TRUE(s.ttst_ms);
+  EXPECT_EQ(s.ttst_ms->n, 2);
+  EXPECT_NEAR(s.ttst_ms->percentile(50), (0.55 + 1.05) / 2 * 1000, 1e-6);
 }
 
 }  // namespace

@@ -15,6 +15,16 @@ std::optional<Dist> distribution(const std::vector<double>& xs) {
 
 int input_tokens_of(const RequestRecord& r) { return r.prompt_tokens.value_or(r.input_len); }
 
+std::optional<std::int64_t> ttst_ns(const RequestRecord& r) {
+  if (!r.ok || r.send_ns < 0) return std::nullopt;
+  int tokens = 0;
+  for (const ChunkRecord& c : r.chunks) {
+    tokens += c.tokens;
+    if (tokens >= 2) return c.arrival_ns - r.send_ns;
+  }
+  return std::nullopt;
+}
+
 bool meets_slo(const RequestRecord& r, const GoodputSlo& slo) {
   if (!r.ok) return false;
   if (slo.ttft_ms && double(*r.ttft_ns()) / 1e6 > *slo.ttft_ms) return false;
@@ -30,7 +40,7 @@ LevelSummary summarize_level(const std::vector<RequestRecord>& requests, const G
   LevelSummary s;
   s.requests = int(requests.size());
   std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = 0;
-  std::vector<double> ttft, tpot, itl, e2el, user;
+  std::vector<double> ttft, ttst, tpot, itl, e2el, user;
   double asked_in = 0, asked_out = 0, run_in = 0, run_out = 0;
   int n_run_in = 0, n_run_out = 0;
   for (const RequestRecord& r : requests) {
@@ -49,6 +59,7 @@ LevelSummary summarize_level(const std::vector<RequestRecord>& requests, const G
     if (r.prompt_tokens) run_in += *r.prompt_tokens, ++n_run_in;
     if (r.completion_tokens) run_out += *r.completion_tokens, ++n_run_out;
     ttft.push_back(double(*r.ttft_ns()) / 1e6);
+    if (auto t = ttst_ns(r)) ttst.push_back(double(*t) / 1e6);
     e2el.push_back(double(*r.e2el_ns()) / 1e6);
     if (auto t = r.tpot_ns()) tpot.push_back(*t / 1e6);
     for (std::size_t i = 1; i < r.chunks.size(); ++i)
@@ -71,6 +82,7 @@ LevelSummary summarize_level(const std::vector<RequestRecord>& requests, const G
   if (n_run_in > 0) s.input_tokens_run = run_in / n_run_in;
   if (n_run_out > 0) s.output_tokens_run = run_out / n_run_out;
   s.ttft_ms = distribution(ttft);
+  s.ttst_ms = distribution(ttst);
   s.tpot_ms = distribution(tpot);
   s.itl_ms = distribution(itl);
   s.e2el_ms = distribution(e2el);

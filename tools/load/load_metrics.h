@@ -30,6 +30,10 @@ struct LevelSummary {
   std::optional<double> input_tokens_run, output_tokens_run;
   double output_tok_s = 0, total_tok_s = 0;       // / duration_s
   std::optional<Dist> ttft_ms, tpot_ms, itl_ms, e2el_ms, user_tok_s;
+  // Time to second token: send to the chunk that brings the output to 2 tokens, over ok requests
+  // with at least 2 tokens. TTFT alone hides a first chunk sent early (a role-only or empty
+  // delta that still counts as output) or a prefill that finishes in a second step.
+  std::optional<Dist> ttst_ms;
   // With --goodput: ok requests meeting every limit, per second, and their share of requests.
   std::optional<double> goodput_req_s, good_fraction;
   int good = 0;
@@ -37,6 +41,10 @@ struct LevelSummary {
 };
 
 LevelSummary summarize_level(const std::vector<RequestRecord>& requests, const GoodputSlo& slo);
+
+// Send to the arrival of the chunk that brings the request's output to 2 tokens; nullopt for a
+// failed request or one with fewer than 2 tokens.
+std::optional<std::int64_t> ttst_ns(const RequestRecord& r);
 
 // The input tokens of a request: the server's usage.prompt_tokens when reported, else the
 // prompt length sent.

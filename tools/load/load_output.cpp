@@ -39,6 +39,7 @@ struct DistMetric {
     return r.summary.member ? &*r.summary.member : nullptr; }
 const DistMetric kDistMetrics[] = {
     {"ttft_ms", "time to first token, ms", 2, false, LLMBENCH_DIST(ttft_ms)},
+    {"ttst_ms", "time to second token, ms", 2, false, LLMBENCH_DIST(ttst_ms)},
     {"tpot_ms", "time per output token after the first, ms", 3, false, LLMBENCH_DIST(tpot_ms)},
     {"itl_ms", "inter-token latency per gap, ms", 3, false, LLMBENCH_DIST(itl_ms)},
     {"e2el_ms", "end-to-end request latency, ms", 2, false, LLMBENCH_DIST(e2el_ms)},
