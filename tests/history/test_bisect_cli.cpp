@@ -52,8 +52,8 @@ fs::path make_repo(const fs::path& d) {
 
 std::string tiny_profile(const fs::path& d) {
   const fs::path p = d / "tiny.toml";
-  write_file(p, "model = \"tiny\"\nbackend = \"cpu\"\nbatch = 4\nprompt-len = 64\n"
-                "max-new-tokens = 16\nwarmup = 1\nrepeat = 5\nthreads = 1\ntrace = \"off\"\n");
+  write_file(p, "model = \"tiny\"\nbackend = \"cpu\"\nbatch = 1\nprompt-len = 16\n"
+                "max-new-tokens = 4\nwarmup = 1\nrepeat = 3\nthreads = 1\ntrace = \"off\"\n");
   return p.string();
 }
 
@@ -94,6 +94,7 @@ TEST(BisectCli, NamesExactlyTheSlowCommitAndResumes) {
   EXPECT_NE(r.out.find("step 2: " + c2.substr(0, 7) + " good"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("step 3: " + c3.substr(0, 7) + " bad"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("e2e_ms   slower"), std::string::npos) << r.out;
+  std::printf("%s", r.out.c_str());
   const fs::path db = work / "bisect.db";
   EXPECT_EQ(count(db, "SELECT count(*) FROM bisect_step WHERE bisect_id = 1"), 3);
   EXPECT_EQ(count(db, "SELECT count(*) FROM bisect WHERE status = 'found' AND first_bad = '" + c3 + "'"), 1);

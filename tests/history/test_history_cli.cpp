@@ -116,14 +116,14 @@ TEST(HistoryCli, AdaptiveGateDecidesSameAndAppendsToHistory) {
   const std::string h = (d / "h.db").string();
   const Result r = run_llmbench(std::string("compare --run " LLMBENCH_BIN " " LLMBENCH_BIN
                                             " --config ") + tiny_profile(d).string() +
-                                " --seed 3 --db " + (d / "g.db").string() + " --threshold 50 "
+                                " --seed 3 --db " + (d / "g.db").string() + " --threshold 100 "
                                 "--format json --history " + h + " --commit abc123 --branch main" +
                                 kPeaks);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const auto doc = nlohmann::json::parse(r.out);
   const int rounds = doc["settings"]["rounds"];
   EXPECT_GE(rounds, 5);  // the first look
-  EXPECT_LT(rounds, 30);
+  EXPECT_LT(rounds, 30);  // a 100% margin: decided at the first looks even on a loaded machine
   EXPECT_NE(doc["settings"]["stopping"].get<std::string>().find("all 3 metric results decided"),
             std::string::npos) << doc["settings"]["stopping"];
   for (const char* m : {"ttft", "tpot", "e2e"}) {
