@@ -196,3 +196,21 @@ TEST(HistoryCli, RunAppendsItsPointsToTheHistory) {
   EXPECT_EQ(count(d / "h.db", "SELECT count(*) FROM history_point WHERE ci_low <= value"
                               " AND value <= ci_high AND source = 'run'"), 8);
 }
+
+// `load --history` appends the load run it stored: one point per metric of its one level, on
+// series of suite "load".
+TEST(HistoryCli, LoadAppendsItsPointsToTheHistory) {
+  const fs::path d = scratch_dir();
+  for (const char* f : {"l.db", "h.db"}) fs::remove(d / f);
+  const Result r = run_llmbench(std::string("load --server-cmd '") + LLMBENCH_BIN +
+                                " serve --model tiny --port {port}' --concurrency 1"
+                                " --num-requests 4 --input-len 16 --output-len 8 --ignore-eos --quiet"
+                                " --format csv --db " + (d / "l.db").string() + " --history " +
+                                (d / "h.db").string() + " --commit ccc333",
+                                d / "load");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("info: 4 point(s) appended to the history"), std::string::npos) << r.err;
+  EXPECT_EQ(count(d / "h.db", "SELECT count(*) FROM history_point p JOIN history_series s"
+                              " ON s.id = p.series_id WHERE s.suite = 'load' AND p.source = 'load'"
+                              " AND p.commit_sha = 'ccc333'"), 4);
+}

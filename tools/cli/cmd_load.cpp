@@ -6,6 +6,7 @@
 
 #include "kernels/common/error.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/history_flags.h"
 #include "tools/load/load_driver.h"
 
 namespace llmbench {
@@ -129,7 +130,9 @@ void add_load_command(CLI::App& root, CommandContext& ctx) {
                   "one level a line)")
       ->type_name("WORD")->capture_default_str()->group(output);
   cmd->add_flag("--quiet", o->quiet, "No progress or notices on stderr")->group(output);
-  cmd->callback([o, &ctx, concurrency, rate, num_requests] {
+  auto history = std::make_shared<HistoryFlags>();
+  add_history_flags(cmd, *history);
+  cmd->callback([o, history, &ctx, concurrency, rate, num_requests] {
     // Given but empty (or 0) is not the same as not given: the defaults would run instead.
     if (concurrency->count() && o->concurrency.empty())
       throw BadInput("--concurrency: expected a comma-separated list of integers in [1, 4096], "
@@ -140,6 +143,7 @@ void add_load_command(CLI::App& root, CommandContext& ctx) {
       throw BadInput("--num-requests: expected an integer in [1, 10000000], got " +
                      std::to_string(o->num_requests));
     ctx.exit_code = run_load(*o, ctx.command_line);
+    append_latest_run(*history, o->db, /*serving=*/true);
   });
 }
 
