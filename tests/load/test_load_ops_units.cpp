@@ -34,10 +34,19 @@ TEST(PrometheusText, ParsesNamesLabelsValuesAndComments) {
       "x_inf{a=\"b\"} +Inf\n"
       "x_minf -Inf\n"
       "x_exp 1.5e-3\n"
-      "empty_labels{} 1\n";
+      "empty_labels{} 1\n"
+      // Any case, as Prometheus reads it (issue 43: llama-server writes "inf").
+      "y_inf inf\n"
+      "y_minf -INF\n"
+      "y_nan nan\n"
+      "y_infinity Infinity\n";
   const PromText t = parse_prometheus_text(text);
   EXPECT_TRUE(t.rejected.empty()) << t.rejected.front().reason;
-  ASSERT_EQ(t.samples.size(), 9u);
+  ASSERT_EQ(t.samples.size(), 13u);
+  EXPECT_EQ(t.samples[9].value, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(t.samples[10].value, -std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(t.samples[11].value));
+  EXPECT_EQ(t.samples[12].value, std::numeric_limits<double>::infinity());
   EXPECT_EQ(t.type.at("vllm:num_requests_running"), "gauge");
   EXPECT_EQ(t.help.at("vllm:num_requests_running"), "Number of requests running.");
   const PromSample& a = t.samples[0];

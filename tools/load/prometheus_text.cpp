@@ -3,6 +3,7 @@
 #include "tools/load/prometheus_text.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -79,15 +80,21 @@ class Cursor {
 };
 
 double parse_value(std::string_view t) {
-  if (t == "NaN") return std::numeric_limits<double>::quiet_NaN();
-  if (t == "+Inf" || t == "Inf") return std::numeric_limits<double>::infinity();
-  if (t == "-Inf") return -std::numeric_limits<double>::infinity();
+  // NaN and the infinities in any case, as Prometheus's own parser (Go's ParseFloat) reads them:
+  // llama-server writes "inf", the text format's examples "+Inf" and "NaN".
+  std::string lower(t);
+  for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "nan" || lower == "+nan" || lower == "-nan")
+    return std::numeric_limits<double>::quiet_NaN();
+  if (lower == "inf" || lower == "+inf" || lower == "infinity" || lower == "+infinity")
+    return std::numeric_limits<double>::infinity();
+  if (lower == "-inf" || lower == "-infinity") return -std::numeric_limits<double>::infinity();
   const std::string s(t);
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(s.c_str(), &end);
-  // strtod also reads "nan", "inf" and hex floats: the format allows only the spellings above
-  // and decimal numbers.
+  // strtod also reads hex floats and "nan(...)": the format allows only the spellings above and
+  // decimal numbers.
   const bool decimal = s.find_first_not_of("0123456789+-.eE") == std::string::npos;
   if (s.empty() || end != s.c_str() + s.size() || !decimal || errno == ERANGE)
     throw LineError("expected a number (or NaN, +Inf, -Inf) as the value, got '" + s + "'");
