@@ -528,7 +528,7 @@ TEST(ReportCli, MissingArgumentsNameWhatIsExpected) {
   } cases[] = {
       {"report", "report: expected a result database: llmbench report DB"},
       {"report -o x.html", "report: expected a result database"},
-      {"export", "export: expected a format: chrome (a run's trace"},
+      {"export", "export: expected a subcommand naming the format: chrome (a run's trace"},
       {"export foo", "export: unknown format 'foo': chrome"},
       {"export chrome", "export chrome: expected a result database: llmbench export chrome DB -o"},
       {"export gbench", "export gbench: expected a result database"},

@@ -131,7 +131,7 @@ void add_export_command(CLI::App& root, CommandContext& ctx) {
     if (!export_cmd->get_subcommands().empty()) return;
     const std::vector<std::string> extra = export_cmd->remaining();
     throw BadInput(
-        (extra.empty() ? std::string("export: expected a format")
+        (extra.empty() ? std::string("export: expected a subcommand naming the format")
                        : "export: unknown format '" + extra.front() + "'") +
         ": chrome (a run's trace as Chrome trace-event JSON for Perfetto UI) or gbench (a run's "
         "samples as Google Benchmark JSON), e.g. llmbench export chrome llmbench.db -o "
