@@ -214,3 +214,13 @@ TEST(HistoryCli, LoadAppendsItsPointsToTheHistory) {
                               " ON s.id = p.series_id WHERE s.suite = 'load' AND p.source = 'load'"
                               " AND p.commit_sha = 'ccc333'"), 4);
 }
+
+TEST(HistoryCli, HelpEndsWithExamples) {
+  for (const char* cmd : {"history", "bisect"})
+    EXPECT_NE(run_llmbench(std::string(cmd) + " --help").out.find("Examples:\n  llmbench"),
+              std::string::npos) << cmd;
+  // The adaptive gate's flags are where compare --help lists them.
+  const std::string help = run_llmbench("compare --help").out;
+  for (const char* want : {"--rounds", "auto", "--max-rounds", "--history"})
+    EXPECT_NE(help.find(want), std::string::npos) << want;
+}

@@ -297,9 +297,11 @@ void add_bisect_command(CLI::App& root, CommandContext& ctx) {
   CLI::App* cmd = root.add_subcommand(
       "bisect", "Find the first commit of a range that made a profile slower: builds each tested "
                 "commit once and compares it with the good build by the adaptive gate");
-  cmd->footer("Example:\n  llmbench bisect --good v0.3 --bad HEAD --config profiles/ci-smoke.toml "
+  cmd->footer("Examples:\n  llmbench bisect --good v0.3 --bad HEAD --config profiles/ci-smoke.toml "
               "--build 'cmake -S {src} -B {src}/b -DLLMBENCH_BUILD_TESTS=OFF && cmake --build "
-              "{src}/b --target llmbench && cp {src}/b/tools/llmbench {out}'");
+              "{src}/b --target llmbench && cp {src}/b/tools/llmbench {out}'\n  llmbench bisect "
+              "--good HEAD~20 --bad HEAD --config ci-smoke --metric tpot --build 'make -C {src} "
+              "llmbench && cp {src}/llmbench {out}'   (run again to resume)");
   cmd->add_option("--good", o->good, "A commit without the regression")->required();
   cmd->add_option("--bad", o->bad, "A later commit with it")->required();
   cmd->add_option("--build", o->build,
