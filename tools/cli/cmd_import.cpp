@@ -29,6 +29,7 @@ namespace fs = std::filesystem;
 struct ImportOptions {
   std::string file;
   std::string db = "llmbench.db";
+  int max_decompressed_mb = 1024;  // chrome: a gzip file may inflate to this much
 };
 
 void remove_database(const std::string& db) {
@@ -42,7 +43,12 @@ int run_import(const std::string& format, const ImportOptions& o, const CommandC
                    format + (format == "nsys" ? " FILE.sqlite" : " FILE.json") + " --db DB");
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
-  ReadTrace r = format == "nsys" ? read_nsys_export(o.file) : read_chrome_trace(o.file);
+  if (o.max_decompressed_mb < 1 || o.max_decompressed_mb > 1 << 20)
+    throw BadInput("--max-decompressed-mb: expected an integer in [1, 1048576], got " +
+                   std::to_string(o.max_decompressed_mb));
+  ReadTrace r = format == "nsys"
+                    ? read_nsys_export(o.file)
+                    : read_chrome_trace(o.file, std::size_t(o.max_decompressed_mb) << 20);
   const auto t1 = clock::now();
 
   std::error_code ec;
@@ -89,6 +95,10 @@ void add_format(CLI::App& import_cmd, CommandContext& ctx, const std::string& fo
   cmd->add_option("file", o->file, file_help);
   cmd->add_option("--db", o->db, "SQLite database the trace is added to (created if missing)")
       ->capture_default_str();
+  if (format == "chrome")
+    cmd->add_option("--max-decompressed-mb", o->max_decompressed_mb,
+                    "A gzip trace may inflate to at most this many MB")
+        ->capture_default_str();
   cmd->callback([o, format, &ctx] { ctx.exit_code = run_import(format, *o, ctx); });
 }
 

@@ -138,6 +138,14 @@ void bind_params(Stmt& stmt, const QuerySource& src,
 
 std::unique_ptr<Db> open_query_db(const std::string& path) {
   auto db = open_read_only(path);
+  // Another program's SQLite file (schema version 0, tables of its own) is refused as report
+  // refuses it: its tables would be shown in llmbench's columns (a `run` table read as runs
+  // with status 'complete'). An empty file is not refused: the stand-ins give no rows.
+  if (db->user_version() == 0 &&
+      db->prepare("SELECT 1 FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT "
+                  "LIKE 'sqlite_%' LIMIT 1").step())
+    throw BadInput("database '" + path + "' is not an llmbench database (schema version 0; "
+                   "import traces with llmbench import, then query the database it writes)");
   // Tables and views of the current schema that an older database lacks get empty stand-ins
   // in memory: a query over them finds no rows instead of failing.
   add_schema_stand_ins(*db);

@@ -175,7 +175,7 @@ RequestReader::State RequestReader::body_framing() {
   const HttpRequest& r = req_;
   const std::string_view encoding = r.header("content-encoding");
   if (!encoding.empty() && lower(trim(encoding)) != "identity")
-    return fail(415, "Content-Encoding '" + std::string(encoding) +
+    return fail(415, "Content-Encoding '" + std::string(encoding.substr(0, 64)) +
                          "' is not supported; send the body uncompressed");
   // Framing headers may come as several lines or as comma lists; every one counts (RFC 9112
   // 6.3: a message with both, or with Content-Length values that differ, is refused, since
@@ -213,10 +213,10 @@ RequestReader::State RequestReader::body_framing() {
   }
   if (has_cl) {
     if (cl.empty() || cl.size() > 18 || !all_digits(cl, false))
-      return fail(400, "Content-Length '" + std::string(cl) + "' is not a number");
+      return fail(400, "Content-Length '" + std::string(cl.substr(0, 64)) + "' is not a number");
     remaining_ = std::stoull(std::string(cl));
     if (remaining_ > max_body_bytes_)
-      return fail(413, "the request body (" + std::string(cl) + " bytes) is larger than the " +
+      return fail(413, "the request body (" + std::string(cl.substr(0, 24)) + " bytes) is larger than the " +
                            std::to_string(max_body_bytes_) + "-byte limit");
     stage_ = remaining_ > 0 ? Stage::kBody : Stage::kDone;
     return State::kHeadDone;

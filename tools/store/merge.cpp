@@ -99,6 +99,24 @@ void check_input(const std::string& path) {
 }
 
 // Copies the attached database `src` into main, in one transaction, ids shifted.
+// A run already in the result (from an earlier input, or the output merged into) would count
+// every case twice: `merge sh1.db sh1.db` or a copy of a shard. A run is the same run when it
+// started at the same instant on the same host with the same command line.
+void refuse_runs_merged_before(Db& db, const std::string& in) {
+  for (const char* table : {"run", "load_run"}) {
+    if (!db.prepare("SELECT 1 FROM src.sqlite_master WHERE type = 'table' AND name = '" +
+                    std::string(table) + "'").step())
+      continue;
+    auto same = db.prepare(std::string("SELECT s.id, s.started_at, s.host FROM src.") + table +
+                           " AS s JOIN main." + table + " AS m ON m.started_at = s.started_at"
+                           " AND m.host = s.host AND m.command_line = s.command_line LIMIT 1");
+    if (same.step())
+      throw BadInput("merge: '" + in + "' holds " + table + " " + same.column_text(0) +
+                     " (started " + same.column_text(1) + " on " + same.column_text(2) +
+                     "), which an earlier input or the output already holds: the same run twice");
+  }
+}
+
 MergedInput merge_one(Db& db, const std::string& in) {
   MergedInput m{in};
   transaction(db, [&] {
@@ -124,6 +142,7 @@ MergedInput merge_one(Db& db, const std::string& in) {
       if (std::find(known.begin(), known.end(), t) == known.end())
         throw Error("merge: '" + in + "' has a table merge does not know: " + t);
     }
+    refuse_runs_merged_before(db, in);
     std::map<std::string, std::int64_t> offset;
     for (const auto& [space, sql] : id_space_max()) offset[space] = scalar(db, sql);
     for (const TableRemap& r : remaps()) {

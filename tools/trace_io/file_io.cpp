@@ -16,7 +16,7 @@ namespace llmbench {
 
 namespace {
 
-std::string gunzip(const std::string& path, const std::string& what) {
+std::string gunzip(const std::string& path, const std::string& what, std::size_t max_bytes) {
   gzFile f = gzopen(path.c_str(), "rb");
   if (!f) throw BadInput(what + " '" + path + "': cannot open");
   std::string out;
@@ -30,6 +30,11 @@ std::string gunzip(const std::string& path, const std::string& what) {
       throw BadInput(what + " '" + path + "': corrupt gzip data (" + msg + ")");
     }
     if (n == 0) break;
+    if (out.size() + std::size_t(n) > max_bytes) {
+      gzclose(f);
+      throw BadInput(what + " '" + path + "': inflates to more than " +
+                     std::to_string(max_bytes >> 20) + " MB (--max-decompressed-mb)");
+    }
     out.append(buf, std::size_t(n));
   }
   // gzread returns 0 at a truncated end too; gzclose_r reports it as Z_BUF_ERROR.
@@ -42,7 +47,8 @@ std::string gunzip(const std::string& path, const std::string& what) {
 
 }  // namespace
 
-std::string read_maybe_gzip(const std::string& path, const std::string& what) {
+std::string read_maybe_gzip(const std::string& path, const std::string& what,
+                            std::size_t max_decompressed_bytes) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw BadInput(what + " '" + path + "' does not exist");
   if (std::filesystem::is_directory(path, ec))
@@ -52,7 +58,7 @@ std::string read_maybe_gzip(const std::string& path, const std::string& what) {
   if (!in) throw BadInput(what + " '" + path + "' cannot be read");
   unsigned char magic[2] = {0, 0};
   in.read(reinterpret_cast<char*>(magic), 2);
-  if (in.gcount() == 2 && magic[0] == 0x1f && magic[1] == 0x8b) return gunzip(path, what);
+  if (in.gcount() == 2 && magic[0] == 0x1f && magic[1] == 0x8b) return gunzip(path, what, max_decompressed_bytes);
   in.clear();
   in.seekg(0);
   std::stringstream ss;

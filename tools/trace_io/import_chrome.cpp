@@ -29,7 +29,8 @@ constexpr int kMaxChromeNesting = 128;
 
 class ChromeReader {
  public:
-  explicit ChromeReader(std::string path) : path_(std::move(path)) {}
+  ChromeReader(std::string path, std::size_t max_decompressed_bytes)
+      : path_(std::move(path)), max_decompressed_bytes_(max_decompressed_bytes) {}
 
   ReadTrace read();
 
@@ -66,6 +67,7 @@ class ChromeReader {
   void bind_flows(const TrackIndex& index);
 
   std::string path_;
+  std::size_t max_decompressed_bytes_;
   ImportedTrace t_;
   std::map<std::string, std::size_t> process_by_key_;
   std::map<std::pair<std::size_t, std::string>, std::size_t> thread_by_key_;
@@ -397,7 +399,7 @@ void ChromeReader::bind_flows(const TrackIndex& index) {
 }
 
 ReadTrace ChromeReader::read() {
-  const std::string text = read_maybe_gzip(path_, "chrome trace");
+  const std::string text = read_maybe_gzip(path_, "chrome trace", max_decompressed_bytes_);
   bool array_form = false, object_form = false;
   std::string top_key;
   // Nesting is bounded before anything recurses over it (the parser, flattening args, dump(),
@@ -452,6 +454,8 @@ ReadTrace ChromeReader::read() {
 
 }  // namespace
 
-ReadTrace read_chrome_trace(const std::string& path) { return ChromeReader(path).read(); }
+ReadTrace read_chrome_trace(const std::string& path, std::size_t max_decompressed_bytes) {
+  return ChromeReader(path, max_decompressed_bytes).read();
+}
 
 }  // namespace llmbench

@@ -19,6 +19,8 @@ namespace llmbench {
 // Throws BadInput naming the file for unreadable files, corrupt gzip, invalid or truncated
 // JSON, and JSON that is neither an event array nor an object with a traceEvents array.
 // Events it cannot use are counted in trace.skipped, never fatal.
-ReadTrace read_chrome_trace(const std::string& path);
+// A gzip file may inflate to at most `max_decompressed_bytes` (file_io.h).
+ReadTrace read_chrome_trace(const std::string& path,
+                            std::size_t max_decompressed_bytes = std::size_t(1) << 30);
 
 }  // namespace llmbench

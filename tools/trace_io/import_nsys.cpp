@@ -428,14 +428,23 @@ void NsysReader::link_flows() {
 }
 
 ReadTrace NsysReader::read() {
-  auto s = db_.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')");
-  while (s.step()) tables_.insert(s.column_text(0));
+  auto s = db_.prepare("SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view')");
+  std::string view;
+  while (s.step()) {
+    if (s.column_text(1) == "view" && view.empty()) view = s.column_text(0);
+    tables_.insert(s.column_text(0));
+  }
   if (!tables_.count("StringIds") && !tables_.count("META_DATA_EXPORT") &&
       !tables_.count("EXPORT_META_DATA"))
     throw BadInput("nsys export '" + path_ +
                    "' is not an Nsight Systems SQLite export (it has none of the tables "
                    "StringIds, META_DATA_EXPORT, EXPORT_META_DATA; make one with "
                    "`nsys export --type sqlite REPORT.nsys-rep`)");
+  // Nsight Systems writes tables only. A view is code, and a recursive one runs without end
+  // (an import of one ran until killed at 3.6 GB): refused before anything reads it.
+  if (!view.empty())
+    throw BadInput("nsys export '" + path_ + "': '" + view +
+                   "' is a view; an Nsight Systems export holds tables only");
   read_metadata();
   read_names();
   read_nvtx();
