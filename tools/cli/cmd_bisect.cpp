@@ -26,6 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/checkpoint/json_input.h"
 #include "kernels/common/error.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/metric_flags.h"
@@ -222,7 +223,7 @@ int run_bisect(const BisectOptions& o) {
     while (q.step()) {
       ++steps;
       Step s{q.column_text(0), q.column_text(1), int(q.column_int(2)), q.column_int(3),
-             nlohmann::json::parse(q.column_text(4))};
+             parse_json_or_throw(q.column_text(4), "database '" + db + "': bisect_step.evidence")};
       if (s.verdict != "undecided") known[s.sha] = s;
     }
     if (!known.empty())

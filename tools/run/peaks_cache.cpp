@@ -9,12 +9,14 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <utility>
 
 #include "engine/model/cpu_backend.h"
 #include "engine/checkpoint/atomic_file.h"
+#include "engine/checkpoint/json_input.h"
 #include "kernels/common/error.h"
 #include "tools/run/machine_load.h"
 #include "tools/store/run_info.h"
@@ -45,12 +47,9 @@ namespace {
 json load_cache() {
   std::ifstream in(roofline_cache_path());
   if (!in) return json::object();
-  try {
-    json j = json::parse(in);
-    return j.is_object() ? j : json::object();
-  } catch (const json::exception&) {
-    return json::object();  // a corrupt cache is re-measured, not fatal
-  }
+  // A corrupt (or hostile: nested, huge) cache is re-measured, not fatal.
+  const json j = parse_json(std::string(std::istreambuf_iterator<char>(in), {})).value;
+  return j.is_object() ? j : json::object();
 }
 
 // cache[key] = entry, written to a temporary file and renamed over the cache, so a reader never
