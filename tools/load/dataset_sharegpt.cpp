@@ -79,11 +79,12 @@ WorkloadSession conversation(const std::vector<Utterance>& us, const DatasetOpti
 }  // namespace
 
 Workload read_sharegpt(const DatasetOptions& o) {
-  auto parsed = parse_json(read_dataset_file(o.path));
-  if (!parsed.ok())
-    throw BadInput("--dataset-path " + o.path + ": not valid JSON (" + parsed.error + ")");
+  const std::string text = read_dataset_file(o.path);
+  auto parsed = parse_json(text);
+  if (!parsed.ok() && json_limit_violation(text, JsonLimits{}))
+    throw BadInput("--dataset-path " + o.path + ": " + parsed.error);
   const json all = std::move(parsed.value);
-  if (!all.is_array())
+  if (!parsed.ok() || !all.is_array())
     throw BadInput("--dataset-path " + o.path + ": expected a ShareGPT JSON list of records");
   Workload w;
   w.name = "sharegpt";
