@@ -3,6 +3,8 @@
 // line starting "error: " and naming what was wrong, nothing on stdout, no file created).
 // Queries over a real traced run are in test_query_on_trace.cpp.
 #include <gtest/gtest.h>
+
+#include <sstream>
 #include <sqlite3.h>
 
 #include <cctype>
@@ -41,8 +43,15 @@ TEST(QueryCli, ListShowsEveryBundledQueryWithItsPurpose) {
   const Result r = run_llmbench("query --list");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(r.err.empty()) << r.err;
-  EXPECT_EQ(r.out.rfind("name", 0), 0u) << r.out;
-  for (const char* name : kBundled) EXPECT_NE(r.out.find(name), std::string::npos) << name;
+  // One block per query within 120 columns (issue 40: rows were padded to 571): its name at
+  // the start of a line, its purpose wrapped and indented below.
+  for (const char* name : kBundled)
+    EXPECT_NE(("\n" + r.out).find("\n" + std::string(name)), std::string::npos) << name;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_LE(line.size(), 120u) << line;
+    EXPECT_TRUE(line.empty() || line.back() != ' ') << "trailing blank: '" << line << "'";
+  }
 
   const Result j = run_llmbench("query --list --format json");
   ASSERT_EQ(j.exit_code, 0) << j.err;
