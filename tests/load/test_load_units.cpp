@@ -83,7 +83,7 @@ TEST(LoadPlan, BadInputNamesTheFlag) {
       {[](LoadOptions& o) { o.goodput = "ttft:1,ttft:2"; }, "--goodput: 'ttft' is given twice"},
       {[](LoadOptions& o) { o.duration_s = -1; }, "--duration: expected seconds"},
       {[](LoadOptions& o) { o.idle_timeout_s = 0; }, "--idle-timeout: expected seconds in (0"},
-      {[](LoadOptions& o) { o.format = "xml"; }, "--format: expected table, md, csv, json, jsonl or vllm-json"},
+      {[](LoadOptions& o) { o.format = "xml"; }, "--format: expected table, wide, md, csv, json, jsonl or vllm-json"},
       {[](LoadOptions& o) { o.max_concurrency = 3; }, "--max-concurrency: applies to --request-rate only"},
       {[](LoadOptions& o) { o.num_requests = -2; }, "--num-requests: expected"},
   };

@@ -256,7 +256,8 @@ TEST(Jsonl, RefusesBadLinesByNumber) {
     o.path = write_scratch("bad.jsonl", text);
     return bad_input([&] { read_jsonl(o); });
   };
-  EXPECT_NE(err("{\"prompt\": \"a\"}\n\nnot json\n").find("bad.jsonl:3: not a JSON object"), std::string::npos);
+  EXPECT_NE(err("{\"prompt\": \"a\"}\n\nnot json\n").find("bad.jsonl:3: not valid JSON"), std::string::npos);
+  EXPECT_NE(err("{\"prompt\": \"a\"}\n[1, 2]\n").find("bad.jsonl:2: not a JSON object"), std::string::npos);
   EXPECT_NE(err("{\"max_tokens\": 3}\n").find(":1: expected exactly one of \"prompt\" and \"messages\""),
             std::string::npos);
   EXPECT_NE(err("{\"prompt\": \"a\", \"max_tokens\": 0}\n").find("\"max_tokens\" must be an integer"),

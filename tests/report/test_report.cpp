@@ -532,7 +532,7 @@ TEST(ReportCli, MissingArgumentsNameWhatIsExpected) {
       {"export foo", "export: unknown format 'foo': chrome"},
       {"export chrome", "export chrome: expected a result database: llmbench export chrome DB -o"},
       {"export gbench", "export gbench: expected a result database"},
-      {"export chrome x.db", "export chrome: expected -o FILE"},
+      {"export chrome x.db", "export chrome: expected -o/--output FILE"},
       {"import", "import: expected a format: nsys (an Nsight Systems SQLite export) or chrome"},
       {"import nsys", "import nsys: expected the file to import: llmbench import nsys FILE"},
   };

@@ -35,7 +35,7 @@ void require_db_and_output(const std::string& format, const std::string& db,
                    format + " DB -o " + (format == "chrome" ? "trace.json" : "results.json") +
                    " (DB: the .db file written by llmbench run)");
   if (out.empty())
-    throw BadInput("export " + format + ": expected -o FILE (the file to write; - for stdout)");
+    throw BadInput("export " + format + ": expected -o/--output FILE (the file to write; - for stdout)");
 }
 
 int export_chrome(const ChromeOptions& o) {

@@ -128,8 +128,7 @@ MergedInput merge_one(Db& db, const std::string& in) {
     // History (`llmbench history`) and bisections are not results of a run: every database has
     // the tables (one schema) and a result database leaves them empty; a history is one database
     // that `llmbench history add` appends to, never a shard to renumber.
-    const std::vector<std::string> not_merged = {"history_series", "history_point", "bisect",
-                                                 "bisect_step"};
+    const std::vector<std::string> not_merged = unmerged_tables();
     while (tables.step()) {
       const std::string t = tables.column_text(0);
       if (std::find(not_merged.begin(), not_merged.end(), t) != not_merged.end()) {
@@ -166,6 +165,10 @@ MergedInput merge_one(Db& db, const std::string& in) {
 }
 
 }  // namespace
+
+std::vector<std::string> unmerged_tables() {
+  return {"history_series", "history_point", "bisect", "bisect_step"};
+}
 
 std::vector<std::string> mergeable_tables() {
   std::vector<std::string> names;

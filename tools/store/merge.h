@@ -21,8 +21,11 @@ struct MergedInput {
 std::vector<MergedInput> merge_databases(const std::vector<std::string>& inputs,
                                          const std::string& output);
 
+// Tables every database has that merge never copies (history and bisections: a history is one
+// database `llmbench history add` appends to); an input with rows in them is refused.
+std::vector<std::string> unmerged_tables();
 // The tables merge knows how to copy, in copy order (parents first); a test checks that every
-// table of a fresh store is among them.
+// table of a fresh store is among them or among unmerged_tables().
 std::vector<std::string> mergeable_tables();
 
 }  // namespace llmbench
