@@ -1,6 +1,8 @@
 // The steady-state window of a load level (see steady_state.h).
 #include "tools/load/steady_state.h"
 
+#include "tools/load/load_metrics.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -94,14 +96,10 @@ std::optional<SteadyWindow> steady_window(const std::vector<RequestRecord>& requ
     if (auto t = r.tpot_ns()) tpot.push_back(*t / 1e6);
     if (auto t = r.e2el_ns()) e2el.push_back(double(*t) / 1e6);
   }
-  auto dist = [](const std::vector<double>& xs) -> std::optional<SampleStats> {
-    if (xs.empty()) return std::nullopt;
-    return sample_stats(xs);
-  };
-  w.ttft_ms = dist(ttft);
-  w.tpot_ms = dist(tpot);
-  w.itl_ms = dist(itl);
-  w.e2el_ms = dist(e2el);
+  w.ttft_ms = distribution(ttft);
+  w.tpot_ms = distribution(tpot);
+  w.itl_ms = distribution(itl);
+  w.e2el_ms = distribution(e2el);
   if (w.length_s > 0) w.output_tok_s = double(tokens) / w.length_s;
   w.short_window = w.length_s < std::max(10.0, 0.1 * w.level_s);
   return w;

@@ -256,7 +256,7 @@ void store_case(const RunOptions& opts, OpenedRun& run, const CaseResult& result
 // cache was measured low (on a busy machine), so every later run would divide by too little.
 // Said once per dtype (printed even with --quiet: it changes what the numbers mean), and the
 // cache entry raised to the probe's figure so the next run is right.
-void refresh_stale_peak(const RunOptions& opts, const RunPlan& plan, const CaseResult& r,
+void refresh_stale_peak(const RunPlan& plan, const CaseResult& r,
                         std::set<DType>& raised) {
   if (!compute_peak_stale(r.roof) || raised.count(r.spec.dtype)) return;
   raised.insert(r.spec.dtype);
@@ -270,7 +270,6 @@ void refresh_stale_peak(const RunOptions& opts, const RunPlan& plan, const CaseR
              path.empty() ? std::string("run `llmbench roofline` to re-measure")
                           : "raised the cached peak in " + path +
                                 "; `llmbench roofline` re-measures every peak");
-  (void)opts;
 }
 
 // What the sweep loop leaves: the cases this process ran (each stored), how many failed, and
@@ -311,7 +310,7 @@ SweepOutcome run_cases(const RunOptions& opts, const RunPlan& plan,
       }
       result = run_case(*model, spec, peaks_for(spec.dtype), origin, run.probe.get(),
                         run.compute.get());
-      refresh_stale_peak(opts, plan, result, raised);
+      refresh_stale_peak(plan, result, raised);
     } catch (const Interrupted&) {  // abandoned: not stored; --resume runs it again
       out.interrupted = true;
       break;
