@@ -1,7 +1,7 @@
 // The schema's history from version 7 on (versions 1 to 6: schema_sql.cpp): load's file
 // workloads (7), per-dtype peaks (8), load's SLO search and server metrics (9), the serving
 // and gate tables with the device-query views joining the one schema (10), prefix caching (11),
-// history over commits (12). A released script
+// history over commits (12), request ids, saturation and steady state (13). A released script
 // never changes: a new table or column goes into a new version's script.
 #include "tools/store/schema.h"
 
@@ -241,6 +241,23 @@ CREATE TABLE IF NOT EXISTS bisect_step (
 );
 )sql";
 
+
+// Version 13: a request's path from the client to the server (docs/serving.md "Request ids"):
+// the X-Request-Id `load` sent and the one `serve` recorded join a load database to a serve
+// database; the saturation guard's verdict on a rate level and the steady-state window of each
+// level; whether load streamed.
+constexpr const char* kSchemaV13 = R"sql(
+ALTER TABLE load_request ADD COLUMN x_request_id TEXT;    -- the X-Request-Id header sent
+ALTER TABLE serve_request ADD COLUMN x_request_id TEXT;   -- the X-Request-Id given, else serve's own
+ALTER TABLE load_run ADD COLUMN stream INTEGER NOT NULL DEFAULT 1;  -- 0: --no-stream
+ALTER TABLE load_level ADD COLUMN over_capacity INTEGER;  -- rate levels: 1 the guard fired, 0 not; NULL unchecked
+ALTER TABLE load_level ADD COLUMN saturation_ns INTEGER;  -- since the level's origin, when it fired
+ALTER TABLE load_level ADD COLUMN stopped_early INTEGER NOT NULL DEFAULT 0;  -- 1: --stop-on-saturation ended it
+ALTER TABLE load_level ADD COLUMN steady_start_ns INTEGER;  -- the steady-state window, since the origin
+ALTER TABLE load_level ADD COLUMN steady_end_ns INTEGER;
+CREATE INDEX IF NOT EXISTS load_request_x_request_id ON load_request(x_request_id) WHERE x_request_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS serve_request_x_request_id ON serve_request(x_request_id) WHERE x_request_id IS NOT NULL;
+)sql";
 }  // namespace
 
 const char* schema_step_sql_from_v7(int version) {
@@ -251,6 +268,7 @@ const char* schema_step_sql_from_v7(int version) {
     case 10: return kSchemaV10;
     case 11: return kSchemaV11;
     case 12: return kSchemaV12;
+    case 13: return kSchemaV13;
   }
   return nullptr;
 }
