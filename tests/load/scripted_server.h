@@ -82,6 +82,10 @@ class ScriptedServer {
     }
   }
   int port() const { return port_; }
+  // One request per connection: with a small thread pool the requests then queue for the
+  // server's threads (a server over capacity) instead of one client connection holding a thread
+  // through its keep-alive wait. Call before the first request.
+  void close_after_each_request() { http_.set_keep_alive_max_count(1); }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   // Steady-clock time each request's handler started, in arrival order.
   std::vector<std::int64_t> received_ns() {

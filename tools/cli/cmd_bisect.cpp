@@ -13,6 +13,9 @@
 // Exit codes: 0 the first bad commit was found, or no regression in range; 3 a step stayed
 // undecided after --max-rounds (the range it narrowed to is printed); 2 bad input (a revision
 // git does not know, a build that fails or writes no binary).
+// `--find faster` looks for the commit that made a --metric faster instead (git bisect's
+// old/new terms): a commit is "new" when some case's metric is faster than the good build's,
+// "old" when none is; the answer is the first new commit, or "no speed-up in range".
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <sys/wait.h>
@@ -50,6 +53,10 @@ struct BisectOptions {
   double alpha = 0.05, threshold_pct = 5.0;
   std::vector<std::string> sweep_args;
   std::uint64_t seed = 41;
+  std::string find = "slower";  // slower | faster
+  bool faster() const { return find == "faster"; }
+  const char* changed() const { return faster() ? "new" : "bad"; }
+  const char* unchanged() const { return faster() ? "old" : "good"; }
 };
 
 std::string shell_quote(const std::string& s) {
@@ -126,6 +133,15 @@ struct Step {
   nlohmann::json evidence = nlohmann::json::array();
 };
 
+// bad / good (--find slower) or new / old (--find faster), else undecided.
+std::string verdict_of(const BisectOptions& o, const GateReport& r) {
+  if (!o.faster()) return r.regressed() ? "bad" : r.inconclusive() ? "undecided" : "good";
+  const CompareSummary& s = r.summary;
+  if (s.faster > 0) return "new";
+  const bool decided_all = s.too_few == 0 && s.same + s.slower + s.unknown > 0;
+  return decided_all ? "old" : "undecided";
+}
+
 Step run_gate(const BisectOptions& o, const CompareSettings& settings, const std::string& db,
               const std::string& good_bin, const std::string& sha) {
   Step s;
@@ -150,7 +166,7 @@ Step run_gate(const BisectOptions& o, const CompareSettings& settings, const std
     throw BadInput(fmt::format("no round of {} completed on both sides (log: {})", sha, rounds.log_path));
   s.gate_id = rounds.gate_id;
   s.rounds = report.rounds;
-  s.verdict = report.regressed() ? "bad" : report.inconclusive() ? "undecided" : "good";
+  s.verdict = verdict_of(o, report);
   for (const GateCase& c : report.cases)
     for (const PairedMetric& m : c.metrics)
       s.evidence.push_back({{"case", c.label}, {"metric", metric_info(m.metric).column},
@@ -206,15 +222,15 @@ int run_bisect(const BisectOptions& o) {
   int steps = 0;
   {
     auto q = d.prepare("SELECT id FROM bisect WHERE good = ? AND bad = ? AND build_cmd = ? AND"
-                       " profile = ? AND metrics = ? ORDER BY id DESC LIMIT 1");
-    q.bind(1, good).bind(2, bad).bind(3, o.build).bind(4, o.config).bind(5, o.metrics);
+                       " profile = ? AND metrics = ? AND find = ? ORDER BY id DESC LIMIT 1");
+    q.bind(1, good).bind(2, bad).bind(3, o.build).bind(4, o.config).bind(5, o.metrics).bind(6, o.find);
     if (q.step()) id = q.column_int(0);
   }
   if (id == 0) {
-    d.prepare("INSERT INTO bisect (started_at, good, bad, build_cmd, profile, metrics, status)"
-              " VALUES (?,?,?,?,?,?,'running')")
+    d.prepare("INSERT INTO bisect (started_at, good, bad, build_cmd, profile, metrics, find, status)"
+              " VALUES (?,?,?,?,?,?,?,'running')")
         .bind(1, utc_now_iso8601()).bind(2, good).bind(3, bad).bind(4, o.build).bind(5, o.config)
-        .bind(6, o.metrics).run();
+        .bind(6, o.metrics).bind(7, o.find).run();
     id = d.last_insert_id();
   } else {
     auto q = d.prepare("SELECT commit_sha, verdict, rounds, gate_id, evidence FROM bisect_step"
@@ -259,9 +275,10 @@ int run_bisect(const BisectOptions& o) {
 
   // The bad end first: is there a regression in the range at all?
   const Step end = test(bad);
-  if (end.verdict == "good") {
-    fmt::print("no regression in range {}..{} ({} is not slower than {})\n", short_commit(good),
-               short_commit(bad), short_commit(bad), short_commit(good));
+  if (end.verdict == o.unchanged()) {
+    fmt::print("no {} in range {}..{} ({} is not {} than {})\n",
+               o.faster() ? "speed-up" : "regression", short_commit(good), short_commit(bad),
+               short_commit(bad), o.find, short_commit(good));
     finish("none", "");
     return 0;
   }
@@ -277,16 +294,16 @@ int run_bisect(const BisectOptions& o) {
     const long mid = lo + (hi - lo) / 2;
     const Step s = test(commits[std::size_t(mid)]);
     if (s.verdict == "undecided") {
-      fmt::print("undecided at {}: the first bad commit lies in {}..{}\n",
-                 short_commit(commits[std::size_t(mid)]),
+      fmt::print("undecided at {}: the first {} commit lies in {}..{}\n",
+                 short_commit(commits[std::size_t(mid)]), o.changed(),
                  short_commit(lo < 0 ? good : commits[std::size_t(lo)]), short_commit(bad));
       finish("undecided", "");
       return 3;
     }
-    (s.verdict == "bad" ? hi : lo) = mid;
+    (s.verdict == o.changed() ? hi : lo) = mid;
   }
   const std::string& first = commits[std::size_t(hi)];
-  fmt::print("first bad commit: {} {}\n", first, subject(first));
+  fmt::print("first {} commit: {} {}\n", o.faster() ? "faster" : "bad", first, subject(first));
   finish("found", first);
   return 0;
 }
@@ -303,7 +320,7 @@ void add_bisect_command(CLI::App& root, CommandContext& ctx) {
               "{src}/b --target llmbench && cp {src}/b/tools/llmbench {out}'\n  llmbench bisect "
               "--good HEAD~20 --bad HEAD --config ci-smoke --metric tpot --build 'make -C {src} "
               "llmbench && cp {src}/llmbench {out}'   (run again to resume)");
-  cmd->add_option("--good", o->good, "A commit without the regression")->required();
+  cmd->add_option("--good", o->good, "A commit without the change (the regression, or with --find faster the speed-up)")->required();
   cmd->add_option("--bad", o->bad, "A later commit with it")->required();
   cmd->add_option("--build", o->build,
                   "Shell command that builds llmbench at {rev} (full commit id) from the worktree "
@@ -323,6 +340,11 @@ void add_bisect_command(CLI::App& root, CommandContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--sweep-arg", o->sweep_args, "An extra flag for both sides' `sweep` (repeatable)")
       ->allow_extra_args(false);
+  cmd->add_option("--find", o->find,
+                  "slower: the first commit that made a --metric slower; faster: the first that "
+                  "made one faster")
+      ->check(CLI::IsMember({"slower", "faster"}))
+      ->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the A/B order of every step")->capture_default_str();
   cmd->callback([o, &ctx] { ctx.exit_code = run_bisect(*o); });
 }

@@ -56,6 +56,12 @@ void add_load_command(CLI::App& root, CommandContext& ctx) {
       ->type_name("LIST")->capture_default_str()->group(levels);
   cmd->add_option("--max-concurrency", o->max_concurrency, "Rate levels: at most this many "
                   "requests in flight (0: no cap)")->type_name("INT")->group(levels);
+  cmd->add_option("--saturation-window", o->saturation_window_s, "Rate levels: seconds over "
+                  "which the saturation guard looks for requests in flight and TTFT both rising "
+                  "(docs/serving.md, \"Saturation\")")->type_name("S")->capture_default_str()->group(levels);
+  cmd->add_flag("--stop-on-saturation", o->stop_on_saturation, "Rate levels: end a level "
+                "when the guard finds it over capacity, instead of running its queue to the end")
+      ->group(levels);
   cmd->add_option("--input-len", o->input_len, "Prompt tokens (mean)")
       ->type_name("LIST")->capture_default_str()->group(levels);
   cmd->add_option("--input-len-stddev", o->input_len_stddev, "Standard deviation of prompt "

@@ -24,6 +24,7 @@ LevelRun::LevelRun(CURLM* multi, curl_slist* headers, const ClientOptions& opt,
   duration_ns_ = d.duration_s > 0 ? std::int64_t(d.duration_s * 1e9) : kNever;
   first_byte_ns_ = std::int64_t(opt.first_byte_timeout_s * 1e9);
   idle_ns_ = std::int64_t(opt.idle_timeout_s * 1e9);
+  if (rate_mode_ && d.saturation) guard_.emplace(*d.saturation);
 }
 
 bool LevelRun::can_open_session() const {
@@ -55,7 +56,21 @@ void LevelRun::start_turn(int session, int turn, std::int64_t scheduled_ns) {
   curl_easy_setopt(e, CURLOPT_POST, 1L);
   curl_easy_setopt(e, CURLOPT_POSTFIELDS, t->body.c_str());
   curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, long(t->body.size()));
-  curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers_);
+  curl_slist* request_headers = headers_;
+  if (!d_.request_id_prefix.empty()) {
+    // The shared headers and this request's id: libcurl sends one list per handle.
+    t->rec.x_request_id = d_.request_id_prefix + "-" + std::to_string(t->rec.index);
+    for (const curl_slist* h = headers_; h; h = h->next) {
+      curl_slist* grown = curl_slist_append(t->headers, h->data);
+      if (!grown) throw Error("curl_slist_append failed");
+      t->headers = grown;
+    }
+    const std::string line = "X-Request-Id: " + t->rec.x_request_id;
+    curl_slist* grown = curl_slist_append(t->headers, line.c_str());
+    if (!grown) throw Error("curl_slist_append failed");
+    request_headers = t->headers = grown;
+  }
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, request_headers);
   curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
   curl_easy_setopt(e, CURLOPT_WRITEDATA, t.get());
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
@@ -104,6 +119,12 @@ void LevelRun::retire(Transfer* t) {
   active_.erase(std::find(active_.begin(), active_.end(), t));
   done_.emplace_back(t);
   ++finished_;
+  if (guard_) {
+    guard_->ramp_done(since(out_.origin, Clock::now()));
+    if (t->first_event_ns >= 0 && !t->ttft_seen)
+      guard_->add_ttft(t->first_event_ns, t->first_event_ns - t->rec.send_ns);
+    t->ttft_seen = true;
+  }
   if (t->first_event_ns >= 0) live_.first_event_ns.push_back(t->first_event_ns - t->rec.send_ns);
   // Only the tail can be [DONE] or a usage-only event: two string checks, not a scan.
   std::size_t n = t->events.size();
@@ -150,6 +171,10 @@ void LevelRun::check_timeouts(Clock::time_point now) {
   const std::int64_t t_now = since(out_.origin, now);
   for (std::size_t i = 0; i < active_.size();) {
     Transfer* t = active_[i];
+    if (guard_ && t->first_event_ns >= 0 && !t->ttft_seen) {
+      t->ttft_seen = true;
+      guard_->add_ttft(t->first_event_ns, t->first_event_ns - t->rec.send_ns);
+    }
     if (t_now > t->deadline_ns)
       t->timeout = fmt::format("request deadline: not finished {:g} s after it was sent "
                                "(--request-timeout) after {} events",
@@ -227,6 +252,7 @@ LevelOutcome LevelRun::run() {
     collect_finished();
     const Clock::time_point after = Clock::now();
     check_timeouts(after);
+    watch_saturation(since(out_.origin, after));
     if (d_.progress && after - last_progress_ >= std::chrono::duration<double>(d_.progress_interval_s)) {
       last_progress_ = after;
       report_progress(after);
@@ -241,9 +267,35 @@ LevelOutcome LevelRun::run() {
     t->rec.end_ns = since(out_.origin, Clock::now());
     retire(t);
   }
+  if (guard_) {
+    if (guard_->judged()) out_.over_capacity = guard_->fired();
+    out_.saturation_ns = guard_->fired_at_ns();
+    out_.saturation_evidence = guard_->evidence();
+  }
   finish_outcome();
   if (d_.progress) report_progress(Clock::now());
   return std::move(out_);
+}
+
+// Every 100 ms: the requests in flight; then the guard's check (once a second). When it fires
+// with stop_on_saturation, no request starts any more and those in flight are aborted.
+void LevelRun::watch_saturation(std::int64_t now) {
+  if (!guard_ || guard_->fired() || now < next_sample_ns_) return;
+  next_sample_ns_ = now + 100'000'000;
+  guard_->add_in_flight(now, int(active_.size()));
+  if (!guard_->check(now) || !d_.stop_on_saturation) return;
+  stop_starting_ = true;
+  out_.stopped_early = true;
+  sessions_open_ -= int(pending_.size());  // sessions waiting for a later turn end here
+  pending_ = decltype(pending_)();
+  for (Transfer* t : std::vector<Transfer*>(active_)) {
+    t->timeout = "aborted: the level was over capacity (--stop-on-saturation)";
+    t->rec.end_ns = now;
+    long code = 0;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
+    t->rec.http_status = int(code);
+    retire(t);
+  }
 }
 
 void LevelRun::report_progress(Clock::time_point now) {

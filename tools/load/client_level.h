@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <vector>
 
@@ -62,6 +63,10 @@ class LevelRun {
   bool stop_starting_ = false;
   Clock::time_point last_progress_, last_timeout_check_;
   LiveCounts live_;
+  // Rate levels with LevelDrive::saturation: the guard, fed every 100 ms and at each first token.
+  std::optional<SaturationGuard> guard_;
+  std::int64_t next_sample_ns_ = 0;
+  void watch_saturation(std::int64_t now);
 };
 
 }  // namespace llmbench::client_detail

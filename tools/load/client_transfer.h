@@ -43,12 +43,15 @@ struct Transfer {
   std::int64_t deadline_ns = 0;    // since the level's origin: the whole request's deadline
   std::size_t sse_max_line = 0;    // the splitter's line bound (for the message)
   bool parsed = false;  // finish_record has run (multi-turn parses in the loop)
+  bool ttft_seen = false;  // its first event was given to the saturation guard
 
   Transfer() = default;
   Transfer(const Transfer&) = delete;
   Transfer& operator=(const Transfer&) = delete;
+  curl_slist* headers = nullptr;  // its own request headers (X-Request-Id), when it has any
   ~Transfer() {
     if (easy) curl_easy_cleanup(easy);
+    if (headers) curl_slist_free_all(headers);
   }
 };
 

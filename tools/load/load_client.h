@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/load/saturation.h"
 #include "tools/load/stream_parse.h"
 
 namespace llmbench {
@@ -42,6 +43,7 @@ struct RequestRecord {
   std::vector<ChunkRecord> chunks;
   std::vector<SseEvent> events;   // kept only with ClientOptions::keep_events
   std::string reply_text;         // the output text, kept only for multi-turn sessions
+  std::string x_request_id;       // the X-Request-Id header it was sent with ("" none)
 
   std::optional<std::int64_t> ttft_ns() const;
   std::optional<std::int64_t> e2el_ns() const;
@@ -91,6 +93,9 @@ struct LevelDrive {
   // The body of a request; rec.index, session_index and turn_index are set, the callee fills
   // rec.input_len and rec.max_tokens. Called in the loop when the request is due: keep it cheap.
   std::function<std::string(int index, RequestRecord& rec)> make_body;
+  // Request i is sent with the header "X-Request-Id: <request_id_prefix>-<i>" ("": none), the
+  // id a `serve --db` database stores beside its own rows (docs/serving.md, "Request ids").
+  std::string request_id_prefix;
   // Multi-turn (null: one request per session): the number of turns of session s, and the think
   // time in ns before turn t (> 0) of session s. A failed turn ends its session.
   std::function<int(int session)> turns;
@@ -102,12 +107,22 @@ struct LevelDrive {
   // Called at most every progress_interval_s (and once at the end) with what is known so far.
   std::function<void(const LiveCounts&)> progress;
   double progress_interval_s = 0.5;
+  // Rate levels: the saturation guard (saturation.h) watches the level; with stop_on_saturation
+  // the level ends when it fires (no new request starts, those in flight are aborted).
+  std::optional<SaturationParams> saturation;
+  bool stop_on_saturation = false;
 };
 
 struct LevelOutcome {
   std::chrono::steady_clock::time_point origin;
   std::vector<RequestRecord> requests;  // every started request, in start order
   bool interrupted = false;             // should_stop() ended it; in-flight requests aborted
+  // The saturation guard's verdict (LevelDrive::saturation): nullopt when it did not watch or
+  // the level was shorter than its window; the time it fired; whether that ended the level.
+  std::optional<bool> over_capacity;
+  std::optional<std::int64_t> saturation_ns;
+  bool stopped_early = false;
+  SaturationGuard::Evidence saturation_evidence;
 };
 
 class LoadClient {

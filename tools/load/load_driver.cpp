@@ -48,7 +48,9 @@ int run_slo_sweep(const LoadPlan& plan, LoadSession& session) {
     if (!r) return std::nullopt;
     results.push_back(std::move(*r));
     const LevelSummary& s = results.back().summary;
-    return std::make_pair(s.good_fraction.value_or(0.0), s.request_throughput / per_arrival);
+    // Over capacity is failed, whatever the requests before the queue grew achieved.
+    const double good = results.back().over_capacity.value_or(false) ? 0.0 : s.good_fraction.value_or(0.0);
+    return std::make_pair(good, s.request_throughput / per_arrival);
   };
   const SloFrontier f = search_slo_frontier(so, measure);
   store_slo_frontier(session.store().db(), session.run_id(), f.rate);

@@ -134,6 +134,16 @@ std::vector<LoadField> build_fields(bool with_goodput) {
          [](const SteadyWindow& w) { return w.itl_ms ? FieldValue(w.itl_ms->percentile(50)) : FieldValue{}; });
   steady("steady_itl_ms_p99", 3, "ITL of gaps whose both chunks arrived in the window, ms, p99",
          [](const SteadyWindow& w) { return w.itl_ms ? FieldValue(w.itl_ms->percentile(99)) : FieldValue{}; });
+  f.push_back(LoadField{"capacity", T::kText, R::kMetric, unsigned(kCsv | kWide), 0,
+                        "rate levels: over (the saturation guard fired: a growing queue), ok "
+                        "(watched and not), empty when not judged",
+                        [](const LevelResult& r, FieldSink) -> FieldValue {
+                          if (!r.over_capacity) return FieldValue{};
+                          return std::string(*r.over_capacity ? "over" : "ok");
+                        }});
+  f.push_back(field("saturation_s", T::kReal, false, 1,
+                    "when the saturation guard fired, s since the level's start",
+                    [](const LevelResult& r) { return opt(r.saturation_s); }));
   // The default table fits 120 columns: the level, how many requests and failures, throughput,
   // TTFT p50/p99 and TPOT p50 (and goodput with SLOs); --format wide shows every table column.
   keep_compact(f, {"level", "requests", "failed", "request_throughput", "output_tok_s",
@@ -206,6 +216,9 @@ std::string level_progress_line(const LevelResult& r) {
                                  s.request_throughput, s.output_tok_s);
   if (s.ttft_ms) line += fmt::format(", TTFT p50 {:.2f} ms", s.ttft_ms->percentile(50));
   if (s.tpot_ms) line += fmt::format(", TPOT p50 {:.3f} ms", s.tpot_ms->percentile(50));
+  if (r.over_capacity.value_or(false))
+    line += fmt::format(", OVER CAPACITY from {:.1f} s{}", r.saturation_s.value_or(0),
+                        r.stopped_early ? " (stopped there)" : "");
   if (!s.first_error.empty()) line += " (first error: " + s.first_error + ")";
   return line;
 }

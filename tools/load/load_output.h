@@ -23,6 +23,11 @@ struct LevelResult {
   LevelSummary summary;
   std::optional<SteadyWindow> steady;  // the steady-state window (steady_state.h); none: no ok request or never at load
   std::int64_t level_id = 0;  // load_level.id
+  // The saturation guard (saturation.h), rate levels only: nullopt when it did not judge the
+  // level (a concurrency level, or one shorter than the guard's window).
+  std::optional<bool> over_capacity;
+  std::optional<double> saturation_s;  // when it fired, s since the level's origin
+  bool stopped_early = false;          // --stop-on-saturation ended the level then
   nlohmann::ordered_json vllm;  // --format vllm-json: vLLM's result object (vllm_json.h)
 };
 

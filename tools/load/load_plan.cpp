@@ -246,6 +246,12 @@ void check_scalar_flags(const LoadOptions& o, LoadMode mode) {
   if (o.metrics_interval_ms < 50 || o.metrics_interval_ms > 600000)
     throw BadInput("--metrics-interval-ms: expected an integer in [50, 600000], got " +
                    std::to_string(o.metrics_interval_ms));
+  if (!(o.saturation_window_s >= 0.5 && o.saturation_window_s <= 3600))
+    throw BadInput(fmt::format("--saturation-window: expected seconds in [0.5, 3600], got {}",
+                               o.saturation_window_s));
+  if (o.stop_on_saturation && mode != LoadMode::kRate && o.sweep.empty())
+    throw BadInput("--stop-on-saturation: applies to --request-rate levels only (the saturation "
+                   "guard watches rate levels)");
   if (o.db.empty()) throw BadInput("--db: expected a path");
 }
 

@@ -67,6 +67,9 @@ struct LoadOptions {
   // --server-metrics (metrics_scrape.h): "" off, auto (the server's /metrics) or a URL.
   std::string server_metrics;
   int metrics_interval_ms = 500;
+  // The saturation guard of rate levels (saturation.h; docs/serving.md "Saturation").
+  double saturation_window_s = 10;
+  bool stop_on_saturation = false;
 };
 
 // kTrace: one level that sends each request of a trace at its timestamp (x --time-scale).

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <iostream>
+#include <random>
 
 #include "engine/checkpoint/json_input.h"
 #include "kernels/common/error.h"
@@ -97,6 +98,8 @@ bool stop_requested() { return ScopedInterruptHandler::signal_received() != 0; }
 LoadSession::LoadSession(const LoadPlan& plan, const std::string& command_line)
     : plan_(plan), o_(plan.opt), command_line_(command_line), chat_(plan.opt.endpoint == "chat"),
       url_(plan.opt.url) {
+  std::random_device rd;
+  id_tag_ = fmt::format("{:08x}{:08x}", rd(), rd());
   // A file workload is read before any server starts, so a bad file costs nothing.
   file_ = open_file_workload(plan_, [this](const std::string& line) { note(line); });
   if (!o_.server_cmd.empty()) start_server();
@@ -176,6 +179,7 @@ std::optional<LevelResult> LoadSession::measure(const LevelSpec& level, const st
   LevelDrive drive;
   drive.duration_s = o_.duration_s;
   drive.should_stop = stop_requested;
+  drive.request_id_prefix = fmt::format("{}-{}", id_tag_, level.index);
   drive.make_body = [&](int, RequestRecord& rec) {
     const RequestShape shape = source.next();
     rec.input_len = shape.input_len;
@@ -186,6 +190,14 @@ std::optional<LevelResult> LoadSession::measure(const LevelSpec& level, const st
   if (file_) drive_file_level(*file_, level, o_, drive);
   if (level.mode == LoadMode::kConcurrency) drive.concurrency = level.concurrency;
   else drive.max_in_flight = o_.max_concurrency;
+  // The saturation guard watches rate levels (at an infinite rate every request is sent at
+  // once: a queue by design). An SLO probe that is over capacity has failed: it stops there.
+  if (level.mode == LoadMode::kRate && std::isfinite(level.request_rate)) {
+    SaturationParams sp;
+    sp.window_s = o_.saturation_window_s;
+    drive.saturation = sp;
+    drive.stop_on_saturation = o_.stop_on_saturation || sweep_role == "probe";
+  }
   if (!warm_up(level, drive)) {
     interrupted_ = true;
     return std::nullopt;
@@ -234,6 +246,7 @@ std::optional<LevelResult> LoadSession::measure(const LevelSpec& level, const st
 bool LoadSession::warm_up(const LevelSpec& level, const LevelDrive& drive) {
   if (o_.warmup_requests <= 0) return true;
   LevelDrive warm = drive;
+  warm.request_id_prefix += "-warmup";  // never the id of a measured request
   warm.max_requests = o_.warmup_requests;
   warm.duration_s = 0;
   if (level.mode == LoadMode::kRate)
@@ -251,6 +264,9 @@ LevelResult LoadSession::record(const LevelSpec& level, const LevelOutcome& outc
   r.spec = level;
   r.summary = summarize_level(outcome.requests, plan_.goodput);
   r.steady = steady_window(outcome.requests, level);
+  r.over_capacity = outcome.over_capacity;
+  if (outcome.saturation_ns) r.saturation_s = double(*outcome.saturation_ns) / 1e9;
+  r.stopped_early = outcome.stopped_early;
   const auto duration_ns = std::int64_t(std::llround(r.summary.duration_s * 1e9));
   // A level that cannot be stored (a full disk, a lock held past the busy timeout) is still
   // reported below; the run is marked failed at the end and nothing more is stored.
@@ -259,6 +275,7 @@ LevelResult LoadSession::record(const LevelSpec& level, const LevelOutcome& outc
       r.level_id = store_->add_level(run_id_, level, o_.max_concurrency, outcome.requests,
                                      duration_ns, unix_ns_at(outcome.origin));
       store_level_sweep(store_->db(), r, sweep_role);
+      store_level_capacity(store_->db(), r);
       if (scraped)
         store_server_metrics(store_->db(), r.level_id, metrics_url_, *scraped, outcome.origin);
     } catch (const std::exception& e) {
@@ -288,6 +305,17 @@ LevelResult LoadSession::record(const LevelSpec& level, const LevelOutcome& outc
                  "series beyond the run's cap of {} series not stored\n", tag,
                  scraped->oversize_scrapes, MetricsScraper::kMaxScrapeBytes >> 20,
                  scraped->dropped_samples, kMaxServerSeriesPerRun);
+  }
+  // Printed even with --quiet: the level measured a queue, not the server.
+  if (r.over_capacity.value_or(false)) {
+    const auto& e = outcome.saturation_evidence;
+    fmt::print(stderr, "warning: {} is over capacity from {:.1f} s: requests in flight rose {:.2f}/s "
+               "(mean {:.1f}) and TTFT {:.1f} ms/s (median {:.1f} ms) over the last {:g} s; its "
+               "figures describe a growing queue{}\n", tag, r.saturation_s.value_or(0),
+               e.queue_slope_per_s, e.queue_mean, e.ttft_slope_ms_per_s, e.ttft_median_ms,
+               o_.saturation_window_s,
+               r.stopped_early ? " (the level stopped there: requests in flight were aborted)"
+                               : "; --stop-on-saturation ends such a level early");
   }
   // Printed even with --quiet: it says how far the level's steady figures can be trusted.
   if (r.steady && r.steady->short_window)

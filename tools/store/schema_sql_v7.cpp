@@ -245,7 +245,7 @@ CREATE TABLE IF NOT EXISTS bisect_step (
 // Version 13: a request's path from the client to the server (docs/serving.md "Request ids"):
 // the X-Request-Id `load` sent and the one `serve` recorded join a load database to a serve
 // database; the saturation guard's verdict on a rate level and the steady-state window of each
-// level; whether load streamed.
+// level; whether load streamed; what a bisect looks for.
 constexpr const char* kSchemaV13 = R"sql(
 ALTER TABLE load_request ADD COLUMN x_request_id TEXT;    -- the X-Request-Id header sent
 ALTER TABLE serve_request ADD COLUMN x_request_id TEXT;   -- the X-Request-Id given, else serve's own
@@ -255,6 +255,7 @@ ALTER TABLE load_level ADD COLUMN saturation_ns INTEGER;  -- since the level's o
 ALTER TABLE load_level ADD COLUMN stopped_early INTEGER NOT NULL DEFAULT 0;  -- 1: --stop-on-saturation ended it
 ALTER TABLE load_level ADD COLUMN steady_start_ns INTEGER;  -- the steady-state window, since the origin
 ALTER TABLE load_level ADD COLUMN steady_end_ns INTEGER;
+ALTER TABLE bisect ADD COLUMN find TEXT NOT NULL DEFAULT 'slower';  -- slower | faster (--find)
 CREATE INDEX IF NOT EXISTS load_request_x_request_id ON load_request(x_request_id) WHERE x_request_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS serve_request_x_request_id ON serve_request(x_request_id) WHERE x_request_id IS NOT NULL;
 )sql";
