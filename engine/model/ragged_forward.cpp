@@ -151,6 +151,12 @@ void RaggedForward::head(int S) {
   dec_.greedy_tokens(tracer_, logits_.f32(), S, next_.as<std::int32_t>(), next_host_.data());
 }
 
+void RaggedForward::logits_row_to_host(int sampled_row, float* dst) const {
+  LLMBENCH_CHECK(sampled_row >= 0 && sampled_row < n_sampled_, "logits row out of range");
+  const std::size_t V = std::size_t(c_.vocab_size);
+  be_.to_host(dst, logits_.f32() + std::size_t(sampled_row) * V, V * sizeof(float));
+}
+
 std::vector<float> RaggedForward::last_logits() const {
   std::vector<float> out(std::size_t(n_sampled_) * c_.vocab_size);
   be_.to_host(out.data(), logits_.data(), out.size() * sizeof(float));

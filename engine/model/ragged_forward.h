@@ -56,6 +56,9 @@ class RaggedForward {
   const std::vector<std::int32_t>& step(const std::vector<RaggedSeq>& seqs);
   // Logits of the sampled rows of the last step, [n_sampled, vocab], copied to the host.
   std::vector<float> last_logits() const;
+  // One sampled row's logits of the last step, [vocab], copied to `dst` on the host (the
+  // scheduler samples non-greedy requests there).
+  void logits_row_to_host(int sampled_row, float* dst) const;
 
   // Records the ops of later steps into `tracer` (nullptr: stop); the caller resolves it.
   void set_tracer(Tracer* tracer) { tracer_ = tracer; }

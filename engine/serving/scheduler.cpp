@@ -2,8 +2,11 @@
 #include "engine/serving/scheduler.h"
 
 #include <algorithm>
+#include <cmath>
+#include <random>
 #include <string>
 
+#include "engine/model/rng.h"
 #include "kernels/common/error.h"
 
 namespace llmbench {
@@ -27,6 +30,7 @@ struct Scheduler::Sequence {
   int cached_tokens = 0;             // prompt tokens taken from the prefix cache
   int prefilled = 0;                 // prompt tokens whose k/v are cached
   std::vector<std::int32_t> output;  // generated tokens
+  std::uint64_t seed = 0;            // sampling: the request's, or one drawn for it
   RequestTimes times;
   bool scheduled = false;            // has rows in the step being built
   bool samples = false;              // the step being built samples its next token
@@ -62,6 +66,9 @@ Scheduler::Scheduler(const Model& model, const SchedulerOptions& options,
       pool_(limits_of(opt_).n_blocks, opt_.block_size, opt_.prefix_caching),
       forward_(model, limits_of(opt_)) {
   for (int s = opt_.max_num_seqs - 1; s >= 0; --s) free_slots_.push_back(s);
+  // Requests without a seed differ from run to run, as vLLM's do.
+  std::random_device rd;
+  unseeded_base_ = (std::uint64_t(rd()) << 32) ^ rd();
 }
 
 Scheduler::~Scheduler() = default;
@@ -90,6 +97,13 @@ void Scheduler::validate(const GenerationRequest& r) const {
       throw BadInput("prompt token id " + std::to_string(t) + " is outside the vocabulary [0, " +
                      std::to_string(c.vocab_size) + ")");
   if (r.max_tokens <= 0) throw BadInput("max_tokens must be at least 1");
+  const SamplingParams& p = r.sampling;
+  if (!(p.temperature >= 0.0f) || !std::isfinite(p.temperature))
+    throw BadInput("temperature must be a finite number >= 0");
+  if (!(p.top_p > 0.0f && p.top_p <= 1.0f)) throw BadInput("top_p must be in (0, 1]");
+  if (!(p.min_p >= 0.0f && p.min_p <= 1.0f)) throw BadInput("min_p must be in [0, 1]");
+  if (p.logprobs > kMaxLogprobs)
+    throw BadInput("logprobs must be at most " + std::to_string(kMaxLogprobs));
   const std::int64_t len = std::int64_t(r.prompt.size()) + r.max_tokens;
   if (len > opt_.max_len)
     throw BadInput("prompt (" + std::to_string(r.prompt.size()) + " tokens) plus max_tokens (" +
@@ -110,6 +124,7 @@ void Scheduler::add(RequestId id, GenerationRequest request) {
   s->id = id;
   s->req = std::move(request);
   s->times.arrival_ns = s->req.arrival_ns >= 0 ? s->req.arrival_ns : now_ns();
+  s->seed = s->req.sampling.seed ? *s->req.sampling.seed : mix64(unseeded_base_ + id);
   waiting_.push_back(std::move(s));
 }
 
@@ -247,12 +262,31 @@ const std::vector<std::int32_t>& Scheduler::execute(const StepPlan& plan,
   ++steps_;
   forward_.set_step(plan.prefill_tokens > 0 ? Phase::kPrefill : Phase::kDecode, int(steps_));
   const auto f0 = std::chrono::steady_clock::now();
-  const std::vector<std::int32_t>& next = forward_.step(plan.rows);
+  tokens_ = forward_.step(plan.rows);
+  sample_on_host(plan);
   forward_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                    std::chrono::steady_clock::now() - f0)
                    .count();
   if (tracer_) tracer_->resolve();
-  return next;
+  return tokens_;
+}
+
+void Scheduler::sample_on_host(const StepPlan& plan) {
+  const int V = model_.config().vocab_size;
+  logprobs_.assign(tokens_.size(), std::nullopt);
+  std::size_t sampled = 0;
+  for (std::size_t i = 0; i < plan.seqs.size(); ++i) {
+    const Sequence& s = *plan.seqs[i];
+    if (!plan.rows[i].sample) continue;
+    const std::size_t k = sampled++;
+    const SamplingParams& p = s.req.sampling;
+    if (p.greedy() && p.logprobs < 0) continue;  // the argmax stands
+    row_.resize(std::size_t(V));
+    forward_.logits_row_to_host(int(k), row_.data());
+    if (!p.greedy())
+      tokens_[k] = sampler_.sample(row_.data(), V, p, sampling_uniform(s.seed, s.output.size()));
+    if (p.logprobs >= 0) logprobs_[k] = logprobs_of(row_.data(), V, tokens_[k], p.logprobs);
+  }
 }
 
 std::vector<RequestUpdate> Scheduler::update_from_output(const StepPlan& plan,
@@ -284,11 +318,15 @@ std::vector<RequestUpdate> Scheduler::update_from_output(const StepPlan& plan,
     if (opt_.keep_logits)
       u.logits.assign(logits.begin() + std::ptrdiff_t(sampled * V),
                       logits.begin() + std::ptrdiff_t((sampled + 1) * V));
+    u.logprobs = std::move(logprobs_[sampled]);
     ++sampled;
-    updates.push_back(std::move(u));
     const bool eos = !s.req.ignore_eos && opt_.eos_token_id >= 0 && token == opt_.eos_token_id;
-    if (eos || int(s.output.size()) >= s.req.max_tokens) {
-      finish(s, eos ? FinishReason::kStop : FinishReason::kLength, updates);
+    const auto& stops = s.req.stop_token_ids;
+    const bool stop_id = std::find(stops.begin(), stops.end(), token) != stops.end();
+    if (stop_id && !eos) u.stop_token = token;
+    updates.push_back(std::move(u));
+    if (eos || stop_id || int(s.output.size()) >= s.req.max_tokens) {
+      finish(s, eos || stop_id ? FinishReason::kStop : FinishReason::kLength, updates);
       any_done = true;
     }
   }

@@ -13,8 +13,11 @@
 // short the request at the head of the queue, and everything behind it, waits.
 // A request's greedy tokens do not depend on what shares its steps: every row reads only its
 // own sequence's cache (tests/engine/test_scheduler.cpp checks against the static Session).
+// Sampling: a greedy request takes the forward pass's argmax (bit-exact with the static path);
+// any other request, or one asking for log-probabilities, has its logits row copied to the
+// host and sampled there (sampler.h) with the request's seed and the index of the token.
 // Single-threaded: the server (tools/serve) runs it on one engine thread.
-// Not here: HTTP, tokenizers, or sampling other than greedy.
+// Not here: HTTP, tokenizers, or stop strings (those need text: tools/serve).
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -26,6 +29,7 @@
 #include <vector>
 
 #include "engine/serving/block_pool.h"
+#include "engine/serving/sampler.h"
 #include "engine/model/model.h"
 #include "engine/model/ragged_forward.h"
 #include "engine/model/trace.h"
@@ -57,6 +61,8 @@ struct GenerationRequest {
   std::vector<std::int32_t> prompt;
   int max_tokens = 16;
   bool ignore_eos = false;
+  SamplingParams sampling{};                // default: greedy, no log-probabilities
+  std::vector<std::int32_t> stop_token_ids{};  // generating one finishes the request (stop)
   // When the request arrived, ns since the scheduler's origin; -1: when add() is called. A
   // server stamps it when the request comes in, so the time it waited for the engine thread
   // (which adds requests only between steps) counts in its TTFT and in its trace.
@@ -81,6 +87,8 @@ struct RequestUpdate {
   int completion_tokens = 0;          // so far, including `token`
   RequestTimes times;                 // complete when finish != kNone
   std::vector<float> logits;          // keep_logits only: [vocab], the logits of `token`
+  std::optional<SampledLogprobs> logprobs;  // sampling.logprobs >= 0 only
+  std::optional<std::int32_t> stop_token;   // finished by one of its stop_token_ids
 };
 
 // The composition and timing of one step.
@@ -158,8 +166,12 @@ class Scheduler {
   void schedule_prefill(Sequence& s, StepPlan& plan) const;
   // Admits waiting requests while a slot, blocks and budget are there.
   void admit_waiting(StepPlan& plan);
-  // The forward pass over the plan's rows: one token per sampled row, on the host.
+  // The forward pass over the plan's rows: one token per sampled row, on the host (the
+  // argmax, replaced by a sampled token for non-greedy requests).
   const std::vector<std::int32_t>& execute(const StepPlan& plan, std::int64_t& forward_ns);
+  // The host side of sampling, after the forward pass: rows of non-greedy requests and of
+  // requests asking for log-probabilities (their logits row copied to the host).
+  void sample_on_host(const StepPlan& plan);
   // Applies the step's tokens: prompt progress, new tokens, finished sequences (freed).
   std::vector<RequestUpdate> update_from_output(const StepPlan& plan,
                                                 const std::vector<std::int32_t>& next);
@@ -181,6 +193,11 @@ class Scheduler {
   std::vector<int> free_slots_;
   std::int64_t steps_ = 0;
   std::int64_t prefix_query_tokens_ = 0, prefix_hit_tokens_ = 0;
+  Sampler sampler_;
+  std::uint64_t unseeded_base_ = 0;  // requests without a seed get mix64(base + id)
+  std::vector<std::int32_t> tokens_;  // the step's tokens, one per sampled row
+  std::vector<std::optional<SampledLogprobs>> logprobs_;  // per sampled row
+  std::vector<float> row_;            // one logits row on the host
 };
 
 }  // namespace llmbench
