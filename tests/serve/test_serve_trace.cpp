@@ -18,6 +18,7 @@
 
 #include "tests/cli/llmbench_process.h"
 #include "tests/load/sqlite_scalar.h"
+#include "tests/report/report_browser.h"
 #include "tests/serve/raw_client.h"
 #include "tests/serve/serve_child.h"
 
@@ -250,6 +251,31 @@ TEST_F(ServeTrace, BundledQueriesRunOnTheTrace) {
     EXPECT_LE(r["others_prefill_ms"].get<double>(), r["ttft_ms"].get<double>() + 1e-6);
     EXPECT_FALSE(r["blockers"].get<std::string>().empty());
   }
+}
+
+// `llmbench report` on the serve database: the waterfall of the request with the highest TTFT
+// beside its steps' op breakdown, drawn without a console error in headless Chromium.
+TEST_F(ServeTrace, ReportDrawsTheWaterfallBesideTheOps) {
+  ASSERT_EQ(load_->exit_code, 0) << load_->err;
+  const fs::path page = llmbench_test::scratch_dir() / "serve_trace.html";
+  const Result r = run_llmbench("report " + serve_db().string() + " -o " + page.string(), *dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string html = llmbench_test::slurp(page);
+  EXPECT_NE(html.find("serve_trace_waterfall"), std::string::npos);
+  EXPECT_NE(html.find("serve_trace_ops"), std::string::npos);
+  EXPECT_NE(html.find("request_breakdown"), std::string::npos);
+  const std::string browser = llmbench_test::find_browser();
+  if (browser.empty()) GTEST_SKIP() << llmbench_test::kNoBrowser;
+  // The screenshot stays in the scratch folder for a person to look at.
+  const std::string dom = llmbench_test::run_browser(browser, page, llmbench_test::scratch_dir(),
+                                                     llmbench_test::scratch_dir() / "page.png",
+                                                     "1200,1400");
+  const auto st = llmbench_test::page_status(dom);
+  ASSERT_TRUE(st.done) << dom.substr(0, 2000);
+  EXPECT_EQ(st.errors, 0) << st.messages;
+  EXPECT_EQ(st.blank, 0) << st.messages;
+  EXPECT_GE(st.charts, 2);
+  EXPECT_EQ(llmbench_test::canvas_attr(dom, "serve_trace_waterfall", "data-clipped"), 0);
 }
 
 const std::regex kListening(R"(serve: listening on http://127\.0\.0\.1:(\d+))");
