@@ -19,7 +19,7 @@
 #include "tools/load/dataset.h"
 #include "tools/load/prometheus_text.h"
 #include "tools/load/stream_parse.h"
-#include "tools/load/tokenizer_bpe.h"
+#include "tools/text/tokenizer_bpe.h"
 #include "tools/serve/http_request.h"
 
 namespace {

@@ -1,7 +1,4 @@
 // File workloads of `llmbench load`, without a network:
-//   - the tokenizer.json byte-level BPE against encodings derived by hand from the fixture
-//     tests/fixtures/load/tokenizer/tokenizer.json (ids 0-255 are the bytes, 256-264 nine merges,
-//     265 the added token <|end|>), and the three split patterns piece by piece;
 //   - each dataset reader on its fixture file (what it keeps, skips and says), its refusals of
 //     bad files (one BadInput naming file and line), and --seed-stable sampling;
 //   - the trace's prompts: requests sharing a hash_ids prefix share exactly those blocks;
@@ -17,9 +14,8 @@
 #include "kernels/common/error.h"
 #include "tools/load/dataset.h"
 #include "tools/load/load_plan.h"
-#include "tools/load/prompt_tokenizer.h"
 #include "tools/load/session_bodies.h"
-#include "tools/load/tokenizer_bpe.h"
+#include "tools/text/tokenizer.h"
 #include "tools/load/trace_prompt.h"
 
 namespace llmbench {
@@ -42,88 +38,6 @@ std::string bad_input(const std::function<void()>& f) {
     return e.what();
   }
   return "(no BadInput)";
-}
-
-// ---- tokenizer ------------------------------------------------------------------------------
-
-const BpeTokenizer& fixture_bpe() {
-  static const BpeTokenizer t = BpeTokenizer::from_file(kDir + "/tokenizer/tokenizer.json");
-  return t;
-}
-
-TEST(BpeTokenizer, ByteToUnicodeMap) {
-  EXPECT_EQ(BpeTokenizer::byte_char('a'), "a");
-  EXPECT_EQ(BpeTokenizer::byte_char(' '), "\xC4\xA0");   // U+0120 'Ġ': the 33rd remapped byte
-  EXPECT_EQ(BpeTokenizer::byte_char('\n'), "\xC4\x8A");  // U+010A 'Ċ'
-  EXPECT_EQ(BpeTokenizer::byte_char(0), "\xC4\x80");     // U+0100
-  EXPECT_EQ(BpeTokenizer::byte_char(0xAD), "\xC5\x83");  // U+0143: the last remapped byte
-}
-
-TEST(BpeTokenizer, Gpt2SplitPieces) {
-  using V = std::vector<std::string>;
-  EXPECT_EQ(BpeTokenizer::pre_split("Hello, world 12345!\n\nok", BpeSplit::kGpt2),
-            (V{"Hello", ",", " world", " 12345", "!", "\n", "\n", "ok"}));
-  EXPECT_EQ(BpeTokenizer::pre_split("it's  fine  ", BpeSplit::kGpt2),
-            (V{"it", "'s", " ", " fine", "  "}));
-  EXPECT_EQ(BpeTokenizer::pre_split("IT'S", BpeSplit::kGpt2), (V{"IT", "'", "S"}));
-}
-
-TEST(BpeTokenizer, Llama3AndQwen2SplitPieces) {
-  using V = std::vector<std::string>;
-  EXPECT_EQ(BpeTokenizer::pre_split("Hello, world 12345!\n\nok", BpeSplit::kLlama3),
-            (V{"Hello", ",", " world", " ", "123", "45", "!\n\n", "ok"}));
-  EXPECT_EQ(BpeTokenizer::pre_split("Hello, world 12345!\n\nok", BpeSplit::kQwen2),
-            (V{"Hello", ",", " world", " ", "1", "2", "3", "4", "5", "!\n\n", "ok"}));
-  // Case-insensitive contractions; a punctuation mark joins the letters after it; a run of
-  // spaces and newlines ends at its last newline.
-  EXPECT_EQ(BpeTokenizer::pre_split("IT'S $x  \n y", BpeSplit::kLlama3),
-            (V{"IT", "'S", " $", "x", "  \n", " y"}));
-  // Two-byte letters stay in their word.
-  EXPECT_EQ(BpeTokenizer::pre_split("caf\xC3\xA9 ok", BpeSplit::kLlama3),
-            (V{"caf\xC3\xA9", " ok"}));
-}
-
-// Merges of the fixture, by rank: 0 "Ġ t", 1 "h e", 2 "Ġt he", 3 "i n", 4 "e r", 5 "Ġ s",
-// 6 "l l", 7 "o w", 8 "Ġs er" (ids 256 + rank).
-TEST(BpeTokenizer, EncodesAsDerivedByHand) {
-  const BpeTokenizer& t = fixture_bpe();
-  // "the": t h e -> (h,e) rank 1 -> [t][he].
-  // " server": Ġ s e r v e r -> both (e,r) rank 4 -> Ġ s er v er -> (Ġ,s) rank 5 -> Ġs er v er
-  //            -> (Ġs,er) rank 8 -> [Ġser][v][er].
-  EXPECT_EQ(t.encode("the server"), (Ids{116, 257, 264, 118, 260}));
-  // " the": Ġ t h e -> (Ġ,t) rank 0 -> Ġt h e -> (h,e) rank 1 -> Ġt he -> (Ġt,he) rank 2
-  //         -> [Ġthe].
-  EXPECT_EQ(t.encode(" the"), (Ids{258}));
-  // "Hello  world\n": pieces "Hello", " ", " world", "\n"; only (l,l) merges.
-  EXPECT_EQ(t.encode("Hello  world\n"), (Ids{72, 101, 262, 111, 32, 32, 119, 111, 114, 108, 100, 10}));
-  // "it's in": "it", "'s", " in" -> (i,n) rank 3 -> [Ġ][in].
-  EXPECT_EQ(t.encode("it's in"), (Ids{105, 116, 39, 115, 32, 259}));
-  // The added token is cut out first, whatever surrounds it.
-  EXPECT_EQ(t.encode("the<|end|>the"), (Ids{116, 257, 265, 116, 257}));
-  // Bytes beyond ASCII: each UTF-8 byte is its own id here (no merges apply).
-  EXPECT_EQ(t.encode("\xC3\xA9"), (Ids{0xC3, 0xA9}));
-  EXPECT_EQ(t.encode(""), Ids{});
-}
-
-TEST(BpeTokenizer, RefusesWhatItCannotRead) {
-  EXPECT_NE(bad_input([] { BpeTokenizer::from_json_text("[]", "x.json"); }).find("x.json is not a JSON object"),
-            std::string::npos);
-  EXPECT_NE(bad_input([] { BpeTokenizer::from_json_text(R"({"model":{"type":"Unigram"}})", "u.json"); })
-                .find("expected a BPE model"),
-            std::string::npos);
-  const std::string odd = R"({"model":{"type":"BPE","vocab":{"a":0},"merges":[]},
-      "pre_tokenizer":{"type":"Split","pattern":{"Regex":"\\w+"}}})";
-  EXPECT_NE(bad_input([&] { BpeTokenizer::from_json_text(odd, "o.json"); })
-                .find("unsupported pre-tokenizer split pattern '\\w+'"),
-            std::string::npos);
-  EXPECT_NE(bad_input([] { PromptTokenizer::open("/nonexistent/tok"); }).find("--tokenizer"),
-            std::string::npos);
-}
-
-TEST(PromptTokenizer, OpensTheDirectory) {
-  const auto t = PromptTokenizer::open(kDir + "/tokenizer");
-  EXPECT_EQ(t->encode("the server"), (Ids{116, 257, 264, 118, 260}));
-  EXPECT_NE(t->name().find("tokenizer.json BPE (266 entries)"), std::string::npos) << t->name();
 }
 
 // ---- datasets -------------------------------------------------------------------------------
@@ -177,16 +91,16 @@ TEST(ShareGpt, SamplingIsSeedStable) {
 }
 
 TEST(ShareGpt, TokenizerCountsAndVllmFilters) {
-  const auto tok = PromptTokenizer::open(kDir + "/tokenizer");
+  const Tokenizer tok = Tokenizer::open(kDir + "/tokenizer");
   DatasetOptions o = fixture("sharegpt", "sharegpt_small.json");
-  o.tokenizer = tok.get();
+  o.tokenizer = &tok;
   const Workload w = read_sharegpt(o);
   EXPECT_TRUE(w.counted);
   // "short-6" ("Hi" / "Hello": 2 and 5 byte tokens) is under 4 prompt tokens: too short.
   ASSERT_EQ(w.sessions.size(), 4u);
   for (const WorkloadSession& s : w.sessions) {
-    EXPECT_EQ(s.turns[0].prompt_tokens, int(tok->count(s.turns[0].text)));
-    EXPECT_EQ(s.turns[0].output_len, int(tok->count(s.turns[0].reference_reply)));
+    EXPECT_EQ(s.turns[0].prompt_tokens, int(tok.count(s.turns[0].text)));
+    EXPECT_EQ(s.turns[0].output_len, int(tok.count(s.turns[0].reference_reply)));
   }
   bool said = false;
   for (const std::string& n : w.notes) said = said || n.find("1 record skipped (too short)") != std::string::npos;

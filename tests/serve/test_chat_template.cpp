@@ -10,7 +10,7 @@
 
 #include "kernels/common/error.h"
 #include "tools/serve/chat_request.h"
-#include "tools/serve/chat_template.h"
+#include "tools/text/chat_template.h"
 
 namespace llmbench {
 namespace {

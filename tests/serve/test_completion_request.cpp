@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "tools/serve/completion_request.h"
-#include "tools/serve/tokenizer.h"
+#include "tools/text/tokenizer.h"
 
 namespace llmbench {
 namespace {

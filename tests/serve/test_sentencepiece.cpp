@@ -1,6 +1,8 @@
 // SentencePiece text prompts: a tiny SentencePiece model is trained here, with the library's
 // own trainer on a generated text (nothing is downloaded), then
 //   - Tokenizer encodes exactly as the SentencePiece processor does and decodes back,
+//   - with byte fallback, the <0xNN> pieces of a multi-byte character arrive as the whole
+//     character when streamed (tools/text/stream_decoder.h),
 //   - a model file with more pieces than the vocabulary, or a file that is not a model, is
 //     refused (BadInput naming the file),
 //   - a server given the tokenizer.model runs the prompt's SentencePiece ids: its tokens equal
@@ -12,6 +14,7 @@
 
 #include "kernels/common/error.h"
 #include "tests/serve/serve_fixture.h"
+#include "tools/text/stream_decoder.h"
 
 #ifdef LLMBENCH_HAVE_SENTENCEPIECE
 #include <sentencepiece_processor.h>
@@ -25,48 +28,57 @@ namespace fs = std::filesystem;
 
 #ifdef LLMBENCH_HAVE_SENTENCEPIECE
 
-// Trains (once per process) a unigram model of 120 pieces on 3000 generated sentences.
-const std::string& trained_model() {
-  static const std::string path = [] {
-    // Per process: ctest runs each test in its own process, in parallel.
-    const fs::path dir =
-        fs::path(LLMBENCH_TEST_SCRATCH) / "sentencepiece" / std::to_string(::getpid());
-    fs::create_directories(dir);
-    const fs::path corpus = dir / "corpus.txt";
-    {
-      const char* words[] = {"the", "engine", "serves", "tokens", "prompt", "batch", "decode",
-                             "prefill", "latency", "throughput", "model", "cache", "block",
-                             "request", "stream", "hello", "world", "llmbench", "fast", "slow"};
-      // The words above and made-up words of two or three syllables, so that the corpus has
-      // enough distinct substrings for 120 pieces.
-      const char* syllables[] = {"ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "pe", "qua",
-                                 "zen", "dor", "fi", "gu", "ho", "ja", "bex", "cy", "wu", "ly"};
-      std::ofstream out(corpus);
-      std::uint64_t x = 12345;
-      auto next = [&x](int n) {
-        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-        return int((x >> 33) % std::uint64_t(n));
-      };
-      for (int line = 0; line < 3000; ++line) {
-        for (int w = 0; w < 8; ++w) {
-          out << (w ? " " : "");
-          if (next(2) == 0) {
-            out << words[next(20)];
-          } else {
-            for (int k = 2 + next(2); k > 0; --k) out << syllables[next(20)];
-          }
+// Trains a unigram model on 3000 generated sentences: `flags` adds to the trainer's.
+std::string train_model(const std::string& name, const std::string& flags) {
+  // Per process: ctest runs each test in its own process, in parallel.
+  const fs::path dir =
+      fs::path(LLMBENCH_TEST_SCRATCH) / "sentencepiece" / std::to_string(::getpid());
+  fs::create_directories(dir);
+  const fs::path corpus = dir / "corpus.txt";
+  {
+    const char* words[] = {"the", "engine", "serves", "tokens", "prompt", "batch", "decode",
+                           "prefill", "latency", "throughput", "model", "cache", "block",
+                           "request", "stream", "hello", "world", "llmbench", "fast", "slow"};
+    // The words above and made-up words of two or three syllables, so that the corpus has
+    // enough distinct substrings for 120 pieces.
+    const char* syllables[] = {"ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "pe", "qua",
+                               "zen", "dor", "fi", "gu", "ho", "ja", "bex", "cy", "wu", "ly"};
+    std::ofstream out(corpus);
+    std::uint64_t x = 12345;
+    auto next = [&x](int n) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      return int((x >> 33) % std::uint64_t(n));
+    };
+    for (int line = 0; line < 3000; ++line) {
+      for (int w = 0; w < 8; ++w) {
+        out << (w ? " " : "");
+        if (next(2) == 0) {
+          out << words[next(20)];
+        } else {
+          for (int k = 2 + next(2); k > 0; --k) out << syllables[next(20)];
         }
-        out << ".\n";
       }
+      out << ".\n";
     }
-    const std::string prefix = (dir / "tok").string();
-    const auto status = sentencepiece::SentencePieceTrainer::Train(
-        "--input=" + corpus.string() + " --model_prefix=" + prefix +
-        " --vocab_size=120 --model_type=unigram --character_coverage=1.0 --minloglevel=2"
-        " --num_threads=1");
-    if (!status.ok()) throw Error("SentencePiece training failed: " + status.ToString());
-    return prefix + ".model";
-  }();
+  }
+  const std::string prefix = (dir / name).string();
+  const auto status = sentencepiece::SentencePieceTrainer::Train(
+      "--input=" + corpus.string() + " --model_prefix=" + prefix +
+      " --model_type=unigram --character_coverage=1.0 --minloglevel=2 --num_threads=1 " + flags);
+  if (!status.ok()) throw Error("SentencePiece training failed: " + status.ToString());
+  return prefix + ".model";
+}
+
+// 120 pieces (once per process).
+const std::string& trained_model() {
+  static const std::string path = train_model("tok", "--vocab_size=120");
+  return path;
+}
+
+// With byte fallback: a character the pieces lack is written as its UTF-8 bytes, one <0xNN>
+// piece each (as Llama 2's tokenizer writes them); 256 byte pieces and 144 others.
+const std::string& byte_fallback_model() {
+  static const std::string path = train_model("tok_bytes", "--vocab_size=400 --byte_fallback=true");
   return path;
 }
 
@@ -85,11 +97,34 @@ TEST(SentencePieceTokenizer, EncodesAsTheProcessorAndDecodesBack) {
   // Streamed pieces: word boundaries as spaces, so the pieces read as the text (with the
   // leading space SentencePiece's dummy prefix adds).
   std::string streamed;
-  for (auto id : got) streamed += t.decode(id);
-  EXPECT_EQ(streamed, " " + text);
+  StreamDecoder d(t);
+  for (auto id : got) streamed += d.push(id);
+  EXPECT_EQ(streamed + d.finish(), " " + text);
   // Ids beyond the tokenizer's pieces (the model's vocabulary is larger) are written "<id>".
-  EXPECT_EQ(t.decode(std::int32_t(200)), "<200>");
-  EXPECT_EQ(t.decode(std::vector<std::int32_t>{got[0], 200}), t.decode(got[0]).substr(1) + "<200>");
+  EXPECT_EQ(t.piece(200).bytes, "<200>");
+  EXPECT_EQ(t.decode(std::vector<std::int32_t>{got[0], 200}), t.piece(got[0]).bytes.substr(1) + "<200>");
+  // load's --tokenizer (a directory or this file) opens it the same way: the same ids.
+  EXPECT_EQ(Tokenizer::open(trained_model()).encode(text), got);
+}
+
+// Byte pieces of one character arrive whole, in the chunk of the piece that completes it.
+TEST(SentencePieceTokenizer, StreamedBytePiecesArriveAsWholeCharacters) {
+  const Tokenizer t = Tokenizer::sentencepiece(byte_fallback_model());
+  const std::string nihon = "\xE6\x97\xA5\xE6\x9C\xAC", smile = "\xF0\x9F\x98\x80";
+  const std::vector<std::int32_t> ids = t.encode("hello " + nihon + smile);
+  StreamDecoder d(t);
+  std::vector<std::string> chunks;
+  for (auto id : ids) chunks.push_back(d.push(id));
+  chunks.back() += d.finish();
+  // The 10 byte pieces of the three characters come last: 2 held, 日; 2 held, 本; 3 held, 😀.
+  ASSERT_GE(chunks.size(), 11u);
+  const std::vector<std::string> tail(chunks.end() - 10, chunks.end());
+  EXPECT_EQ(tail, (std::vector<std::string>{"", "", "\xE6\x97\xA5", "", "", "\xE6\x9C\xAC", "", "", "",
+                                            smile}));
+  std::string joined;
+  for (const std::string& c : chunks) joined += c;
+  EXPECT_EQ(joined, " hello " + nihon + smile);  // with the dummy prefix's space
+  EXPECT_EQ(t.decode(ids), "hello " + nihon + smile);
 }
 
 TEST(SentencePieceTokenizer, RefusesTooManyPiecesAndOtherFiles) {
@@ -111,7 +146,7 @@ TEST(SentencePieceTokenizer, RefusesTooManyPiecesAndOtherFiles) {
 
 TEST_F(ServeTest, TextPromptRunsTheSentencePieceIds) {
   ServeOptions opt;
-  opt.tokenizer_model = trained_model();
+  opt.tokenizer_file = trained_model();
   start(*find_preset("tiny"), {}, opt);
   const std::string text = "the model serves a fast stream";
   const Tokenizer t = Tokenizer::sentencepiece(trained_model(), 256);

@@ -3,8 +3,8 @@
 // of sessions, each a list of turns. A single-turn request is a session of one turn; a ShareGPT
 // conversation with --multi-turn, or the jsonl lines sharing a session_id, is a session of
 // several turns sent one after another. Lengths are counted with --tokenizer when one is given
-// (prompt_tokenizer.h); without one a turn's prompt length is unknown (the server's usage says)
-// and its output length is --output-len.
+// (tools/text/tokenizer.h, the tokenizer serve uses); without one a turn's prompt length is
+// unknown (the server's usage says) and its output length is --output-len.
 // Not here: how turns become request bodies (session_bodies.h), when they are sent (the
 // client), synthetic random workloads (load_plan.h).
 #pragma once
@@ -14,7 +14,7 @@
 
 namespace llmbench {
 
-class PromptTokenizer;
+class Tokenizer;
 
 struct ChatMessage {
   std::string role;     // user | assistant | system
@@ -52,7 +52,7 @@ struct DatasetOptions {
   bool multi_turn = false;             // sharegpt: a conversation is one session
   int default_output_len = 128;        // max_tokens when the file and the tokenizer do not say
   int hash_block_size = 512;           // mooncake: tokens per hash_ids block
-  const PromptTokenizer* tokenizer = nullptr;
+  const Tokenizer* tokenizer = nullptr;
 };
 
 // vLLM's ShareGPT filters (vllm/benchmarks/datasets.py, is_valid_sequence), applied to

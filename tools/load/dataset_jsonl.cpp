@@ -20,7 +20,7 @@
 #include "kernels/common/error.h"
 #include "engine/checkpoint/json_input.h"
 #include "tools/load/dataset.h"
-#include "tools/load/prompt_tokenizer.h"
+#include "tools/text/tokenizer.h"
 
 namespace llmbench {
 

@@ -15,7 +15,13 @@ std::unique_ptr<FileWorkload> open_file_workload(const LoadPlan& plan,
   const LoadOptions& o = plan.opt;
   if (o.dataset_name == "random") return nullptr;
   auto w = std::make_unique<FileWorkload>();
-  if (!o.tokenizer.empty()) w->tokenizer = PromptTokenizer::open(o.tokenizer);
+  if (!o.tokenizer.empty()) {
+    try {
+      w->tokenizer = std::make_unique<Tokenizer>(Tokenizer::open(o.tokenizer));
+    } catch (const BadInput& e) {
+      throw BadInput(std::string("--tokenizer: ") + e.what());
+    }
+  }
   DatasetOptions d;
   d.name = o.dataset_name;
   d.path = o.dataset_path;

@@ -13,13 +13,13 @@
 #include "tools/load/dataset.h"
 #include "tools/load/load_client.h"
 #include "tools/load/load_plan.h"
-#include "tools/load/prompt_tokenizer.h"
 #include "tools/load/session_bodies.h"
+#include "tools/text/tokenizer.h"
 
 namespace llmbench {
 
 struct FileWorkload {
-  std::unique_ptr<PromptTokenizer> tokenizer;
+  std::unique_ptr<Tokenizer> tokenizer;
   Workload workload;
   std::unique_ptr<SessionBodies> bodies;
   // "tokenizer NAME" or "server usage (no --tokenizer); max_tokens --output-len N".

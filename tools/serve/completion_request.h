@@ -12,7 +12,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "tools/serve/tokenizer.h"
+#include "tools/text/tokenizer.h"
 
 namespace llmbench {
 

@@ -7,8 +7,6 @@
 #include <ctime>
 #include <thread>
 
-#include <unistd.h>
-
 #include "kernels/common/error.h"
 #include "tools/serve/chat_request.h"
 
@@ -32,17 +30,14 @@ const char* error_type(int status) {
 
 Server::Server(const Model& model, const SchedulerOptions& scheduler, const ServeOptions& options)
     : model_(model), opt_(options),
-      tokenizer_(options.tokenizer_model.empty()
+      tokenizer_(options.tokenizer_file.empty()
                      ? Tokenizer(model.config().vocab_size)
-                     : Tokenizer::sentencepiece(options.tokenizer_model,
-                                                model.config().vocab_size)),
-      origin_(std::chrono::steady_clock::now()),
-      request_ids_(std::uint64_t(origin_.time_since_epoch().count()) ^
-                   (std::uint64_t(::getpid()) << 40)) {
+                     : Tokenizer::from_file(options.tokenizer_file, model.config().vocab_size)),
+      origin_(std::chrono::steady_clock::now()) {
   std::signal(SIGPIPE, SIG_IGN);  // belt and braces: every send already uses MSG_NOSIGNAL
   if (opt_.model_name.empty()) opt_.model_name = model.config().name;
   engine_ = std::make_unique<EngineLoop>(model, scheduler, opt_.max_waiting, origin_,
-                                         opt_.omp_threads, opt_.trace);
+                                         opt_.omp_threads);
   HttpServerOptions h;
   h.host = opt_.host;
   h.port = opt_.port;
@@ -141,10 +136,7 @@ void Server::handle_metrics(const HttpRequest&, HttpReply& res) {
 
 void Server::handle_completions(const HttpRequest& req, HttpReply& res) {
   try {
-  const std::string request_id = request_ids_.accept(req.header("x-request-id"));
-  res.add_header("X-Request-Id", request_id);
-    answer(parse_completion_request(req.body, tokenizer_, max_body_values_), false, request_id,
-           res);
+    answer(parse_completion_request(req.body, tokenizer_, max_body_values_), false, res);
   } catch (const ApiError& e) {
     send_error(res, e);
   }
@@ -152,11 +144,9 @@ void Server::handle_completions(const HttpRequest& req, HttpReply& res) {
 
 void Server::handle_chat(const HttpRequest& req, HttpReply& res) {
   try {
-  const std::string request_id = request_ids_.accept(req.header("x-request-id"));
-  res.add_header("X-Request-Id", request_id);
     answer(parse_chat_request(req.body, opt_.chat_template ? &*opt_.chat_template : nullptr,
                               tokenizer_, max_body_values_),
-           true, request_id, res);
+           true, res);
   } catch (const ApiError& e) {
     send_error(res, e);
   }

@@ -22,13 +22,12 @@
 
 #include "engine/model/model.h"
 #include "engine/serving/scheduler.h"
-#include "tools/serve/chat_template.h"
 #include "tools/serve/completion_request.h"
 #include "tools/serve/completion_response.h"
 #include "tools/serve/engine_loop.h"
 #include "tools/serve/http_server.h"
-#include "tools/serve/request_id.h"
-#include "tools/serve/tokenizer.h"
+#include "tools/text/chat_template.h"
+#include "tools/text/tokenizer.h"
 
 namespace llmbench {
 
@@ -46,9 +45,9 @@ struct ServeOptions {
   // Larger bodies get 413; the server lowers it to what its context length can need.
   std::size_t max_body_bytes = std::size_t(64) << 20;
   int omp_threads = 0;           // the engine thread's OpenMP threads (0: the runtime's default)
-  TraceLevel trace = TraceLevel::kOff;  // --trace steps|ops: engine steps and ops to the log
-  // A SentencePiece tokenizer.model for text prompts ("": the byte-level mapping; tokenizer.h).
-  std::string tokenizer_model;
+  // A tokenizer.json or tokenizer.model for text prompts ("": the byte-level mapping;
+  // tools/text/tokenizer.h).
+  std::string tokenizer_file;
   // The chat template (nullopt: /v1/chat/completions answers 400 saying how to choose one).
   std::optional<ChatTemplate> chat_template;
 };
@@ -84,8 +83,7 @@ class Server {
   void handle_chat(const HttpRequest& req, HttpReply& res);
   // Shared by both completion APIs (server_answer.cpp): checks, queues and answers a parsed
   // request, whole or as server-sent events.
-  // `request_id`: the X-Request-Id it is served under (request_id.h).
-  void answer(CompletionRequest r, bool chat, const std::string& request_id, HttpReply& res);
+  void answer(CompletionRequest r, bool chat, HttpReply& res);
   void answer_whole(RequestId id, RequestStream& stream, const ResponseShape& shape,
                     HttpReply& res);
   // The one SSE writer: token chunks as the engine produces them, then usage and [DONE].
@@ -107,4 +105,3 @@ class Server {
 };
 
 }  // namespace llmbench
-  RequestIds request_ids_;

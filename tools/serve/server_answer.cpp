@@ -9,6 +9,7 @@
 
 #include "kernels/common/error.h"
 #include "tools/serve/server.h"
+#include "tools/text/stream_decoder.h"
 
 namespace llmbench {
 
@@ -43,8 +44,7 @@ std::string abort_event(const StreamEvent& e) {
 
 }  // namespace
 
-void Server::answer(CompletionRequest r, bool chat, const std::string& request_id,
-                    HttpReply& res) {
+void Server::answer(CompletionRequest r, bool chat, HttpReply& res) {
   if (draining_) {
     send_error(res, ApiError(503, "the server is shutting down", "service_unavailable"),
                {{"Retry-After", "5"}});
@@ -67,7 +67,7 @@ void Server::answer(CompletionRequest r, bool chat, const std::string& request_i
   shape.model = opt_.model_name;
   shape.prompt_tokens = int(g.prompt.size());
   RequestId id = 0;
-  const std::shared_ptr<RequestStream> stream = engine_->submit(std::move(g), id, request_id);
+  const std::shared_ptr<RequestStream> stream = engine_->submit(std::move(g), id);
   if (!stream) {
     send_error(res,
                ApiError(429,
@@ -121,6 +121,8 @@ void Server::answer_stream(RequestId id, RequestStream& stream, const ResponseSh
   if (res.start_stream(200, "text/event-stream", {{"Cache-Control", "no-cache"}})) {
     bool role_sent = !shape.chat;
     int completion_tokens = 0, cached_tokens = 0;
+    // A character split over tokens goes out whole, in the chunk of the token that ends it.
+    StreamDecoder text(tokenizer_);
     std::vector<StreamEvent> events;
     while (!finished) {
       events.clear();
@@ -140,8 +142,9 @@ void Server::answer_stream(RequestId id, RequestStream& stream, const ResponseSh
           if (!role_sent) add(dump_json(role_chunk(shape, include_usage)));
           role_sent = true;
           ++completion_tokens;
-          add(dump_json(token_chunk(shape, *e.token, tokenizer_.decode(*e.token), e.finish,
-                                    include_usage)));
+          std::string piece = text.push(*e.token);
+          if (e.finish != FinishReason::kNone) piece += text.finish();
+          add(dump_json(token_chunk(shape, *e.token, piece, e.finish, include_usage)));
         } else if (e.finish == FinishReason::kAbort) {
           add(abort_event(e));
         }

@@ -1,5 +1,5 @@
 // Byte-level BPE from tokenizer.json (see tokenizer_bpe.h).
-#include "tools/load/tokenizer_bpe.h"
+#include "tools/text/tokenizer_bpe.h"
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +12,7 @@
 #include "kernels/common/error.h"
 #include "engine/checkpoint/json_describe.h"
 #include "engine/checkpoint/json_input.h"
+#include "tools/text/utf8.h"
 
 namespace llmbench {
 
@@ -27,37 +28,7 @@ constexpr const char* kLlama3Pattern =
 constexpr const char* kQwen2Pattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
-// ---- code points and their classes --------------------------------------------------------
-
-struct Cp {
-  char32_t c;
-  std::size_t at, len;  // byte span in the text
-};
-
-// UTF-8 decoding; a malformed byte stands for itself (one code point U+DC80 + byte, as Python's
-// surrogateescape would, so no text is ever rejected or lost).
-std::vector<Cp> code_points(std::string_view s) {
-  std::vector<Cp> out;
-  for (std::size_t i = 0; i < s.size();) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    const int n = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
-    bool ok = n > 0 && i + std::size_t(n) <= s.size();
-    char32_t c = n == 1 ? b : n == 2 ? b & 0x1F : n == 3 ? b & 0x0F : b & 0x07;
-    for (int k = 1; ok && k < n; ++k) {
-      const auto x = static_cast<unsigned char>(s[i + std::size_t(k)]);
-      ok = (x >> 6) == 2;
-      c = (c << 6) | (x & 0x3F);
-    }
-    if (!ok) {
-      out.push_back({char32_t(0xDC80 + b), i, 1});
-      ++i;
-      continue;
-    }
-    out.push_back({c, i, std::size_t(n)});
-    i += std::size_t(n);
-  }
-  return out;
-}
+// ---- code point classes --------------------------------------------------------------------
 
 bool is_space(char32_t c) {
   return (c >= 9 && c <= 13) || c == 32 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
@@ -95,7 +66,7 @@ bool is_other(char32_t c) { return !is_space(c) && !is_letter(c) && !is_number(c
 
 class Splitter {
  public:
-  Splitter(const std::vector<Cp>& cps, BpeSplit style) : cp_(cps), style_(style) {}
+  Splitter(const std::vector<CodePoint>& cps, BpeSplit style) : cp_(cps), style_(style) {}
 
   // The length in code points of the match at i (always >= 1 while i < n).
   std::size_t match(std::size_t i) const {
@@ -175,7 +146,7 @@ class Splitter {
     return j - i;
   }
 
-  const std::vector<Cp>& cp_;
+  const std::vector<CodePoint>& cp_;
   BpeSplit style_;
 };
 
@@ -199,14 +170,24 @@ void read_pre_tokenizer(const json& p, const std::string& what, BpeSplit& split,
     else if (re == kLlama3Pattern) split = BpeSplit::kLlama3;
     else if (re == kQwen2Pattern) split = BpeSplit::kQwen2;
     else
-      throw BadInput("--tokenizer: " + what + ": unsupported pre-tokenizer split pattern '" +
+      throw BadInput(what + ": unsupported pre-tokenizer split pattern '" +
                      (re.empty() ? pat.dump() : re) +
                      "' (understood: GPT-2's, Llama 3's and Qwen2's byte-level patterns)");
     found = true;
   } else {
-    throw BadInput("--tokenizer: " + what + ": unsupported pre-tokenizer type '" + type +
+    throw BadInput(what + ": unsupported pre-tokenizer type '" + type +
                    "' (expected ByteLevel, Split or a Sequence of them)");
   }
+}
+
+// A token id from the file: an integer in [0, kMaxBpeId) (the largest vocabularies in use
+// hold about 260,000 ids; the decode table is indexed by id).
+std::int32_t checked_id(const json& id, const std::string& what, const std::string& piece) {
+  constexpr std::int64_t kMaxBpeId = std::int64_t(1) << 24;
+  if (!id.is_number_integer() || id.get<std::int64_t>() < 0 || id.get<std::int64_t>() >= kMaxBpeId)
+    throw BadInput(what + ": token '" + piece + "' has no id in [0, " + std::to_string(kMaxBpeId) +
+                   ") (found " + describe_json(id) + ")");
+  return std::int32_t(id.get<std::int64_t>());
 }
 
 }  // namespace
@@ -233,7 +214,7 @@ const std::string& BpeTokenizer::byte_char(unsigned char b) {
 }
 
 std::vector<std::string> BpeTokenizer::pre_split(std::string_view text, BpeSplit style) {
-  const std::vector<Cp> cps = code_points(text);
+  const std::vector<CodePoint> cps = code_points(text);
   const Splitter s(cps, style);
   std::vector<std::string> out;
   for (std::size_t i = 0; i < cps.size();) {
@@ -248,7 +229,7 @@ std::vector<std::string> BpeTokenizer::pre_split(std::string_view text, BpeSplit
 
 BpeTokenizer BpeTokenizer::from_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw BadInput("--tokenizer: cannot read '" + path + "'");
+  if (!in) throw BadInput("'" + path + "': cannot be read");
   return from_json_text(std::string(std::istreambuf_iterator<char>(in), {}), path);
 }
 
@@ -259,28 +240,26 @@ BpeTokenizer BpeTokenizer::from_json_text(const std::string& text, const std::st
     // A field of an unexpected type deeper in the file (nlohmann's type errors name it).
     std::string why = e.what();
     if (why.size() > 160) why = why.substr(0, 157) + "...";
-    throw BadInput("--tokenizer: " + what + ": a field has an unexpected type (" + why + ")");
+    throw BadInput(what + ": a field has an unexpected type (" + why + ")");
   }
 }
 
 BpeTokenizer BpeTokenizer::from_json_unchecked(const std::string& text, const std::string& what) {
   auto parsed = parse_json(text);
-  if (!parsed.ok()) throw BadInput("--tokenizer: " + what + ": not valid JSON (" + parsed.error + ")");
+  if (!parsed.ok()) throw BadInput(what + ": not valid JSON (" + parsed.error + ")");
   const json j = std::move(parsed.value);
-  if (!j.is_object()) throw BadInput("--tokenizer: " + what + " is not a JSON object");
+  if (!j.is_object()) throw BadInput(what + " is not a JSON object");
   if (!j.contains("model") || !j["model"].is_object())
-    throw BadInput("--tokenizer: " + what + ": field \"model\" must be an object (a BPE model), "
+    throw BadInput(what + ": field \"model\" must be an object (a BPE model), "
                    "found " + (j.contains("model") ? describe_json(j["model"]) : "none"));
   const json& model = j["model"];
   if (!model.contains("type") || !model["type"].is_string() || model["type"] != "BPE" || !model.contains("vocab") || !model["vocab"].is_object() ||
       !model.contains("merges") || !model["merges"].is_array())
-    throw BadInput("--tokenizer: " + what + ": expected a BPE model (model.type \"BPE\" with "
+    throw BadInput(what + ": expected a BPE model (model.type \"BPE\" with "
                    "vocab and merges)");
   BpeTokenizer t;
   for (const auto& [piece, id] : model["vocab"].items()) {
-    if (!id.is_number_integer())
-      throw BadInput("--tokenizer: " + what + ": vocab entry '" + piece + "' has no integer id");
-    t.vocab_[piece] = id.get<std::int32_t>();
+    t.vocab_[piece] = checked_id(id, what, piece);
   }
   int rank = 0;
   for (const json& m : model["merges"]) {
@@ -289,12 +268,12 @@ BpeTokenizer BpeTokenizer::from_json_unchecked(const std::string& text, const st
       const std::string s = m.get<std::string>();
       const auto sp = s.find(' ');
       if (sp == std::string::npos)
-        throw BadInput("--tokenizer: " + what + ": merge '" + s + "' is not two symbols");
+        throw BadInput(what + ": merge '" + s + "' is not two symbols");
       pair = {s.substr(0, sp), s.substr(sp + 1)};
     } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
       pair = {m[0].get<std::string>(), m[1].get<std::string>()};
     } else {
-      throw BadInput("--tokenizer: " + what + ": merge " + describe_json(m) + " is not two symbols");
+      throw BadInput(what + ": merge " + describe_json(m) + " is not two symbols");
     }
     t.ranks_.emplace(std::move(pair), rank++);
   }
@@ -307,14 +286,58 @@ BpeTokenizer BpeTokenizer::from_json_unchecked(const std::string& text, const st
   if (j.contains("pre_tokenizer") && j["pre_tokenizer"].is_object())
     read_pre_tokenizer(j["pre_tokenizer"], what, t.split_, found, t.add_prefix_space_);
   if (!found)
-    throw BadInput("--tokenizer: " + what + ": no byte-level pre-tokenizer (expected ByteLevel "
+    throw BadInput(what + ": no byte-level pre-tokenizer (expected ByteLevel "
                    "or a Split with a byte-level pattern)");
   for (const json& a : j.value("added_tokens", json::array()))
     if (a.is_object() && a.contains("content") && a["content"].is_string() && a.contains("id"))
-      t.added_.emplace_back(a["content"].get<std::string>(), a["id"].get<std::int32_t>());
+      t.added_.emplace_back(a["content"].get<std::string>(),
+                            checked_id(a["id"], what, a["content"].get<std::string>()));
   std::sort(t.added_.begin(), t.added_.end(),
             [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  t.build_decode_table();
   return t;
+}
+
+void BpeTokenizer::build_decode_table() {
+  std::int32_t top = -1;
+  for (const auto& [piece, id] : vocab_) top = std::max(top, id);
+  for (const auto& [content, id] : added_) top = std::max(top, id);
+  bytes_.assign(std::size_t(top + 1), std::string());
+  known_.assign(std::size_t(top + 1), 0);
+  // GPT-2's unicode-to-byte map, the inverse of byte_char; a character outside it (a vocab
+  // entry that is not byte-level, such as "<unk>") stands for its own UTF-8 bytes, as the
+  // ByteLevel decoder of Hugging Face tokenizers does.
+  std::unordered_map<char32_t, char> to_byte;
+  for (int b = 0; b < 256; ++b) to_byte[code_points(byte_char(static_cast<unsigned char>(b)))[0].c] = char(b);
+  for (const auto& [piece, id] : vocab_) {
+    std::string raw;
+    for (const CodePoint& cp : code_points(piece)) {
+      const auto it = to_byte.find(cp.c);
+      if (it != to_byte.end()) raw += it->second;
+      else raw.append(piece, cp.at, cp.len);
+    }
+    bytes_[std::size_t(id)] = std::move(raw);
+    known_[std::size_t(id)] = 1;
+  }
+  for (const auto& [content, id] : added_) {  // written as their text, never byte-mapped
+    bytes_[std::size_t(id)] = content;
+    known_[std::size_t(id)] = 2;
+  }
+}
+
+const std::string* BpeTokenizer::token_bytes(std::int32_t id) const {
+  if (id < 0 || std::size_t(id) >= known_.size() || !known_[std::size_t(id)]) return nullptr;
+  return &bytes_[std::size_t(id)];
+}
+
+bool BpeTokenizer::is_added(std::int32_t id) const {
+  return id >= 0 && std::size_t(id) < known_.size() && known_[std::size_t(id)] == 2;
+}
+
+std::optional<std::int32_t> BpeTokenizer::added_id(std::string_view content) const {
+  for (const auto& [text, id] : added_)
+    if (text == content) return id;
+  return std::nullopt;
 }
 
 void BpeTokenizer::encode_piece(const std::string& piece, std::vector<std::int32_t>& out) const {

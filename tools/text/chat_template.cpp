@@ -1,7 +1,7 @@
 // Chat template families: recognition and rendering (see chat_template.h). Each renderer
 // follows its family's reference Jinja template (Hugging Face tokenizer_config.json of
 // Llama-2-chat, Llama-3-Instruct, Qwen2-Instruct, Mistral-7B-Instruct-v0.2, TinyLlama-Chat-v1.0).
-#include "tools/serve/chat_template.h"
+#include "tools/text/chat_template.h"
 
 #include <filesystem>
 #include <fstream>

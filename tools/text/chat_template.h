@@ -9,7 +9,7 @@
 //   mistral  <s>[INST] {user} [/INST]{assistant}</s>
 //   zephyr   <|{role}|>\n{content}</s>\n  (TinyLlama-Chat)
 // Each rendering ends with the family's generation prompt (add_generation_prompt = true).
-// Not here: tokenizing the rendered text (chat_request.h) or parsing requests.
+// Not here: tokenizing the rendered text (chat_tokens.h) or parsing requests (tools/serve).
 #pragma once
 #include <optional>
 #include <stdexcept>
