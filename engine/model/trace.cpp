@@ -125,6 +125,15 @@ void Tracer::finish() {
   }
 }
 
+std::vector<OpRecord> Tracer::take_records() {
+  LLMBENCH_CHECK(!timer_->resolves_at_end(), "take_records() needs a timer that resolves per step");
+  finish();
+  std::vector<OpRecord> out;
+  out.swap(records_);
+  resolved_ = 0;
+  return out;
+}
+
 // ---- OpScope ----
 
 namespace {

@@ -109,6 +109,13 @@ class Tracer {
   // timer. records() is complete after this.
   void finish();
   const std::vector<OpRecord>& records() const { return records_; }
+  // True when only finish() resolves the records (the timer reads everything back at once).
+  bool resolves_at_end() const { return timer_->resolves_at_end(); }
+  // Moves out every record, resolved, and starts again from none, the timer's slots reused
+  // from 0: a long-running server (serve --trace) drains its tracer after each step. Outside
+  // any scope, and for a timer that resolves per step only (Error otherwise: a timer that
+  // resolves at the end needs a new Tracer per window instead).
+  std::vector<OpRecord> take_records();
 
  private:
   TraceLevel level_;

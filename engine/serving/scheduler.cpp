@@ -346,6 +346,16 @@ std::vector<RequestUpdate> Scheduler::step(StepStats* stats,
   for (Sequence* s : plan.seqs)
     if (s->times.first_scheduled_ns < 0) s->times.first_scheduled_ns = start_ns;
   if (scheduled) scheduled();
+  // Who is in the step, before update_from_output moves the prompts on (a row of a sequence
+  // whose prompt is not done yet is a prompt chunk).
+  std::vector<StepMember> members;
+  if (stats) {
+    members.reserve(plan.seqs.size());
+    for (std::size_t i = 0; i < plan.seqs.size(); ++i)
+      members.push_back({plan.seqs[i]->id,
+                         plan.seqs[i]->prefilled < int(plan.seqs[i]->req.prompt.size()),
+                         plan.rows[i].n_tokens});
+  }
   std::int64_t forward_ns = 0;
   const std::vector<std::int32_t>& next = execute(plan, forward_ns);
   std::vector<RequestUpdate> updates = update_from_output(plan, next);
@@ -361,6 +371,7 @@ std::vector<RequestUpdate> Scheduler::step(StepStats* stats,
     stats->start_ns = start_ns;
     stats->forward_ns = forward_ns;
     stats->total_ns = now_ns() - start_ns;
+    stats->members = std::move(members);
   }
   return updates;
 }

@@ -91,6 +91,14 @@ struct RequestUpdate {
   std::optional<std::int32_t> stop_token;   // finished by one of its stop_token_ids
 };
 
+// One request's part of a step: a chunk of its prompt (the whole prompt, or the last chunk,
+// also samples its first token) or one decode row.
+struct StepMember {
+  RequestId id = 0;
+  bool prefill = false;  // a prompt chunk; else a decode row
+  int tokens = 0;        // rows it had in the step
+};
+
 // The composition and timing of one step.
 struct StepStats {
   std::int64_t step = 0;        // 1, 2, ...
@@ -103,6 +111,7 @@ struct StepStats {
   std::int64_t start_ns = 0;    // since the origin
   std::int64_t forward_ns = 0;  // RaggedForward::step (includes its host-side enqueue)
   std::int64_t total_ns = 0;    // step(): scheduling + forward + bookkeeping
+  std::vector<StepMember> members;  // the requests with rows in the step, in row order
 };
 
 class Scheduler {

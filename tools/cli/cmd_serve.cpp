@@ -13,6 +13,8 @@
 #include <optional>
 #include <thread>
 
+#include <unistd.h>
+
 #include "engine/model/backend_factory.h"
 #include "engine/checkpoint/hf_checkpoint.h"
 #include "engine/serving/scheduler.h"
@@ -39,6 +41,7 @@ struct ServeArgs {
   ServeOptions serve;
   SchedulerOptions sched;
   bool no_chunked_prefill = false;
+  std::string trace = "off";  // --trace off|steps|ops (needs --db)
   std::string db;  // --db: the serving tables, stored as the server runs
   std::string chat_template;  // --chat-template NAME ("": the checkpoint's or the preset's)
 };
@@ -93,6 +96,10 @@ void check_flags(const ServeArgs& a) {
   require_range("--max-num-batched-tokens", a.sched.max_num_batched_tokens, 1, 1 << 20);
   require_range("--kv-block-size", a.sched.block_size, 1, 4096);
   require_range("--kv-cache-tokens", a.sched.kv_cache_tokens, 0, 1 << 30);
+  const auto trace = parse_trace_level(a.trace);
+  if (!trace) throw BadInput("--trace: expected off, steps or ops; got '" + a.trace + "'");
+  if (*trace != TraceLevel::kOff && a.db.empty())
+    throw BadInput("--trace " + a.trace + ": needs --db PATH (the trace is stored there)");
   require_range("--max-model-len", a.sched.max_len, 0, 1 << 24);
   if (!a.chat_template.empty() && !chat_template_by_name(a.chat_template))
     throw BadInput("--chat-template: expected one of " + chat_template_names() + "; got '" +
@@ -111,6 +118,7 @@ int run_serve(ServeArgs a, const std::string& command_line) {
   const auto dtype = parse_dtype(a.dtype);
   if (!dtype)
     throw BadInput("--dtype: expected fp32, fp16, bf16, int8 or int4; got '" + a.dtype + "'");
+  a.serve.trace = *parse_trace_level(a.trace);
   a.sched.chunked_prefill = !a.no_chunked_prefill;
   warn_if_debug_build();
   // --db is opened (and a bad path or a file that is not an llmbench database refused) before
@@ -165,13 +173,19 @@ int run_serve(ServeArgs a, const std::string& command_line) {
     info.device = backend->device_description();
     const auto since_origin = std::chrono::steady_clock::now() - server.origin();
     info.started_unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+    info.trace = a.serve.trace;
+    info.pid = std::int64_t(::getpid());
                                (std::chrono::system_clock::now() - since_origin).time_since_epoch())
                                .count();
     info.scheduler = server.engine().options();
     info.kv_blocks = k.kv_blocks_total;
     const std::int64_t id = store->begin_session(info);
     server.engine().set_log(&*store);
-    fmt::print(stderr, "serve: storing session {} in {} as it runs\n", id, a.db);
+    fmt::print(stderr, "serve: storing session {} in {} as it runs{}\n", id, a.db,
+               a.serve.trace == TraceLevel::kOff
+                   ? std::string()
+                   : " (trace " + a.trace + ": engine steps" +
+                         (a.serve.trace == TraceLevel::kOps ? " and their ops)" : ")"));
   }
   fmt::print(stderr, "serve: listening on http://{}:{}\n", a.serve.host, port);
   fmt::print(stderr, "serve: text prompts: {}; chat template: {}\n", server.tokenizer().name(),
@@ -192,7 +206,9 @@ int run_serve(ServeArgs a, const std::string& command_line) {
     server.engine().set_log(nullptr);
     store->close();
     const ServeStore::Totals t = store->totals();
-    fmt::print(stderr, "serve: stored {} steps and {} requests in {}{}\n", t.steps, t.requests,
+    fmt::print(stderr, "serve: stored {} steps, {} requests{} in {}{}\n", t.steps, t.requests,
+               a.serve.trace == TraceLevel::kOff ? std::string()
+                                                 : fmt::format(" and {} trace events", t.events),
                a.db, t.dropped ? fmt::format(" ({} rows dropped while it could not store)", t.dropped) : "");
   }
   return 0;
@@ -246,6 +262,10 @@ void add_serve_command(CLI::App& root, CommandContext& ctx) {
                       " (default: the checkpoint's tokenizer_config.json, or the preset's)");
   cmd->add_option("--shutdown-timeout", a->shutdown_timeout_s,
                   "Seconds in-flight requests get after SIGINT/SIGTERM before they are aborted")
+  cmd->add_option("--trace", a->trace,
+                  "off|steps|ops: store each engine step (steps) and the ops inside it (ops), "
+                  "with the requests in each step, in --db (docs/serving.md, \"Tracing a server\")")
+      ->capture_default_str();
       ->capture_default_str();
   cmd->add_option("--db", a->db,
                   "SQLite database for the serving tables (steps, requests), stored as the server runs "

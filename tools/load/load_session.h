@@ -73,6 +73,9 @@ class LoadSession {
   std::unique_ptr<LoadStore> store_;
   LoadRunInfo info_;
   std::int64_t run_id_ = 0;
+  // X-Request-Id of this invocation's requests: "<id_tag_>-<level>-<index>", 16 random hex
+  // digits making them unique across runs (docs/serving.md, "Request ids").
+  std::string id_tag_;
   std::unique_ptr<LoadClient> client_;
   bool interrupted_ = false;
   std::string store_failed_;  // why storing a level failed (then nothing more is stored)

@@ -81,8 +81,8 @@ std::int64_t LoadStore::add_level(std::int64_t run_id, const LevelSpec& level, i
         "INSERT INTO load_request (level_id, request_index, status, error, http_status,"
         " input_len, max_tokens, prompt_tokens, completion_tokens, output_tokens, chunks,"
         " finish_reason, scheduled_ns, send_ns, first_byte_ns, first_token_ns, end_ns, ttft_ns,"
-        " tpot_ns, e2el_ns, session_index, turn_index)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+        " tpot_ns, e2el_ns, session_index, turn_index, x_request_id)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     auto ch = db.prepare(
         "INSERT INTO load_chunk (request_id, idx, arrival_ns, itl_ns, tokens) VALUES (?,?,?,?,?)");
     auto time_or_null = [](Stmt& s, int i, std::int64_t ns) {
@@ -106,6 +106,7 @@ std::int64_t LoadStore::add_level(std::int64_t run_id, const LevelSpec& level, i
       if (auto t = r.tpot_ns()) rq.bind(19, *t); else rq.bind_null(19);
       if (auto t = r.e2el_ns()) rq.bind(20, *t); else rq.bind_null(20);
       rq.bind(21, r.session_index).bind(22, r.turn_index);
+      if (r.x_request_id.empty()) rq.bind_null(23); else rq.bind(23, r.x_request_id);
       rq.run();
       const std::int64_t request_id = db.last_insert_id();
       for (std::size_t k = 0; k < r.chunks.size(); ++k) {

@@ -90,10 +90,15 @@ std::unique_ptr<Db> open_engine_cand(const ReportSide& side, Ctx& cand) {
 // A database without engine runs: its serving sections, or a page that says what is missing.
 json no_engine_run_page(Ctx& c, const ReportSide& side) {
   json out = {{"title", "llmbench report: " + side.path}, {"sections", json::array()}};
-  if (serving_sections(c, *c.db, side.path, out["sections"])) {
-    out["summary"] = serving_summary_table(*c.db, drawn_load_runs(*c.db));
-    c.omitted.push_back("Run summary, sweep charts and op-level charts: the database holds "
-                        "serving results (llmbench load) only.");
+  const bool load = serving_sections(c, *c.db, side.path, out["sections"]);
+  const bool traced = serve_trace_section(c, *c.db, side.path, out["sections"]);
+  if (load || traced) {
+    out["summary"] = load ? serving_summary_table(*c.db, drawn_load_runs(*c.db))
+                          : serve_steps_table(*c.db);
+    c.omitted.push_back(load ? "Run summary, sweep charts and op-level charts: the database "
+                               "holds serving results (llmbench load) only."
+                             : "Run summary, sweep charts and op-level charts: the database "
+                               "holds a traced server (llmbench serve --db --trace) only.");
     out["omitted"] = c.omitted;
     return out;
   }

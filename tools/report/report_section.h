@@ -93,6 +93,11 @@ bool serving_section(Ctx& c, Db& db, const std::string& path, std::int64_t run, 
                      const std::string& id_prefix = "serving_");
 // A serving section per load run of `db` (the latest few); true when it added any.
 bool serving_sections(Ctx& c, Db& db, const std::string& path, json& sections);
+// One served request's waterfall beside its steps' op breakdown, from the latest traced
+// `serve --db --trace` session of `db` (report_serve_trace.cpp); true when it added it.
+bool serve_trace_section(Ctx& c, Db& db, const std::string& path, json& sections);
+// The opening table of a page of `serve --db` only: the bundled serve_steps query's rows.
+json serve_steps_table(Db& db);
 // One load run of one database.
 struct LoadRunRef {
   Db* db = nullptr;

@@ -38,9 +38,14 @@ void RequestStream::wait(std::vector<StreamEvent>& out, std::chrono::millisecond
 }
 
 EngineLoop::EngineLoop(const Model& model, const SchedulerOptions& options, int max_waiting,
-                       std::chrono::steady_clock::time_point origin, int omp_threads)
+                       std::chrono::steady_clock::time_point origin, int omp_threads,
+                       TraceLevel trace)
     : scheduler_(model, options, origin), origin_(origin), max_waiting_(max_waiting),
       omp_threads_(omp_threads) {
+  if (trace != TraceLevel::kOff) {
+    trace_ = std::make_unique<ServeTrace>(trace, model.backend(), origin);
+    trace_->attach(scheduler_);
+  }
   counters_.kv_blocks_total = scheduler_.blocks_total();
   counters_.kv_pool_bytes = scheduler_.kv_pool_bytes();
   thread_ = std::thread([this] { run(); });
@@ -55,7 +60,8 @@ EngineLoop::~EngineLoop() {
   thread_.join();
 }
 
-std::shared_ptr<RequestStream> EngineLoop::submit(GenerationRequest r, RequestId& id) {
+std::shared_ptr<RequestStream> EngineLoop::submit(GenerationRequest r, RequestId& id,
+                                                  std::string x_request_id) {
   auto stream = std::make_shared<RequestStream>();
   // Arrival is now, not when the engine thread gets to it between steps.
   r.arrival_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -65,7 +71,7 @@ std::shared_ptr<RequestStream> EngineLoop::submit(GenerationRequest r, RequestId
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_ || int(inbox_.size()) + counters_.waiting >= max_waiting_) return nullptr;
     id = next_id_++;
-    streams_[id] = Live{stream, int(r.prompt.size()), 0};
+    streams_[id] = Live{stream, int(r.prompt.size()), 0, 0, std::move(x_request_id)};
     inbox_.emplace_back(id, std::move(r));
     ++counters_.waiting;
   }
@@ -127,7 +133,7 @@ void EngineLoop::finish_stream(RequestId id, StreamEvent e, const RequestTimes& 
     default: ++counters_.finished_abort; break;
   }
   const ServedRequest record{id, e.prompt_tokens, e.completion_tokens, e.finish, times,
-                              e.cached_tokens};
+                              e.cached_tokens, it->second.x_request_id};
   if (log_) log_->on_request(record);
   append_bounded(requests_, record);
   it->second.stream->push(std::move(e));
@@ -135,7 +141,7 @@ void EngineLoop::finish_stream(RequestId id, StreamEvent e, const RequestTimes& 
 }
 
 void EngineLoop::publish_step(const std::string& failure, std::vector<RequestUpdate>& updates,
-                              const StepStats& st) {
+                              StepStats& st) {
   if (!failure.empty()) {
     // The engine failed: every request ends with the error; the server keeps serving.
     for (auto& [id, live] : streams_) scheduler_.abort(id);
@@ -178,6 +184,7 @@ void EngineLoop::publish_step(const std::string& failure, std::vector<RequestUpd
 void EngineLoop::publish_queue_gauges() {
   counters_.running = scheduler_.running();
   counters_.waiting = scheduler_.waiting() + int(inbox_.size());
+    st.members = {};  // the in-memory log stays small: members go to the database only
   counters_.kv_blocks_used = scheduler_.blocks_used();
   counters_.kv_blocks_cached = scheduler_.blocks_cached();
 }
@@ -185,6 +192,14 @@ void EngineLoop::publish_queue_gauges() {
 void EngineLoop::run() {
   if (omp_threads_ > 0) omp_set_num_threads(omp_threads_);
   std::vector<std::pair<RequestId, GenerationRequest>> adds;
+void EngineLoop::publish_trace(bool idle) {
+  if (!trace_) return;
+  std::vector<OpRecord> records = trace_->collect(scheduler_, idle);
+  if (records.empty()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (log_) log_->on_trace(std::move(records));
+}
+
   std::vector<RequestId> cancels;
   for (;;) {
     bool abort_everything = false;
@@ -248,9 +263,13 @@ void EngineLoop::run() {
     } catch (const std::exception& e) {
       failure = e.what();
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    publish_step(failure, updates, st);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      publish_step(failure, updates, st);
+    }
+    if (failure.empty()) publish_trace(/*idle=*/false);
   }
+      publish_trace(/*idle=*/true);
 }
 
 }  // namespace llmbench

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/serving/scheduler.h"
+#include "tools/serve/serve_trace.h"
 
 namespace llmbench {
 
@@ -53,6 +54,7 @@ struct ServedRequest {
   int cached_tokens = 0;  // prompt tokens whose k/v came from the prefix cache
 };
 
+  std::string x_request_id;  // the X-Request-Id it was served under ("" none)
 // Receives each engine step and each finished request as it happens, on the engine thread
 // with the engine's lock held: an implementation queues and returns, it never blocks.
 class EngineLog {
@@ -62,6 +64,8 @@ class EngineLog {
   virtual void on_request(const ServedRequest& request) = 0;
 };
 
+  // serve --trace: op records of finished steps (ServeTrace::collect), after those steps.
+  virtual void on_trace(std::vector<OpRecord>&& /*records*/) {}
 // What /metrics reports.
 struct EngineCounters {
   int running = 0, waiting = 0;          // waiting includes requests not yet seen by the engine
@@ -81,15 +85,19 @@ class EngineLoop {
  public:
   // Starts the engine thread. max_waiting bounds requests queued and not yet running.
   // omp_threads > 0: the engine thread's OpenMP thread count (a new thread does not inherit
-  // the main thread's omp_set_num_threads).
+  // the main thread's omp_set_num_threads). trace steps|ops: the engine's steps (and their
+  // ops) are recorded (serve_trace.h) and handed to the log.
   EngineLoop(const Model& model, const SchedulerOptions& options, int max_waiting,
-             std::chrono::steady_clock::time_point origin, int omp_threads = 0);
+             std::chrono::steady_clock::time_point origin, int omp_threads = 0,
+             TraceLevel trace = TraceLevel::kOff);
   ~EngineLoop();  // aborts everything and joins the thread
 
   // Throws BadInput for a request the engine cannot run (Scheduler::validate). Thread-safe.
   void validate(const GenerationRequest& r) const { scheduler_.validate(r); }
-  // Queues a request; nullptr when the queue is full. `id` receives its id.
-  std::shared_ptr<RequestStream> submit(GenerationRequest r, RequestId& id);
+  // Queues a request; nullptr when the queue is full. `id` receives its id; `x_request_id` is
+  // the X-Request-Id it is served under (kept on its ServedRequest).
+  std::shared_ptr<RequestStream> submit(GenerationRequest r, RequestId& id,
+                                        std::string x_request_id = {});
   // Drops a request (client gone); its blocks are freed before the next step.
   void cancel(RequestId id);
   // Every queued and running request ends with finish reason abort.
@@ -111,7 +119,9 @@ class EngineLoop {
   // With mu_ held, after a step: its tokens to the streams (or, when the step threw, `failure`
   // to every stream), the step to the log, and the counters.
   void publish_step(const std::string& failure, std::vector<RequestUpdate>& updates,
-                    const StepStats& st);
+                    StepStats& st);
+  // Hands the trace's finished records to the log (engine thread, mu_ not held).
+  void publish_trace(bool idle);
   // running/waiting/KV-block gauges from the scheduler (under mu_): after a step's batch is
   // chosen and again after the step.
   void publish_queue_gauges();
@@ -125,6 +135,7 @@ class EngineLoop {
   std::condition_variable cv_;
   bool stop_ = false, abort_all_ = false;
   RequestId next_id_ = 1;
+  std::unique_ptr<ServeTrace> trace_;  // serve --trace; used on the engine thread only
   std::vector<std::pair<RequestId, GenerationRequest>> inbox_;
   std::vector<RequestId> cancels_;
   struct Live {  // a request queued or running
@@ -136,6 +147,7 @@ class EngineLoop {
   EngineLog* log_ = nullptr;
   std::vector<StepStats> steps_;
   std::vector<ServedRequest> requests_;
+    std::string x_request_id;
 };
 
 }  // namespace llmbench

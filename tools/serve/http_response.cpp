@@ -44,6 +44,7 @@ std::string HttpReply::head(int status, std::string_view content_type,
   std::string h = "HTTP/1." + std::to_string(minor_version_) + " " + std::to_string(status) +
                   " " + http_reason(status) + "\r\n";
   if (!content_type.empty()) h += "Content-Type: " + std::string(content_type) + "\r\n";
+  for (const auto& [k, v] : always_) h += k + ": " + v + "\r\n";
   for (const auto& [k, v] : extra) h += k + ": " + v + "\r\n";
   return h;
 }

@@ -37,6 +37,10 @@ class HttpReply {
   bool write(std::string_view data);
   // Ends a stream (the last chunk on HTTP/1.1).
   bool end_stream();
+  // A header every later response head of this reply carries (X-Request-Id), beside `extra`.
+  void add_header(std::string name, std::string value) {
+    always_.emplace_back(std::move(name), std::move(value));
+  }
   // The client closed or reset its side (checked without blocking).
   bool client_gone() const;
 
@@ -54,6 +58,7 @@ class HttpReply {
   bool keep_alive_;
   std::chrono::milliseconds write_timeout_;
   bool started_ = false, streaming_ = false, broken_ = false;
+  HttpHeaders always_;
 };
 
 }  // namespace llmbench

@@ -11,6 +11,7 @@
 #include <exception>
 
 #include "kernels/common/error.h"
+#include "tools/store/event_writer.h"
 
 namespace llmbench {
 
@@ -69,22 +70,77 @@ void ServeStore::insert_session(const ServeSessionInfo& info) {
       .bind(11, info.kv_blocks).bind(12, info.scheduler.prefix_caching ? 1 : 0)
       .run();
   session_ = db.last_insert_id();
+  trace_ = info.trace;
+  transaction(db, [&] {
+    db.prepare("UPDATE serve_session SET trace = ? WHERE id = ?")
+        .bind(1, std::string(trace_level_name(trace_))).bind(2, session_).run();
+    if (trace_ == TraceLevel::kOff) return;
+    // The trace's process, engine thread and track, as `run` makes one per run and case.
+    const std::string name = "llmbench serve session " + std::to_string(session_);
+    db.prepare("INSERT INTO process (pid, name) VALUES (?, ?)").bind(1, info.pid).bind(2, name)
+        .run();
+    const std::int64_t upid = db.last_insert_id();
+    db.prepare("INSERT INTO thread (tid, name, upid) VALUES (NULL, 'engine', ?)")
+        .bind(1, upid).run();
+    const std::int64_t utid = db.last_insert_id();
+    db.prepare("INSERT INTO track (name, type, utid, upid) VALUES (?, 'thread', ?, ?)")
+        .bind(1, name + " engine steps (" + info.backend + ")").bind(2, utid).bind(3, upid)
+        .run();
+    track_ = db.last_insert_id();
+    db.prepare("UPDATE serve_session SET track_id = ? WHERE id = ?").bind(1, track_)
+        .bind(2, session_).run();
+  });
 }
 
-bool ServeStore::admit_row() {
-  if (steps_.size() + requests_.size() < max_backlog_) return true;
-  ++totals_.dropped;
+void ServeStore::Pending::append(Pending&& later) {
+  steps.insert(steps.end(), later.steps.begin(), later.steps.end());
+  requests.insert(requests.end(), later.requests.begin(), later.requests.end());
+  for (auto& t : later.traces) traces.push_back(std::move(t));
+  trace_rows += later.trace_rows;
+  later = Pending{};
+}
+
+std::size_t ServeStore::Pending::trim_to(std::size_t n) {
+  std::size_t dropped = 0;
+  while (rows() > n) {
+    if (!traces.empty()) {
+      trace_rows -= traces.back().size();
+      dropped += traces.back().size();
+      traces.pop_back();
+    } else if (!steps.empty()) {
+      steps.pop_back();
+      ++dropped;
+    } else {
+      requests.pop_back();
+      ++dropped;
+    }
+  }
+  return dropped;
+}
+
+bool ServeStore::admit_rows(std::size_t n) {
+  if (pending_.rows() + n <= max_backlog_) return true;
+  totals_.dropped += std::int64_t(n);
   return false;
 }
 
 void ServeStore::on_step(const StepStats& step) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (admit_row()) steps_.push_back(step);
+  if (!admit_rows(1)) return;
+  pending_.steps.push_back(step);
+  if (trace_ == TraceLevel::kOff) pending_.steps.back().members = {};
 }
 
 void ServeStore::on_request(const ServedRequest& request) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (admit_row()) requests_.push_back(request);
+  if (admit_rows(1)) pending_.requests.push_back(request);
+}
+
+void ServeStore::on_trace(std::vector<OpRecord>&& records) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (trace_ == TraceLevel::kOff || records.empty() || !admit_rows(records.size())) return;
+  pending_.trace_rows += records.size();
+  pending_.traces.push_back(std::move(records));
 }
 
 void ServeStore::close() {
@@ -102,8 +158,7 @@ ServeStore::Totals ServeStore::totals() const {
 }
 
 void ServeStore::run() {
-  std::vector<StepStats> steps;
-  std::vector<ServedRequest> requests;
+  Pending batch;
   std::int64_t dropped_before = 0;  // totals_.dropped when the failing began
   auto failing_since = std::chrono::steady_clock::time_point{};
   for (;;) {
@@ -113,14 +168,13 @@ void ServeStore::run() {
       // Waits the whole interval (not woken per row): one transaction per interval at most.
       cv_.wait_for(lock, interval_, [&] { return stop_; });
       last = stop_;
-      steps.swap(steps_);
-      requests.swap(requests_);
+      std::swap(batch, pending_);
     }
-    if (steps.empty() && requests.empty()) {
+    if (batch.empty()) {
       if (last) return;
       continue;
     }
-    const auto why = commit(steps, requests);
+    const auto why = commit(batch);
     std::lock_guard<std::mutex> lock(mu_);
     if (why) {
       if (!totals_.failed) {
@@ -133,22 +187,15 @@ void ServeStore::run() {
       }
       totals_.failed = true;
       // The rows go back in front of what arrived meanwhile; the backlog bound holds.
-      steps.insert(steps.end(), steps_.begin(), steps_.end());
-      requests.insert(requests.end(), requests_.begin(), requests_.end());
-      steps_.swap(steps);
-      requests_.swap(requests);
-      while (steps_.size() + requests_.size() > max_backlog_) {
-        if (!steps_.empty()) steps_.pop_back(); else requests_.pop_back();
-        ++totals_.dropped;
-      }
-      steps.clear();
-      requests.clear();
+      batch.append(std::move(pending_));
+      std::swap(batch, pending_);
+      totals_.dropped += std::int64_t(pending_.trim_to(max_backlog_));
+      batch = Pending{};
       if (last) {
-        totals_.dropped += std::int64_t(steps_.size() + requests_.size());
+        totals_.dropped += std::int64_t(pending_.rows());
         fmt::print(stderr, "serve: --db '{}': {} rows could not be stored before exit\n", path_,
-                   steps_.size() + requests_.size());
-        steps_.clear();
-        requests_.clear();
+                   pending_.rows());
+        pending_ = Pending{};
         return;
       }
       continue;
@@ -161,16 +208,43 @@ void ServeStore::run() {
       std::fflush(stderr);
       totals_.failed = false;
     }
-    totals_.steps += std::int64_t(steps.size());
-    totals_.requests += std::int64_t(requests.size());
-    steps.clear();
-    requests.clear();
-    if (last && steps_.empty() && requests_.empty()) return;
+    totals_.steps += std::int64_t(batch.steps.size());
+    totals_.requests += std::int64_t(batch.requests.size());
+    totals_.events += std::int64_t(batch.trace_rows);
+    batch = Pending{};
+    if (last && pending_.empty()) return;
   }
 }
 
-std::optional<std::string> ServeStore::commit(const std::vector<StepStats>& steps,
-                                              const std::vector<ServedRequest>& requests) {
+void ServeStore::write_trace(Db& db, const std::vector<OpRecord>& records) {
+  EventWriter events(db);
+  // Records come in begin order, so a parent's event id is known before its children's.
+  std::vector<std::int64_t> ids(records.size());
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const OpRecord& r = records[i];
+    EventRow row;
+    row.ts = r.start_ns;
+    row.dur = r.dur_ns;
+    row.track_id = track_;
+    row.category = std::string(category_name(r.category));
+    row.name = std::string(r.name);
+    row.depth = r.depth;
+    if (r.parent >= 0) row.parent_id = ids[std::size_t(r.parent)];
+    row.phase = std::string(phase_name(r.phase));
+    row.step = r.step;
+    if (r.layer >= 0) row.layer = r.layer;
+    if (r.category != OpCategory::kRange) {
+      row.flops = r.flops;
+      row.bytes = r.bytes;
+    }
+    row.enqueue_ts = r.enqueue_ns;
+    ids[i] = events.write(row);
+  }
+}
+
+std::optional<std::string> ServeStore::commit(const Pending& p) {
+  const std::vector<StepStats>& steps = p.steps;
+  const std::vector<ServedRequest>& requests = p.requests;
   Db& db = store_->db();
   try {
     transaction(db, [&] {
@@ -184,10 +258,17 @@ std::optional<std::string> ServeStore::commit(const std::vector<StepStats>& step
             .bind(8, x.seqs).bind(9, x.running).bind(10, x.waiting).bind(11, x.blocks_used)
             .bind(12, x.cached_tokens)
             .run();
+      auto member = db.prepare(
+          "INSERT INTO serve_step_request (session_id, step, request_id, role, tokens)"
+          " VALUES (?,?,?,?,?)");
+      for (const StepStats& x : steps)
+        for (const StepMember& m : x.members)
+          member.bind(1, session_).bind(2, x.step).bind(3, std::int64_t(m.id))
+              .bind(4, std::string(m.prefill ? "prefill" : "decode")).bind(5, m.tokens).run();
       auto rq = db.prepare(
           "INSERT INTO serve_request (session_id, request_id, prompt_tokens, completion_tokens,"
           " finish_reason, arrival_ns, first_scheduled_ns, first_token_ns, finished_ns,"
-          " cached_tokens) VALUES (?,?,?,?,?,?,?,?,?,?)");
+          " cached_tokens, x_request_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
       for (const ServedRequest& r : requests) {
         rq.bind(1, session_).bind(2, std::int64_t(r.id)).bind(3, r.prompt_tokens)
             .bind(4, r.completion_tokens).bind(5, std::string(finish_reason_name(r.finish)));
@@ -196,8 +277,10 @@ std::optional<std::string> ServeStore::commit(const std::vector<StepStats>& step
         bind_time(rq, 8, r.times.first_token_ns);
         bind_time(rq, 9, r.times.finished_ns);
         rq.bind(10, r.cached_tokens);
+        if (r.x_request_id.empty()) rq.bind_null(11); else rq.bind(11, r.x_request_id);
         rq.run();
       }
+      for (const auto& records : p.traces) write_trace(db, records);
     });
     return std::nullopt;
   } catch (const std::exception& e) {

@@ -9,6 +9,9 @@
 // next interval, with one line on stderr when it starts failing and one when storing resumes;
 // while it fails at most `max_backlog_rows` rows wait, and rows beyond them are dropped and
 // counted (the resume line and the final totals say how many). Serving goes on throughout.
+// With `serve --trace steps|ops` the session also gets a trace track: each step's requests
+// (serve_step_request) and its op records (EngineLog::on_trace) as events, as `run` stores its
+// traced repetition (event.step = serve_step.step; docs/serving.md, "Tracing a server").
 // Not here: the engine (engine_loop.h) or HTTP (server.h).
 #pragma once
 #include <chrono>
@@ -33,6 +36,8 @@ struct ServeSessionInfo {
   std::int64_t started_unix_ns = 0;  // wall clock at the engine's origin
   SchedulerOptions scheduler;        // as resolved (pool size, limits)
   int kv_blocks = 0;
+  TraceLevel trace = TraceLevel::kOff;  // --trace
+  std::int64_t pid = 0;                 // the trace's process (the server's pid)
 };
 
 class ServeStore : public EngineLog {
@@ -52,11 +57,13 @@ class ServeStore : public EngineLog {
   // EngineLog: queue one row each; called on the engine thread.
   void on_step(const StepStats& step) override;
   void on_request(const ServedRequest& request) override;
+  void on_trace(std::vector<OpRecord>&& records) override;
   // Commits what is queued and stops the writer (idempotent).
   void close();
 
   struct Totals {
     std::int64_t steps = 0, requests = 0;  // rows committed
+    std::int64_t events = 0;               // trace events committed
     std::int64_t dropped = 0;              // rows dropped while commits failed (backlog full)
     bool failed = false;                   // the last commit failed (rows were left unstored)
   };
@@ -66,23 +73,37 @@ class ServeStore : public EngineLog {
  private:
   void insert_session(const ServeSessionInfo& info);
   void run();
-  // Writes `steps` and `requests` in one transaction; the reason when it fails.
-  std::optional<std::string> commit(const std::vector<StepStats>& steps,
-                                    const std::vector<ServedRequest>& requests);
-  // A row may join the queue (the backlog is not full); counts it dropped otherwise.
-  bool admit_row();
+  // What waits to be committed; a trace batch's parents index into that batch.
+  struct Pending {
+    std::vector<StepStats> steps;
+    std::vector<ServedRequest> requests;
+    std::vector<std::vector<OpRecord>> traces;
+    std::size_t trace_rows = 0;
+    std::size_t rows() const { return steps.size() + requests.size() + trace_rows; }
+    bool empty() const { return rows() == 0; }
+    // Appends `later` behind these rows.
+    void append(Pending&& later);
+    // Drops rows from the back (trace batches first) until at most `n` are left; how many went.
+    std::size_t trim_to(std::size_t n);
+  };
+  // Writes `p` in one transaction; the reason when it fails.
+  std::optional<std::string> commit(const Pending& p);
+  void write_trace(Db& db, const std::vector<OpRecord>& records);
+  // `n` rows may join the queue (the backlog has room); counts them dropped otherwise.
+  bool admit_rows(std::size_t n);
 
   std::string path_;
   std::unique_ptr<ResultStore> store_;
   std::chrono::milliseconds interval_;
   std::size_t max_backlog_;
   std::int64_t session_ = 0;
+  TraceLevel trace_ = TraceLevel::kOff;
+  std::int64_t track_ = 0;  // the session's trace track (trace steps|ops)
   std::thread writer_;
   mutable std::mutex mu_;  // everything below
   std::condition_variable cv_;
   bool stop_ = false;
-  std::vector<StepStats> steps_;
-  std::vector<ServedRequest> requests_;
+  Pending pending_;
   Totals totals_;
 };
 

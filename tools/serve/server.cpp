@@ -7,6 +7,8 @@
 #include <ctime>
 #include <thread>
 
+#include <unistd.h>
+
 #include "kernels/common/error.h"
 #include "tools/serve/chat_request.h"
 
@@ -33,11 +35,13 @@ Server::Server(const Model& model, const SchedulerOptions& scheduler, const Serv
       tokenizer_(options.tokenizer_file.empty()
                      ? Tokenizer(model.config().vocab_size)
                      : Tokenizer::from_file(options.tokenizer_file, model.config().vocab_size)),
-      origin_(std::chrono::steady_clock::now()) {
+      origin_(std::chrono::steady_clock::now()),
+      request_ids_(std::uint64_t(origin_.time_since_epoch().count()) ^
+                   (std::uint64_t(::getpid()) << 40)) {
   std::signal(SIGPIPE, SIG_IGN);  // belt and braces: every send already uses MSG_NOSIGNAL
   if (opt_.model_name.empty()) opt_.model_name = model.config().name;
   engine_ = std::make_unique<EngineLoop>(model, scheduler, opt_.max_waiting, origin_,
-                                         opt_.omp_threads);
+                                         opt_.omp_threads, opt_.trace);
   HttpServerOptions h;
   h.host = opt_.host;
   h.port = opt_.port;
@@ -136,7 +140,10 @@ void Server::handle_metrics(const HttpRequest&, HttpReply& res) {
 
 void Server::handle_completions(const HttpRequest& req, HttpReply& res) {
   try {
-    answer(parse_completion_request(req.body, tokenizer_, max_body_values_), false, res);
+  const std::string request_id = request_ids_.accept(req.header("x-request-id"));
+  res.add_header("X-Request-Id", request_id);
+    answer(parse_completion_request(req.body, tokenizer_, max_body_values_), false, request_id,
+           res);
   } catch (const ApiError& e) {
     send_error(res, e);
   }
@@ -144,9 +151,11 @@ void Server::handle_completions(const HttpRequest& req, HttpReply& res) {
 
 void Server::handle_chat(const HttpRequest& req, HttpReply& res) {
   try {
+  const std::string request_id = request_ids_.accept(req.header("x-request-id"));
+  res.add_header("X-Request-Id", request_id);
     answer(parse_chat_request(req.body, opt_.chat_template ? &*opt_.chat_template : nullptr,
                               tokenizer_, max_body_values_),
-           true, res);
+           true, request_id, res);
   } catch (const ApiError& e) {
     send_error(res, e);
   }

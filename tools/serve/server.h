@@ -26,6 +26,7 @@
 #include "tools/serve/completion_response.h"
 #include "tools/serve/engine_loop.h"
 #include "tools/serve/http_server.h"
+#include "tools/serve/request_id.h"
 #include "tools/text/chat_template.h"
 #include "tools/text/tokenizer.h"
 
@@ -45,6 +46,7 @@ struct ServeOptions {
   // Larger bodies get 413; the server lowers it to what its context length can need.
   std::size_t max_body_bytes = std::size_t(64) << 20;
   int omp_threads = 0;           // the engine thread's OpenMP threads (0: the runtime's default)
+  TraceLevel trace = TraceLevel::kOff;  // --trace steps|ops: engine steps and ops to the log
   // A tokenizer.json or tokenizer.model for text prompts ("": the byte-level mapping;
   // tools/text/tokenizer.h).
   std::string tokenizer_file;
@@ -83,7 +85,8 @@ class Server {
   void handle_chat(const HttpRequest& req, HttpReply& res);
   // Shared by both completion APIs (server_answer.cpp): checks, queues and answers a parsed
   // request, whole or as server-sent events.
-  void answer(CompletionRequest r, bool chat, HttpReply& res);
+  // `request_id`: the X-Request-Id it is served under (request_id.h).
+  void answer(CompletionRequest r, bool chat, const std::string& request_id, HttpReply& res);
   void answer_whole(RequestId id, RequestStream& stream, const ResponseShape& shape,
                     HttpReply& res);
   // The one SSE writer: token chunks as the engine produces them, then usage and [DONE].
@@ -105,3 +108,4 @@ class Server {
 };
 
 }  // namespace llmbench
+  RequestIds request_ids_;

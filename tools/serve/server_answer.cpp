@@ -44,7 +44,8 @@ std::string abort_event(const StreamEvent& e) {
 
 }  // namespace
 
-void Server::answer(CompletionRequest r, bool chat, HttpReply& res) {
+void Server::answer(CompletionRequest r, bool chat, const std::string& request_id,
+                    HttpReply& res) {
   if (draining_) {
     send_error(res, ApiError(503, "the server is shutting down", "service_unavailable"),
                {{"Retry-After", "5"}});
@@ -67,7 +68,7 @@ void Server::answer(CompletionRequest r, bool chat, HttpReply& res) {
   shape.model = opt_.model_name;
   shape.prompt_tokens = int(g.prompt.size());
   RequestId id = 0;
-  const std::shared_ptr<RequestStream> stream = engine_->submit(std::move(g), id);
+  const std::shared_ptr<RequestStream> stream = engine_->submit(std::move(g), id, request_id);
   if (!stream) {
     send_error(res,
                ApiError(429,

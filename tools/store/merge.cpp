@@ -43,9 +43,10 @@ const std::vector<TableRemap>& remaps() {
       {"load_level", {{"id", "load_level"}, {"load_run_id", "load_run"}}},
       {"load_request", {{"id", "load_request"}, {"level_id", "load_level"}}},
       {"load_chunk", {{"request_id", "load_request"}}},
-      {"serve_session", {{"id", "serve_session"}}},
+      {"serve_session", {{"id", "serve_session"}, {"track_id", "track"}}},
       {"serve_step", {{"session_id", "serve_session"}}},
       {"serve_request", {{"session_id", "serve_session"}}},
+      {"serve_step_request", {{"session_id", "serve_session"}}},
       // gate_round.run_id and gate_sample.case_id point into the side databases, not this one.
       {"gate", {{"id", "gate"}}},
       {"gate_round", {{"gate_id", "gate"}}},

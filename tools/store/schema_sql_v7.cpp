@@ -1,7 +1,8 @@
 // The schema's history from version 7 on (versions 1 to 6: schema_sql.cpp): load's file
 // workloads (7), per-dtype peaks (8), load's SLO search and server metrics (9), the serving
 // and gate tables with the device-query views joining the one schema (10), prefix caching (11),
-// history over commits (12), request ids, saturation and steady state (13). A released script
+// history over commits (12), request ids, saturation and steady state (13), a served request's
+// steps and ops (14). A released script
 // never changes: a new table or column goes into a new version's script.
 #include "tools/store/schema.h"
 
@@ -259,6 +260,26 @@ ALTER TABLE bisect ADD COLUMN find TEXT NOT NULL DEFAULT 'slower';  -- slower | 
 CREATE INDEX IF NOT EXISTS load_request_x_request_id ON load_request(x_request_id) WHERE x_request_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS serve_request_x_request_id ON serve_request(x_request_id) WHERE x_request_id IS NOT NULL;
 )sql";
+
+// Version 14: `serve --trace steps|ops` (docs/serving.md, "Tracing a server"): which requests
+// each engine step held and in which role (serve_step_request), and the session's trace: its
+// level and the track whose events are its engine steps (event.step = serve_step.step) and,
+// with ops, the ops inside them, timed as `run` times them.
+constexpr const char* kSchemaV14 = R"sql(
+ALTER TABLE serve_session ADD COLUMN trace TEXT;        -- off | steps | ops; NULL before v14
+ALTER TABLE serve_session ADD COLUMN track_id INTEGER;  -- track of its steps' events; NULL: untraced
+CREATE TABLE IF NOT EXISTS serve_step_request (
+  session_id      INTEGER NOT NULL REFERENCES serve_session(id),
+  step            INTEGER NOT NULL,         -- serve_step.step
+  request_id      INTEGER NOT NULL,         -- serve_request.request_id
+  role            TEXT NOT NULL,            -- prefill (a chunk of its prompt) | decode (one row)
+  tokens          INTEGER NOT NULL,         -- its rows in the step
+  PRIMARY KEY (session_id, step, request_id)
+);
+CREATE INDEX IF NOT EXISTS serve_step_request_request ON serve_step_request(session_id, request_id);
+CREATE INDEX IF NOT EXISTS event_track_step ON event(track_id, step);
+)sql";
+
 }  // namespace
 
 const char* schema_step_sql_from_v7(int version) {
@@ -270,6 +291,7 @@ const char* schema_step_sql_from_v7(int version) {
     case 11: return kSchemaV11;
     case 12: return kSchemaV12;
     case 13: return kSchemaV13;
+    case 14: return kSchemaV14;
   }
   return nullptr;
 }
