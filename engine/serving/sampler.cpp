@@ -54,16 +54,34 @@ std::int32_t Sampler::sample(const float* logits, int vocab, const SamplingParam
   // 1. Temperature. A NaN logit is never kept (it has no probability).
   const float inv_t = 1.0f / p.temperature;
   cand_.clear();
-  for (int j = 0; j < vocab; ++j)
-    if (!std::isnan(logits[j])) cand_.push_back({logits[j] * inv_t, j});
-  if (cand_.empty()) return argmax_token(logits, vocab);
-
-  // 2. top_k: the k largest (nth_element leaves them in no particular order).
-  const bool cut_k = p.top_k > 0 && std::size_t(p.top_k) < cand_.size();
-  if (cut_k) {
-    std::nth_element(cand_.begin(), cand_.begin() + (p.top_k - 1), cand_.end(), before);
-    cand_.resize(std::size_t(p.top_k));
+  bool cut_k = false;
+  if (p.top_k > 0 && std::int64_t(p.top_k) * 8 < vocab) {
+    // 2 (a small k). One pass keeping the k best in a heap whose top is the worst of them:
+    // most tokens are refused by one comparison, and the vocabulary is never copied.
+    for (int j = 0; j < vocab; ++j) {
+      if (std::isnan(logits[j])) continue;
+      const std::pair<float, std::int32_t> c{logits[j] * inv_t, j};
+      if (cand_.size() < std::size_t(p.top_k)) {
+        cand_.push_back(c);
+        std::push_heap(cand_.begin(), cand_.end(), before);
+      } else if (before(c, cand_.front())) {
+        std::pop_heap(cand_.begin(), cand_.end(), before);
+        cand_.back() = c;
+        std::push_heap(cand_.begin(), cand_.end(), before);
+      }
+    }
+    cut_k = true;
+  } else {
+    for (int j = 0; j < vocab; ++j)
+      if (!std::isnan(logits[j])) cand_.push_back({logits[j] * inv_t, j});
+    // 2. top_k: the k largest (nth_element leaves them in no particular order).
+    if (p.top_k > 0 && std::size_t(p.top_k) < cand_.size()) {
+      std::nth_element(cand_.begin(), cand_.begin() + (p.top_k - 1), cand_.end(), before);
+      cand_.resize(std::size_t(p.top_k));
+      cut_k = true;
+    }
   }
+  if (cand_.empty()) return argmax_token(logits, vocab);
   // Weights relative to the most likely token (weight 1): probabilities up to one factor.
   float m = cand_.front().first;
   for (const auto& c : cand_) m = std::max(m, c.first);
