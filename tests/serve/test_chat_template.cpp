@@ -145,7 +145,7 @@ TEST(ChatRequest, ParsesMessagesAndRefusesWhatItCannotRender) {
   EXPECT_EQ(refused(R"({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]})",
                     &chatml),
             "messages");
-  EXPECT_EQ(refused(R"({"messages": [{"role": "user", "content": "x"}], "temperature": 1})",
+  EXPECT_EQ(refused(R"({"messages": [{"role": "user", "content": "x"}], "temperature": -1})",
                     &chatml),
             "temperature");
   const ChatTemplate mistral = *chat_template_by_name("mistral");

@@ -34,8 +34,9 @@ TEST(CompletionRequest, ParsesTheSupportedFields) {
 
 TEST(CompletionRequest, RefusesWhatItDoesNotImplementByName) {
   Tokenizer t(256);
-  for (const char* field : {"temperature", "top_p", "n", "best_of", "presence_penalty",
-                            "frequency_penalty"}) {
+  // 2 is out of range for top_p and min_p, and unsupported for the others.
+  for (const char* field : {"top_p", "min_p", "n", "best_of", "presence_penalty",
+                            "frequency_penalty", "logit_bias", "min_tokens"}) {
     try {
       parse_completion_request(std::string(R"({"prompt": "x", ")") + field + R"(": 2})", t);
       ADD_FAILURE() << field << " accepted";
@@ -45,10 +46,42 @@ TEST(CompletionRequest, RefusesWhatItDoesNotImplementByName) {
       EXPECT_NE(std::string(e.what()).find(field), std::string::npos);
     }
   }
-  EXPECT_THROW(parse_completion_request(R"({"prompt": "x", "echo": true})", t), ApiError);
-  EXPECT_THROW(parse_completion_request(R"({"prompt": "x", "top_k": 40})", t), ApiError);
+  EXPECT_THROW(parse_completion_request(R"({"prompt": "x", "echo": true, "logprobs": 1})", t),
+               ApiError);
+  EXPECT_THROW(parse_completion_request(R"({"prompt": "x", "temperature": -0.5})", t), ApiError);
+  EXPECT_THROW(parse_completion_request(R"({"prompt": "x", "top_k": -2})", t), ApiError);
+  EXPECT_THROW(parse_completion_request(R"({"prompt": "x", "logprobs": 21})", t), ApiError);
+  EXPECT_THROW(parse_completion_request(R"({"prompt": "x", "logprobs": true})", t), ApiError);
+  EXPECT_THROW(parse_completion_request(R"({"prompt": "x", "stop": [1]})", t), ApiError);
+  EXPECT_THROW(parse_completion_request(R"({"prompt": "x", "stop_token_ids": [-1]})", t),
+               ApiError);
   EXPECT_NO_THROW(parse_completion_request(R"({"prompt": "x", "top_k": -1})", t));
   EXPECT_THROW(parse_completion_request(R"({"prompt": "x", "stream_options": {}})", t), ApiError);
+}
+
+TEST(CompletionRequest, ReadsTheSamplingFields) {
+  Tokenizer t(256);
+  const CompletionRequest r = parse_completion_request(
+      R"({"prompt": "x", "temperature": 0.7, "top_p": 0.9, "top_k": 40, "min_p": 0.05,
+          "seed": 11, "stop": "ab", "stop_token_ids": [3, 4], "logprobs": 2,
+          "include_stop_str_in_output": true})",
+      t);
+  EXPECT_FLOAT_EQ(r.sampling.temperature, 0.7f);
+  EXPECT_FLOAT_EQ(r.sampling.top_p, 0.9f);
+  EXPECT_EQ(r.sampling.top_k, 40);
+  EXPECT_FLOAT_EQ(r.sampling.min_p, 0.05f);
+  EXPECT_EQ(r.sampling.seed, std::optional<std::uint64_t>(11));
+  EXPECT_EQ(r.sampling.logprobs, 2);
+  EXPECT_EQ(r.stop, std::vector<std::string>{"ab"});
+  EXPECT_EQ(r.stop_token_ids, (std::vector<std::int32_t>{3, 4}));
+  EXPECT_TRUE(r.include_stop_str);
+  EXPECT_FALSE(r.max_tokens_given);
+  const CompletionRequest g = parse_completion_request(R"({"prompt": "x", "echo": true,
+                                                           "max_tokens": 3})", t);
+  EXPECT_TRUE(g.sampling.greedy());
+  EXPECT_EQ(g.sampling.logprobs, -1);
+  EXPECT_TRUE(g.echo);
+  EXPECT_TRUE(g.max_tokens_given);
 }
 
 TEST(CompletionRequest, ErrorObjectIsOpenAiShaped) {

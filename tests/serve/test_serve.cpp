@@ -146,12 +146,12 @@ TEST_F(ServeTest, BadRequestsGetErrorObjectsAndTheServerGoesOn) {
   expect_error(post(R"({"prompt": "x", "max_tokens": 300})"), 400, "max_tokens");  // context
   expect_error(post(json{{"prompt", std::vector<int>(300, 1)}}.dump()), 400, "max_tokens");
   expect_error(post(R"({"prompt": "x", "max_tokens": "many"})"), 400, "max_tokens");
-  const json t = expect_error(post(R"({"prompt": "x", "temperature": 0.8})"), 400, "temperature");
+  const json t = expect_error(post(R"({"prompt": "x", "temperature": -0.8})"), 400, "temperature");
   EXPECT_NE(t["error"]["message"].get<std::string>().find("temperature"), std::string::npos);
-  expect_error(post(R"({"prompt": "x", "top_p": 0.9})"), 400, "top_p");
+  expect_error(post(R"({"prompt": "x", "top_p": 1.5})"), 400, "top_p");
   expect_error(post(R"({"prompt": "x", "n": 2})"), 400, "n");
-  expect_error(post(R"({"prompt": "x", "logprobs": 3})"), 400, "logprobs");
-  expect_error(post(R"({"prompt": "x", "stop": ["\n"]})"), 400, "stop");
+  expect_error(post(R"({"prompt": "x", "logprobs": 30})"), 400, "logprobs");
+  expect_error(post(R"({"prompt": "x", "stop": 5})"), 400, "stop");
   expect_error(post(R"({"prompt": [[1], [2]]})"), 400, "prompt");             // several prompts
   expect_error(post(R"({"prompt": "x", "model": "gpt-4"})"), 404, "model");
   // Accepted neutral values, and the server still serves.

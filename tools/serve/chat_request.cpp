@@ -1,6 +1,7 @@
 // Parsing POST /v1/chat/completions bodies (see chat_request.h).
 #include "tools/serve/chat_request.h"
 
+#include "tools/serve/sampling_params.h"
 #include "tools/text/chat_tokens.h"
 
 #include <nlohmann/json.hpp>
@@ -58,6 +59,7 @@ CompletionRequest parse_chat_request(const std::string& body_text, const ChatTem
   const std::vector<TemplateMessage> messages = parse_messages(body);
   CompletionRequest r;
   parse_common_fields(body, r);
+  parse_sampling_fields(body, /*chat=*/true, r);
   if (!tmpl)
     throw bad_request("messages", "this server has no chat template (the checkpoint's "
                                   "tokenizer_config.json has none); start it with "

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "engine/checkpoint/json_describe.h"
 #include "engine/checkpoint/json_input.h"
+#include "tools/serve/sampling_params.h"
 
 namespace llmbench {
 
@@ -32,18 +32,6 @@ std::optional<std::int64_t> integral(const json& v) {
     if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.0e15) return std::int64_t(d);
   }
   return std::nullopt;
-}
-
-// A sampling option we do not implement: absent, null, or its greedy/neutral value is fine.
-void refuse_unless(const json& body, const char* name, const json& neutral) {
-  auto it = body.find(name);
-  if (it == body.end() || it->is_null()) return;
-  if (*it == neutral) return;
-  if (neutral.is_number() && it->is_number() && it->get<double>() == neutral.get<double>()) return;
-  // describe_json, not dump(): the client's value may be nested deep or be megabytes long.
-  throw bad(name, std::string("'") + name + "' = " + describe_json(*it) +
-                      " is not supported: llmbench serve decodes greedily (supported: " +
-                      neutral.dump() + " or absent)");
 }
 
 int int_field(const json& body, const char* name, int fallback, int lo, int hi) {
@@ -129,6 +117,7 @@ CompletionRequest parse_completion_request(const std::string& body_text, const T
   }
   if (r.prompt.empty()) throw bad("prompt", "'prompt' is empty");
   parse_common_fields(body, r);
+  parse_sampling_fields(body, /*chat=*/false, r);
   return r;
 }
 
@@ -141,6 +130,7 @@ void parse_common_fields(const json& body, CompletionRequest& r) {
   const bool has_new = body.contains("max_completion_tokens") &&
                        !body["max_completion_tokens"].is_null();
   r.max_tokens = int_field(body, "max_tokens", 16, 1, 1 << 30);
+  r.max_tokens_given = has_new || (body.contains("max_tokens") && !body["max_tokens"].is_null());
   if (has_new) {
     const int n = int_field(body, "max_completion_tokens", 16, 1, 1 << 30);
     if (body.contains("max_tokens") && !body["max_tokens"].is_null() && n != r.max_tokens)
@@ -155,49 +145,6 @@ void parse_common_fields(const json& body, CompletionRequest& r) {
     if (!r.stream) throw bad("stream_options", "'stream_options' is only allowed with stream");
     r.include_usage = bool_field(*it, "include_usage", false);
   }
-
-  // Sampling: greedy only.
-  refuse_unless(body, "temperature", 0);
-  refuse_unless(body, "top_p", 1);
-  // Read as a 64-bit integer: get<int>() of 2^32 + 1 wraps to 1 and would pass as greedy.
-  if (auto it = body.find("top_k"); it != body.end() && integral(*it) &&
-                                     (*integral(*it) == 0 || *integral(*it) == 1)) {
-    // 0 (disabled in some servers) and 1 (greedy) are greedy too.
-  } else {
-    refuse_unless(body, "top_k", -1);
-  }
-  refuse_unless(body, "n", 1);
-  refuse_unless(body, "best_of", 1);
-  if (!body.contains("logprobs") || body["logprobs"] != false)  // chat's logprobs is a bool
-    refuse_unless(body, "logprobs", json(nullptr));
-  refuse_unless(body, "top_logprobs", json(nullptr));
-  refuse_unless(body, "echo", false);
-  refuse_unless(body, "presence_penalty", 0);
-  refuse_unless(body, "frequency_penalty", 0);
-  refuse_unless(body, "repetition_penalty", 1);
-  refuse_unless(body, "min_tokens", 0);
-  refuse_unless(body, "suffix", json(nullptr));
-  if (auto it = body.find("stop"); it != body.end() && !it->is_null() &&
-                                   !(it->is_array() && it->empty()))
-    throw bad("stop", "'stop' is not supported: llmbench serve stops at max_tokens (or the "
-                      "model's end-of-sequence token)");
-  // Fields that change what the answer is, not how it is sampled: ignoring them would hand a
-  // client that asked for JSON or tool calls plain text with a 200.
-  for (const char* name : {"tools", "tool_choice", "functions", "function_call",
-                           "response_format", "guided_json", "guided_regex", "guided_choice",
-                           "guided_grammar"}) {
-    auto it = body.find(name);
-    if (it == body.end() || it->is_null() || (it->is_array() && it->empty())) continue;
-    if (std::string(name) == "tool_choice" && *it == "none") continue;
-    if (std::string(name) == "response_format" && it->is_object() &&
-        it->value("type", "") == "text")
-      continue;
-    throw bad(name, std::string("'") + name + "' is not supported: llmbench serve generates "
-                                              "plain text only");
-  }
-  if (auto it = body.find("logit_bias"); it != body.end() && !it->is_null() &&
-                                         !(it->is_object() && it->empty()))
-    throw bad("logit_bias", "'logit_bias' is not supported");
 }
 
 }  // namespace llmbench

@@ -1,6 +1,7 @@
-// POST /v1/completions: the request body, parsed and checked (the OpenAI completions API, with
-// greedy decoding only). Everything a client can get wrong ends as ApiError, which the server
-// turns into an OpenAI-style error object: {"error": {"message", "type", "param", "code"}}.
+// POST /v1/completions: the request body, parsed and checked (the OpenAI completions API; its
+// sampling fields are sampling_params.h's). Everything a client can get wrong ends as ApiError,
+// which the server turns into an OpenAI-style error object: {"error": {"message", "type",
+// "param", "code"}}.
 // Not here: the context-length and vocabulary checks that need the engine (Scheduler::validate).
 #pragma once
 #include <cstddef>
@@ -11,6 +12,8 @@
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
+
+#include "engine/serving/sampler.h"
 
 #include "tools/text/tokenizer.h"
 
@@ -37,12 +40,18 @@ struct CompletionRequest {
   bool stream = false;
   bool include_usage = false;       // stream_options.include_usage
   bool ignore_eos = false;          // extension (vLLM's name)
+  bool max_tokens_given = false;    // chat without it: to EOS or the context length
+  // Sampling (sampling_params.h).
+  SamplingParams sampling;
+  std::vector<std::string> stop;    // stop strings, matched in the text
+  std::vector<std::int32_t> stop_token_ids;
+  bool include_stop_str = false;    // include_stop_str_in_output
+  bool echo = false;                // completions: the prompt's text before the completion
 };
 
 // Parses the body (through parse_json: nesting deeper than 64 levels is a 400, and no refusal
-// quotes more than a short excerpt of the client's value). Sampling options other than greedy (temperature != 0, top_p != 1, n > 1,
-// best_of > 1, logprobs, echo, stop, penalties, logit_bias, suffix, top_k > 1, min_tokens > 0,
-// ...) are refused with a 400 naming the parameter. An absent temperature means greedy.
+// quotes more than a short excerpt of the client's value). The sampling fields, and the
+// refusals of what is not supported, are sampling_params.h's. An absent temperature is greedy.
 // Unknown fields are ignored, as OpenAI-compatible servers do.
 // Integer fields accept integer-valued JSON numbers (2.0 is 2).
 // `max_values` (0: none) bounds the JSON values of the body, checked before it is parsed into
@@ -52,7 +61,7 @@ CompletionRequest parse_completion_request(const std::string& body, const Tokeni
 
 // Shared by /v1/completions and /v1/chat/completions: the body parsed as a JSON object (400
 // otherwise), and every field but the prompt (model, max_tokens / max_completion_tokens,
-// stream, stream_options, ignore_eos, the sampling refusals) read into `r`.
+// stream, stream_options, ignore_eos) read into `r`.
 nlohmann::json parse_body_object(const std::string& body_text, std::size_t max_values = 0);
 void parse_common_fields(const nlohmann::json& body, CompletionRequest& r);
 ApiError bad_request(const std::string& param, const std::string& message);

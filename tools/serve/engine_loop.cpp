@@ -61,7 +61,8 @@ EngineLoop::~EngineLoop() {
 }
 
 std::shared_ptr<RequestStream> EngineLoop::submit(GenerationRequest r, RequestId& id,
-                                                  std::string x_request_id) {
+                                                  std::string x_request_id,
+                                                  std::unique_ptr<TokenStop> stop) {
   auto stream = std::make_shared<RequestStream>();
   // Arrival is now, not when the engine thread gets to it between steps.
   r.arrival_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -72,6 +73,7 @@ std::shared_ptr<RequestStream> EngineLoop::submit(GenerationRequest r, RequestId
     if (stop_ || int(inbox_.size()) + counters_.waiting >= max_waiting_) return nullptr;
     id = next_id_++;
     streams_[id] = Live{stream, int(r.prompt.size()), 0, 0, std::move(x_request_id)};
+    streams_[id].stop = std::move(stop);
     inbox_.emplace_back(id, std::move(r));
     ++counters_.waiting;
   }
@@ -86,6 +88,7 @@ void EngineLoop::cancel(RequestId id) {
   }
   cv_.notify_all();
 }
+
 
 void EngineLoop::abort_all() {
   {
@@ -159,7 +162,16 @@ void EngineLoop::publish_step(const std::string& failure, std::vector<RequestUpd
     ev.prompt_tokens = u.prompt_tokens;
     ev.cached_tokens = u.cached_tokens;
     ev.completion_tokens = u.completion_tokens;
+    ev.logprobs = std::move(u.logprobs);
+    ev.stop_token = u.stop_token;
     ++counters_.generation_tokens_total;
+    if (u.finish == FinishReason::kNone && u.token) {
+      // A stop string completed by this token: the request ends here, between steps.
+      auto it = streams_.find(u.id);
+      if (it != streams_.end() && it->second.stop && it->second.stop->feed(*u.token) &&
+          scheduler_.abort(u.id, &u.times))
+        u.finish = ev.finish = FinishReason::kStop;
+    }
     if (u.finish != FinishReason::kNone) {
       finish_stream(u.id, std::move(ev), u.times);
     } else if (auto it = streams_.find(u.id); it != streams_.end()) {
@@ -174,6 +186,7 @@ void EngineLoop::publish_step(const std::string& failure, std::vector<RequestUpd
     counters_.step_ns_total += st.total_ns;
     counters_.forward_ns_total += st.forward_ns;
     if (log_) log_->on_step(st);
+    st.members = {};  // the in-memory log stays small: members go to the database only
     append_bounded(steps_, st);
   }
   publish_queue_gauges();
@@ -181,17 +194,6 @@ void EngineLoop::publish_step(const std::string& failure, std::vector<RequestUpd
   counters_.prefix_hit_tokens_total = scheduler_.prefix_hit_tokens();
 }
 
-void EngineLoop::publish_queue_gauges() {
-  counters_.running = scheduler_.running();
-  counters_.waiting = scheduler_.waiting() + int(inbox_.size());
-    st.members = {};  // the in-memory log stays small: members go to the database only
-  counters_.kv_blocks_used = scheduler_.blocks_used();
-  counters_.kv_blocks_cached = scheduler_.blocks_cached();
-}
-
-void EngineLoop::run() {
-  if (omp_threads_ > 0) omp_set_num_threads(omp_threads_);
-  std::vector<std::pair<RequestId, GenerationRequest>> adds;
 void EngineLoop::publish_trace(bool idle) {
   if (!trace_) return;
   std::vector<OpRecord> records = trace_->collect(scheduler_, idle);
@@ -200,6 +202,16 @@ void EngineLoop::publish_trace(bool idle) {
   if (log_) log_->on_trace(std::move(records));
 }
 
+void EngineLoop::publish_queue_gauges() {
+  counters_.running = scheduler_.running();
+  counters_.waiting = scheduler_.waiting() + int(inbox_.size());
+  counters_.kv_blocks_used = scheduler_.blocks_used();
+  counters_.kv_blocks_cached = scheduler_.blocks_cached();
+}
+
+void EngineLoop::run() {
+  if (omp_threads_ > 0) omp_set_num_threads(omp_threads_);
+  std::vector<std::pair<RequestId, GenerationRequest>> adds;
   std::vector<RequestId> cancels;
   for (;;) {
     bool abort_everything = false;
@@ -245,6 +257,7 @@ void EngineLoop::publish_trace(bool idle) {
     }
     cancels.clear();
     if (scheduler_.idle()) {
+      publish_trace(/*idle=*/true);
       std::lock_guard<std::mutex> lock(mu_);
       counters_.running = 0;
       counters_.waiting = int(inbox_.size());
@@ -269,7 +282,6 @@ void EngineLoop::publish_trace(bool idle) {
     }
     if (failure.empty()) publish_trace(/*idle=*/false);
   }
-      publish_trace(/*idle=*/true);
 }
 
 }  // namespace llmbench

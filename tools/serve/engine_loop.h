@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/serving/scheduler.h"
+#include "tools/serve/stop_strings.h"
 #include "tools/serve/serve_trace.h"
 
 namespace llmbench {
@@ -30,6 +31,8 @@ struct StreamEvent {
   int cached_tokens = 0;  // of the prompt, from the prefix cache
   int completion_tokens = 0;
   std::string error;  // set when the engine failed (finish is then kAbort)
+  std::optional<SampledLogprobs> logprobs;  // the request asked for log-probabilities
+  std::optional<std::int32_t> stop_token;   // finished by one of its stop_token_ids
 };
 
 // A request's events, from the engine thread to the HTTP thread serving it.
@@ -52,9 +55,9 @@ struct ServedRequest {
   FinishReason finish = FinishReason::kNone;
   RequestTimes times;
   int cached_tokens = 0;  // prompt tokens whose k/v came from the prefix cache
+  std::string x_request_id;  // the X-Request-Id it was served under ("" none)
 };
 
-  std::string x_request_id;  // the X-Request-Id it was served under ("" none)
 // Receives each engine step and each finished request as it happens, on the engine thread
 // with the engine's lock held: an implementation queues and returns, it never blocks.
 class EngineLog {
@@ -62,10 +65,10 @@ class EngineLog {
   virtual ~EngineLog() = default;
   virtual void on_step(const StepStats& step) = 0;
   virtual void on_request(const ServedRequest& request) = 0;
-};
-
   // serve --trace: op records of finished steps (ServeTrace::collect), after those steps.
   virtual void on_trace(std::vector<OpRecord>&& /*records*/) {}
+};
+
 // What /metrics reports.
 struct EngineCounters {
   int running = 0, waiting = 0;          // waiting includes requests not yet seen by the engine
@@ -96,8 +99,11 @@ class EngineLoop {
   void validate(const GenerationRequest& r) const { scheduler_.validate(r); }
   // Queues a request; nullptr when the queue is full. `id` receives its id; `x_request_id` is
   // the X-Request-Id it is served under (kept on its ServedRequest).
+  // `stop` (optional): the request's stop strings, checked on the engine thread after each of
+  // its tokens; a match ends it there with finish reason stop.
   std::shared_ptr<RequestStream> submit(GenerationRequest r, RequestId& id,
-                                        std::string x_request_id = {});
+                                        std::string x_request_id = {},
+                                        std::unique_ptr<TokenStop> stop = nullptr);
   // Drops a request (client gone); its blocks are freed before the next step.
   void cancel(RequestId id);
   // Every queued and running request ends with finish reason abort.
@@ -130,24 +136,25 @@ class EngineLoop {
   std::chrono::steady_clock::time_point origin_;  // the scheduler's: arrival stamps count from it
   int max_waiting_;
   int omp_threads_;
+  std::unique_ptr<ServeTrace> trace_;  // serve --trace; used on the engine thread only
   std::thread thread_;
   mutable std::mutex mu_;  // everything below
   std::condition_variable cv_;
   bool stop_ = false, abort_all_ = false;
   RequestId next_id_ = 1;
-  std::unique_ptr<ServeTrace> trace_;  // serve --trace; used on the engine thread only
   std::vector<std::pair<RequestId, GenerationRequest>> inbox_;
   std::vector<RequestId> cancels_;
   struct Live {  // a request queued or running
     std::shared_ptr<RequestStream> stream;
     int prompt_tokens = 0, completion_tokens = 0, cached_tokens = 0;
+    std::string x_request_id;
+    std::unique_ptr<TokenStop> stop;  // stop strings
   };
   std::map<RequestId, Live> streams_;
   EngineCounters counters_;
   EngineLog* log_ = nullptr;
   std::vector<StepStats> steps_;
   std::vector<ServedRequest> requests_;
-    std::string x_request_id;
 };
 
 }  // namespace llmbench

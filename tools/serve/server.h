@@ -1,6 +1,7 @@
 // `llmbench serve`: an OpenAI-compatible HTTP server over the continuous-batching engine
 // (its own HTTP/1.x layer, http_server.h). Endpoints (docs/serving.md):
-//   POST /v1/completions        greedy completions, JSON or server-sent events (stream: true)
+//   POST /v1/completions        completions (greedy or sampled, sampling_params.h), JSON or
+//                               server-sent events (stream: true)
 //   POST /v1/chat/completions   the same for `messages`, rendered with the chat template
 //   GET  /v1/models, /v1/models/{id}   the one served model
 //   GET  /health                200 while serving, 503 while shutting down
@@ -22,6 +23,7 @@
 
 #include "engine/model/model.h"
 #include "engine/serving/scheduler.h"
+#include "tools/serve/completion_output.h"
 #include "tools/serve/completion_request.h"
 #include "tools/serve/completion_response.h"
 #include "tools/serve/engine_loop.h"
@@ -88,10 +90,10 @@ class Server {
   // `request_id`: the X-Request-Id it is served under (request_id.h).
   void answer(CompletionRequest r, bool chat, const std::string& request_id, HttpReply& res);
   void answer_whole(RequestId id, RequestStream& stream, const ResponseShape& shape,
-                    HttpReply& res);
+                    CompletionOutput& out, HttpReply& res);
   // The one SSE writer: token chunks as the engine produces them, then usage and [DONE].
   void answer_stream(RequestId id, RequestStream& stream, const ResponseShape& shape,
-                     bool include_usage, HttpReply& res);
+                     CompletionOutput& out, bool include_usage, HttpReply& res);
   void send_error(HttpReply& res, const ApiError& e, const HttpHeaders& extra = {});
   nlohmann::json model_json() const;
 
@@ -104,8 +106,8 @@ class Server {
   std::atomic<bool> draining_{false};
   std::atomic<int> active_handlers_{0};  // completions being answered (streams until released)
   std::atomic<std::uint64_t> completion_ids_{0};
+  RequestIds request_ids_;
   std::size_t max_body_values_ = 0;  // JSON values a body may hold (from the context length)
 };
 
 }  // namespace llmbench
-  RequestIds request_ids_;
