@@ -4,6 +4,8 @@
 // to bytes, and the refusals of files it cannot read.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
@@ -119,6 +121,27 @@ TEST(Tokenizer, OpensTheDirectoryAsServeAndLoadDo) {
   EXPECT_EQ(Tokenizer::file_in(kDir + "/tokenizer"), kDir + "/tokenizer/tokenizer.json");
   EXPECT_EQ(Tokenizer::from_file(Tokenizer::file_in(kDir + "/tokenizer"), 266).encode("the<|end|>"),
             (Ids{116, 257, 265}));
+}
+
+// A directory with both files: tokenizer.json is preferred (serve's checkpoint rule and load's
+// --tokenizer rule are the one Tokenizer::file_in), so a tokenizer.model beside it is not read.
+TEST(Tokenizer, PrefersTokenizerJsonOverTokenizerModel) {
+  const std::filesystem::path dir = std::filesystem::path(LLMBENCH_TEST_SCRATCH) / "text_both_files";
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(kDir + "/tokenizer/tokenizer.json", dir / "tokenizer.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(dir / "tokenizer.model") << "not a SentencePiece model";
+  EXPECT_EQ(Tokenizer::file_in(dir.string()), (dir / "tokenizer.json").string());
+  const Tokenizer t = Tokenizer::open(dir.string(), 266);
+  EXPECT_EQ(t.kind(), Tokenizer::Kind::kBpe);
+  EXPECT_EQ(t.encode("the server"), (Ids{116, 257, 264, 118, 260}));
+  std::filesystem::remove(dir / "tokenizer.json");
+  EXPECT_EQ(Tokenizer::file_in(dir.string()), (dir / "tokenizer.model").string());
+  EXPECT_NE(bad_input([&] { Tokenizer::open(dir.string()); }).find("tokenizer.model"), std::string::npos);
+  std::filesystem::remove(dir / "tokenizer.model");
+  EXPECT_EQ(Tokenizer::file_in(dir.string()), "");
+  EXPECT_NE(bad_input([&] { Tokenizer::open(dir.string()); }).find("has no tokenizer.json or tokenizer.model"),
+            std::string::npos);
 }
 
 // Decoding inverts the byte map: a merged token is the bytes of its parts, an added token its
