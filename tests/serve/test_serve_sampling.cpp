@@ -144,6 +144,12 @@ TEST_F(Sampling, StopStringSpanningTwoTokensCutsTheText) {
   EXPECT_EQ(s.finish_reason, "stop");
   EXPECT_EQ(s.tokens.size(), tokens_through);
   EXPECT_TRUE(s.done);
+  // Completed by the last token max_tokens allows: finished by the stop string, not length.
+  json last = body;
+  last["max_tokens"] = int(tokens_through);
+  const json l = post(last);
+  EXPECT_EQ(l["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(l["choices"][0]["text"], want);
   // include_stop_str_in_output keeps it.
   body["include_stop_str_in_output"] = true;
   EXPECT_EQ(post(body)["choices"][0]["text"], want + stop);

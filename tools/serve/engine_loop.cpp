@@ -165,11 +165,13 @@ void EngineLoop::publish_step(const std::string& failure, std::vector<RequestUpd
     ev.logprobs = std::move(u.logprobs);
     ev.stop_token = u.stop_token;
     ++counters_.generation_tokens_total;
-    if (u.finish == FinishReason::kNone && u.token) {
-      // A stop string completed by this token: the request ends here, between steps.
-      auto it = streams_.find(u.id);
-      if (it != streams_.end() && it->second.stop && it->second.stop->feed(*u.token) &&
-          scheduler_.abort(u.id, &u.times))
+    if (auto it = streams_.find(u.id);
+        u.token && it != streams_.end() && it->second.stop && it->second.stop->feed(*u.token)) {
+      // A stop string completed by this token: the request ends here, between steps (on its
+      // last token, its finish reason is stop, not length).
+      if (u.finish == FinishReason::kNone && scheduler_.abort(u.id, &u.times))
+        u.finish = ev.finish = FinishReason::kStop;
+      else if (u.finish == FinishReason::kLength)
         u.finish = ev.finish = FinishReason::kStop;
     }
     if (u.finish != FinishReason::kNone) {
