@@ -181,6 +181,9 @@ TEST(LoadCli, BadInputIsOneLineAndExit2) {
       {"load --url " + nowhere + " --model m", "error: --url: cannot reach http://127.0.0.1:1/v1/completions"},
       {"load --url " + nowhere + " --server-cmd 'exit 3' --server-timeout 5", "error: --server-cmd: the server exited with code 3 before"},
       {"load --url " + nowhere + " --goodput ttft", "error: --goodput: expected KEY:MS items"},
+      {"load --url " + nowhere + " --concurrency 2 --stop-on-saturation", "error: --stop-on-saturation: applies to --request-rate"},
+      {"load --url " + nowhere + " --request-rate 2 --stop-on-saturation --no-stream", "error: --stop-on-saturation: needs streamed answers"},
+      {"load --url " + nowhere + " --request-rate 2 --saturation-window 0.1", "error: --saturation-window: expected seconds in [0.5, 3600]"},
   };
   for (const Case& c : cases) {
     const Result r = run_llmbench(c.args + " --quiet --db " + (dir / "bad.db").string(), dir);
@@ -189,6 +192,33 @@ TEST(LoadCli, BadInputIsOneLineAndExit2) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
   EXPECT_FALSE(fs::exists(dir / "bad.db"));  // nothing written for bad input
+}
+
+// --no-stream against serve, completions and chat: one JSON answer per request, so E2EL and
+// the usage tokens are measured and TTFT, TPOT and ITL are unknown (null, NULL), never made up.
+TEST(LoadCli, NoStreamMeasuresEndToEndLatencyAndUsageTokensOnly) {
+  const fs::path dir = scratch_dir();
+  for (const std::string endpoint : {"completions", "chat"}) {
+    const fs::path db = dir / ("nostream-" + endpoint + ".db");
+    fs::remove(db);
+    const Result r = run_llmbench("load --server-cmd " + kServe + " --endpoint " + endpoint +
+                                  " --no-stream --concurrency 2 --num-requests 6" + kShape +
+                                  " --format json --db " + db.string(), dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json out = json::parse(r.out);
+    EXPECT_EQ(out["run"]["stream"].dump(), "false");
+    const json& l = out["levels"][0];
+    EXPECT_EQ(l["ok"].get<int>(), 6) << l.dump();
+    EXPECT_EQ(l["output_tokens"].get<int>(), 48) << l.dump();  // 8 each (--ignore-eos), from usage
+    EXPECT_TRUE(l["ttft_ms_p50"].is_null()) << l.dump();
+    EXPECT_TRUE(l["tpot_ms_p50"].is_null()) << l.dump();
+    EXPECT_TRUE(l["itl_ms_p50"].is_null()) << l.dump();
+    EXPECT_GT(l["e2el_ms_p50"].get<double>(), 0) << l.dump();
+    EXPECT_EQ(scalar(db, "SELECT stream FROM load_run"), 0);
+    EXPECT_EQ(scalar(db, "SELECT COUNT(*) FROM load_request WHERE ttft_ns IS NULL AND "
+                         "e2el_ns > 0 AND completion_tokens = 8"), 6);
+    EXPECT_EQ(scalar(db, "SELECT COUNT(*) FROM load_chunk"), 0);
+  }
 }
 
 // Ctrl-C after the first level: it stays stored, the second is dropped, the server we started

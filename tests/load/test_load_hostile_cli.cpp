@@ -12,6 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -183,7 +186,114 @@ TEST(LoadHostileCli, SigtermDuringAnEventFloodIsHonoured) {
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_NE(status, -1) << "load still running 10 s after SIGTERM: " << c.err;
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGTERM) << c.err;
-  EXPECT_LT(took, 3.0) << c.err;  // the bound is 1 s; slack for a loaded CI machine
+  EXPECT_LT(took, 3.0) << c.err;
+  server.stop();
+}
+
+// The bound: SIGTERM honoured within one second during the flood. The best of three
+// attempts must be under 1 s (a loaded machine may delay one attempt's wake-up; a loop that
+// does not poll its stop flag misses all three).
+TEST(LoadHostileCli, SigtermDuringAnEventFloodEndsLoadWithinOneSecond) {
+  Script s;
+  s.behaviour = Behaviour::kRaw;
+  s.raw = [](int i) {
+    return i < 50'000'000 ? std::string("data: {\"choices\": [{\"index\": 0, \"text\": \"x\"}]}\n\n")
+                          : std::string();
+  };
+  ScriptedServer server(s);
+  double best = 1e9;
+  std::string errs;
+  for (int attempt = 0; attempt < 3 && best >= 1.0; ++attempt) {
+    const fs::path db = scratch_dir() / ("flood1s-" + std::to_string(attempt) + ".db");
+    fs::remove(db);
+    Child c({"load", "--url", server.url(), "--model", "scripted", "--concurrency", "2",
+             "--num-requests", "4", "--output-len", "1000000", "--input-len", "8", "--db",
+             db.string()});
+    ASSERT_TRUE(c.wait_for("[1/1]", std::chrono::seconds(20))) << c.err;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const auto t0 = std::chrono::steady_clock::now();
+    kill(c.pid, SIGTERM);
+    const int status = c.wait_exit(std::chrono::seconds(10));
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_NE(status, -1) << c.err;
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGTERM) << c.err;
+    best = std::min(best, took);
+    errs += "attempt " + std::to_string(attempt) + ": " + std::to_string(took) + " s\n";
+  }
+  EXPECT_LT(best, 1.0) << errs;
+  server.stop();
+}
+
+// Another process holds the database's write lock from the level's start for 20 s, past the
+// level's end (~3.6 s) plus the busy timeout (10 s): the level cannot be stored; load says so in one line naming the lock (no raw sqlite
+// error), still prints its results, marks the run failed once the lock is free, and exits 1.
+TEST(LoadHostileCli, ADatabaseLockHeldByAnotherProcessFailsTheRunInOneLine) {
+  Script slow;
+  slow.tokens = 4;
+  slow.gap = std::chrono::milliseconds(200);
+  ScriptedServer server(slow);
+  const fs::path dir = scratch_dir();
+  const fs::path db = dir / "locked.db";
+  fs::remove(db);
+  Child c({"load", "--url", server.url(), "--model", "scripted", "--concurrency", "1",
+           "--num-requests", "6", "--input-len", "8", "--output-len", "4", "--db", db.string()});
+  // The run row is written before the level starts (its progress line comes at its end).
+  // (Read quietly: while load creates the schema a read may be refused as busy.)
+  auto runs = [&]() -> long long {
+    sqlite3* h = nullptr;
+    long long v = -1;
+    if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+      sqlite3_stmt* st = nullptr;
+      if (sqlite3_prepare_v2(h, "SELECT COUNT(*) FROM load_run", -1, &st, nullptr) == SQLITE_OK &&
+          sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+      sqlite3_finalize(st);
+    }
+    sqlite3_close(h);
+    return v;
+  };
+  bool started = false;
+  for (int i = 0; i < 1000 && !started; ++i) {  // bounded: 10 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    started = fs::exists(db) && runs() == 1;
+  }
+  ASSERT_TRUE(started) << c.err;
+  // The holder: a forked process with its own connection, BEGIN EXCLUSIVE for 20 s.
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t holder = fork();
+  ASSERT_GE(holder, 0);
+  if (holder == 0) {
+    sqlite3* h = nullptr;
+    if (sqlite3_open(db.c_str(), &h) != SQLITE_OK) _exit(3);
+    sqlite3_busy_timeout(h, 5000);
+    if (sqlite3_exec(h, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr) != SQLITE_OK) _exit(4);
+    const char ok = 'y';
+    if (write(ready[1], &ok, 1) != 1) _exit(5);
+    sleep(20);
+    sqlite3_exec(h, "COMMIT", nullptr, nullptr, nullptr);
+    sqlite3_close(h);
+    _exit(0);
+  }
+  close(ready[1]);
+  char got = 0;
+  pollfd p{ready[0], POLLIN, 0};
+  ASSERT_EQ(poll(&p, 1, 10000), 1);
+  ASSERT_EQ(read(ready[0], &got, 1), 1);
+  close(ready[0]);
+  const int status = c.wait_exit(std::chrono::seconds(60));
+  int holder_status = 0;
+  waitpid(holder, &holder_status, 0);
+  EXPECT_TRUE(WIFEXITED(holder_status) && WEXITSTATUS(holder_status) == 0);
+  ASSERT_NE(status, -1) << c.err;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << c.err;
+  EXPECT_NE(c.err.find("cannot store [1/1] (another process holds the database lock)"),
+            std::string::npos) << c.err;
+  EXPECT_EQ(c.err.find("sqlite"), std::string::npos) << c.err;
+  EXPECT_EQ(scalar(db, "SELECT COUNT(*) FROM load_run WHERE status = 'failed'"), 1)
+      << "runs: " << scalar(db, "SELECT COUNT(*) FROM load_run") << ", complete: "
+      << scalar(db, "SELECT COUNT(*) FROM load_run WHERE status = 'complete'") << "\n" << c.err;
+  EXPECT_EQ(scalar(db, "SELECT COUNT(*) FROM load_run WHERE status = 'running'"), 0);
   server.stop();
 }
 

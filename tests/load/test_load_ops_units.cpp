@@ -336,8 +336,15 @@ TEST(VllmJson, TheResultKeysOfBenchmarkServingWithExactValues) {
                   .input_len = 32, .output_len = 4};
   GoodputSlo slo;
   slo.ttft_ms = 15;
-  const auto j = vllm_result_json(level, 0, rs, slo, {"openai", "m", "20260101-000000", true});
+  const auto j = vllm_result_json(level, 0, rs, slo, {"openai", "m", "20260101-000000", true, "lbl"});
   EXPECT_EQ(j["backend"], "openai");
+  // vllm bench serve's keys: both ok requests' 8 tokens and both requests fall in second 0.
+  EXPECT_EQ(j["endpoint_type"], "openai");
+  EXPECT_EQ(j["label"], "lbl");
+  EXPECT_EQ(j["failed"], 1);
+  EXPECT_DOUBLE_EQ(j["max_output_tokens_per_s"].get<double>(), 8.0);
+  EXPECT_EQ(j["max_concurrent_requests"], 2);
+  EXPECT_EQ(j["start_times"], nlohmann::json({0.0, 0.0, 0.06}));
   EXPECT_EQ(j["model_id"], "m");
   EXPECT_EQ(j["num_prompts"], 3);
   EXPECT_EQ(j["request_rate"], 8.0);
@@ -373,6 +380,13 @@ TEST(VllmJson, TheResultKeysOfBenchmarkServingWithExactValues) {
   EXPECT_EQ(k["request_rate"], "inf");
   EXPECT_EQ(k["max_concurrency"], 4);
   EXPECT_TRUE(k["request_goodput"].is_null());
+  // Peaks over whole seconds: one request's 4 tokens in second 0, another's in second 2.
+  std::vector<RequestRecord> spread = {ok_request(0, 0, 10'000'000, 40'000'000, 4, 8),
+                                       ok_request(1, 2'100'000'000, 2'110'000'000, 2'140'000'000, 4, 8)};
+  const auto p = vllm_result_json(c, 0, spread, {}, {"openai", "m", "d", false, "m"});
+  EXPECT_DOUBLE_EQ(p["max_output_tokens_per_s"].get<double>(), 4.0);
+  EXPECT_EQ(p["max_concurrent_requests"], 1);
+  EXPECT_EQ(p["failed"], 0);
 }
 
 }  // namespace

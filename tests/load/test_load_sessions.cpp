@@ -228,6 +228,10 @@ TEST(ScheduleLag, WarnsWhenTheClientFallsBehind) {
   EXPECT_EQ(lag->late_10ms, 1);
   EXPECT_DOUBLE_EQ(lag->max_ms, 30.0);
   EXPECT_NE(schedule_lag_warning(*lag).find("fell behind"), std::string::npos);
+  // Under the user's own --max-concurrency the late start is the cap at work: not the client.
+  const std::string capped = schedule_lag_warning(*lag, 8);
+  EXPECT_EQ(capped.find("fell behind"), std::string::npos) << capped;
+  EXPECT_NE(capped.find("waited for a free slot under --max-concurrency 8"), std::string::npos) << capped;
   rs[3].send_ns = rs[3].scheduled_ns + 200'000;
   EXPECT_EQ(schedule_lag_warning(*schedule_lag(rs)), "");
   EXPECT_FALSE(schedule_lag(std::vector<RequestRecord>(2)));  // nothing had a due time

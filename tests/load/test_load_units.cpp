@@ -320,5 +320,36 @@ TEST(ServerCommand, PortPlaceholderIsSubstitutedEverywhere) {
   EXPECT_LT(p, 65536);
 }
 
+// --no-stream answers (parse_completion): completions text and chat message read by the stream
+// rules, tokens from usage (else token_ids), no chunk to time; what is not an answer is refused.
+TEST(LoadUnits, ANonStreamedAnswerGivesUsageTokensAndNoChunks) {
+  ParsedStream c = parse_completion(
+      R"({"choices":[{"index":0,"text":"hello","finish_reason":"length"}],)"
+      R"("usage":{"prompt_tokens":5,"completion_tokens":7}})", false, true);
+  EXPECT_EQ(c.error, "");
+  EXPECT_TRUE(c.chunks.empty());
+  EXPECT_EQ(c.completion_tokens, 7);
+  EXPECT_EQ(c.prompt_tokens, 5);
+  EXPECT_EQ(c.finish_reason, "length");
+  EXPECT_EQ(c.text, "hello");
+  ParsedStream chat = parse_completion(
+      R"({"choices":[{"index":0,"message":{"role":"assistant","content":"hi there"},)"
+      R"("finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2}})", true, true);
+  EXPECT_EQ(chat.error, "");
+  EXPECT_EQ(chat.completion_tokens, 2);
+  EXPECT_EQ(chat.text, "hi there");
+  EXPECT_EQ(chat.finish_reason, "stop");
+  ParsedStream ids = parse_completion(
+      R"({"choices":[{"index":0,"text":"ab","token_ids":[5,6,7],"finish_reason":"length"}]})", false);
+  EXPECT_EQ(ids.error, "");
+  EXPECT_EQ(ids.completion_tokens, 3);
+  EXPECT_NE(parse_completion(R"({"choices":[{"index":0,"text":"ab"}]})", false).error.find(
+                "no usage.completion_tokens"), std::string::npos);
+  EXPECT_NE(parse_completion("not json", false).error.find("not a JSON object"), std::string::npos);
+  EXPECT_NE(parse_completion(R"({"error":{"message":"boom"}})", false).error.find("boom"),
+            std::string::npos);
+  EXPECT_NE(parse_completion(R"({"choices":[]})", false).error, "");
+}
+
 }  // namespace
 }  // namespace llmbench

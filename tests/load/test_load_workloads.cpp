@@ -193,6 +193,15 @@ TEST(Mooncake, ReadsTheTraceInTimeOrder) {
   EXPECT_EQ(w.sessions[11].timestamp_ms, 1500);
   for (const WorkloadSession& s : w.sessions) EXPECT_EQ(s.turns[0].prompt_ids.size(), std::size_t(s.turns[0].prompt_tokens));
   EXPECT_EQ(w.sessions[1].turns[0].output_len, 12);
+  // 3 hash_ids at 512 need more than 1024 tokens: a trace of 16-token blocks read at 512.
+  o.path = write_scratch("blocks.jsonl", "{\"timestamp\": 0, \"input_length\": 700, \"output_length\": 3, \"hash_ids\": [1]}\n"
+                                         "{\"timestamp\": 5, \"input_length\": 40, \"output_length\": 3, \"hash_ids\": [1, 2, 3]}\n");
+  EXPECT_EQ(bad_input([&] { read_mooncake(o); }),
+            "--dataset-path " + o.path + ":2: 3 hash_ids at --hash-block-size 512 need more than "
+            "1024 tokens, but \"input_length\" is 40; the trace's block size is at most 19 (--hash-block-size)");
+  o.hash_block_size = 16;
+  EXPECT_EQ(read_mooncake(o).sessions.size(), 2u);  // at 16 it fits: 40 > 2 x 16
+  o.hash_block_size = 512;
   o.path = write_scratch("bad_trace.jsonl", "{\"timestamp\": 5, \"input_length\": 0, \"output_length\": 3}\n");
   EXPECT_NE(bad_input([&] { read_mooncake(o); }).find(":1: \"input_length\" must be an integer"),
             std::string::npos);

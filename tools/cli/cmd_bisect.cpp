@@ -296,7 +296,8 @@ int run_bisect(const BisectOptions& o) {
     if (s.verdict == "undecided") {
       fmt::print("undecided at {}: the first {} commit lies in {}..{}\n",
                  short_commit(commits[std::size_t(mid)]), o.changed(),
-                 short_commit(lo < 0 ? good : commits[std::size_t(lo)]), short_commit(bad));
+                 short_commit(lo < 0 ? good : commits[std::size_t(lo)]),
+                 short_commit(commits[std::size_t(hi)]));
       finish("undecided", "");
       return 3;
     }

@@ -56,6 +56,9 @@ void add_load_command(CLI::App& root, CommandContext& ctx) {
       ->type_name("LIST")->capture_default_str()->group(levels);
   cmd->add_option("--max-concurrency", o->max_concurrency, "Rate levels: at most this many "
                   "requests in flight (0: no cap)")->type_name("INT")->group(levels);
+  cmd->add_flag("--no-stream", o->no_stream, "Ask for one JSON answer per request instead of a "
+                "stream: end-to-end latency and usage tokens only (no TTFT, TPOT or ITL)")
+      ->group(levels);
   cmd->add_option("--saturation-window", o->saturation_window_s, "Rate levels: seconds over "
                   "which the saturation guard looks for requests in flight and TTFT both rising "
                   "(docs/serving.md, \"Saturation\")")->type_name("S")->capture_default_str()->group(levels);
@@ -117,6 +120,8 @@ void add_load_command(CLI::App& root, CommandContext& ctx) {
       ->type_name("URL|auto")->expected(0, 1)->default_str("auto")->group(measure);
   cmd->add_option("--metrics-interval-ms", o->metrics_interval_ms, "--server-metrics: ms "
                   "between scrapes")->type_name("MS")->capture_default_str()->group(measure);
+  cmd->add_option("--metrics-timeout", o->metrics_timeout_s, "--server-metrics: seconds each "
+                  "scrape may take (0: the interval, at least 1 s)")->type_name("S")->group(measure);
   cmd->add_option("--connect-timeout", o->connect_timeout_s, "Seconds to connect")
       ->type_name("S")->capture_default_str()->group(measure);
   cmd->add_option("--first-byte-timeout", o->first_byte_timeout_s,

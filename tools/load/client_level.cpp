@@ -44,6 +44,7 @@ void LevelRun::start_turn(int session, int turn, std::int64_t scheduled_ns) {
   t->max_events = want * std::size_t(std::max(1, opt_.events_per_token)) +
                   std::size_t(std::max(0, opt_.extra_events));
   t->sse_max_line = opt_.max_line_bytes;
+  t->stream = opt_.stream;
   t->sse.set_max_line_bytes(opt_.max_line_bytes);
   // Every event at most a line; in practice a chunk is a few hundred bytes.
   t->max_body_bytes = opt_.max_line_bytes + t->max_events * std::size_t(4096);

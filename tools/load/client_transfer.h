@@ -30,6 +30,8 @@ struct Transfer {
   SseSplitter sse;
   std::vector<SseEvent> events;
   std::string head;  // the first bytes of the body (error messages of non-200 answers)
+  std::string answer;  // a non-streamed answer's whole body (ClientOptions::stream false)
+  bool stream = true;
   std::int64_t last_data_ns = -1;  // the last body byte (-1: no body yet)
   std::int64_t first_event_ns = -1;  // the first SSE data event's arrival (live progress)
   Clock::time_point origin;

@@ -88,6 +88,16 @@ Workload read_mooncake(const DatasetOptions& o) {
   int beyond = 0;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const TraceLine& l = lines[i];
+    // n hash_ids at b tokens a block need more than (n - 1) x b tokens: fewer means the trace
+    // was written at a smaller block size, and its blocks would collapse into the first ones
+    // (AIPerf refuses such rows too). Name the line and the block size that would fit.
+    const auto n_ids = std::int64_t(l.hash_ids.size());
+    if (n_ids > 1 && (n_ids - 1) * o.hash_block_size >= l.input_length)
+      throw BadInput(fmt::format(
+          "--dataset-path {}:{}: {} hash_ids at --hash-block-size {} need more than {} tokens, but "
+          "\"input_length\" is {}; the trace's block size is at most {} (--hash-block-size)",
+          o.path, l.line, n_ids, o.hash_block_size, (n_ids - 1) * o.hash_block_size,
+          l.input_length, (l.input_length - 1) / (n_ids - 1)));
     WorkloadTurn t;
     t.prompt_ids = trace_prompt_ids(l.hash_ids, l.input_length, o.hash_block_size, i, o.seed);
     t.prompt_tokens = l.input_length;

@@ -44,6 +44,10 @@ std::size_t on_write(char* p, std::size_t size, std::size_t n, void* user) {
                std::to_string(t->rec.max_tokens);
     return 0;
   }
+  if (!t->stream) {
+    t->answer.append(p, len);  // bounded by max_body_bytes above
+    return len;
+  }
   t->sse.feed(p, len, now, t->events);
   if (t->sse.overflowed()) {
     t->limit = "malformed SSE: a line longer than " + std::to_string(t->sse_max_line) + " bytes";
@@ -119,7 +123,8 @@ void finish_record(Transfer& t, bool chat, bool keep_events, bool collect_text) 
     r.error = "HTTP " + std::to_string(r.http_status) + ": " + server_message(t.head);
   }
   if (r.error.empty() || r.http_status == 200) {
-    ParsedStream s = parse_stream(t.events, chat, collect_text);
+    ParsedStream s = t.stream ? parse_stream(t.events, chat, collect_text)
+                              : parse_completion(t.answer, chat, collect_text);
     r.chunks = std::move(s.chunks);
     r.reply_text = std::move(s.text);
     r.prompt_tokens = s.prompt_tokens;
@@ -127,6 +132,8 @@ void finish_record(Transfer& t, bool chat, bool keep_events, bool collect_text) 
     r.finish_reason = s.finish_reason;
     if (r.error.empty()) {
       if (!s.error.empty()) r.error = s.error;
+      else if (!t.stream)
+        ;  // one answer: no [DONE] to wait for
       else if (!s.done && s.finish_reason.empty())
         r.error = "stream ended without a finish_reason or [DONE] after " +
                   std::to_string(r.chunks.size()) + " chunks";
@@ -155,8 +162,9 @@ std::optional<std::int64_t> RequestRecord::e2el_ns() const {
 }
 
 std::optional<double> RequestRecord::tpot_ns() const {
-  if (!ok || output_tokens < 2) return std::nullopt;
-  return double(*e2el_ns() - *ttft_ns()) / double(output_tokens - 1);
+  const auto ttft = ttft_ns();  // unknown without a streamed first token (--no-stream)
+  if (!ok || output_tokens < 2 || !ttft) return std::nullopt;
+  return double(*e2el_ns() - *ttft) / double(output_tokens - 1);
 }
 
 LoadClient::LoadClient(ClientOptions opt) : opt_(std::move(opt)) {

@@ -66,6 +66,9 @@ struct ClientOptions {
   int events_per_token = 2, extra_events = 16;
   std::string api_key;       // "Authorization: Bearer KEY" when not empty
   bool keep_events = false;  // keep every SSE event in RequestRecord::events (tests, benches)
+  // false (`load --no-stream`): requests ask for one JSON answer; no chunk is timed (TTFT, TPOT
+  // and ITL unknown), tokens come from usage (stream_parse.h's parse_completion).
+  bool stream = true;
 };
 
 // What the loop knows while a level runs, for the live progress line (load_progress.h). The

@@ -27,7 +27,8 @@ std::optional<std::int64_t> ttst_ns(const RequestRecord& r) {
 
 bool meets_slo(const RequestRecord& r, const GoodputSlo& slo) {
   if (!r.ok) return false;
-  if (slo.ttft_ms && double(*r.ttft_ns()) / 1e6 > *slo.ttft_ms) return false;
+  // An unknown TTFT (--no-stream; the plan refuses that pairing) cannot be shown to meet it.
+  if (slo.ttft_ms && (!r.ttft_ns() || double(*r.ttft_ns()) / 1e6 > *slo.ttft_ms)) return false;
   if (slo.e2el_ms && double(*r.e2el_ns()) / 1e6 > *slo.e2el_ms) return false;
   if (slo.tpot_ms) {
     const auto tpot = r.tpot_ns();
@@ -58,7 +59,7 @@ LevelSummary summarize_level(const std::vector<RequestRecord>& requests, const G
     asked_out += r.max_tokens;
     if (r.prompt_tokens) run_in += *r.prompt_tokens, ++n_run_in;
     if (r.completion_tokens) run_out += *r.completion_tokens, ++n_run_out;
-    ttft.push_back(double(*r.ttft_ns()) / 1e6);
+    if (auto t = r.ttft_ns()) ttft.push_back(double(*t) / 1e6);
     if (auto t = ttst_ns(r)) ttst.push_back(double(*t) / 1e6);
     e2el.push_back(double(*r.e2el_ns()) / 1e6);
     if (auto t = r.tpot_ns()) tpot.push_back(*t / 1e6);

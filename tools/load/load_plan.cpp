@@ -252,6 +252,16 @@ void check_scalar_flags(const LoadOptions& o, LoadMode mode) {
   if (o.stop_on_saturation && mode != LoadMode::kRate && o.sweep.empty())
     throw BadInput("--stop-on-saturation: applies to --request-rate levels only (the saturation "
                    "guard watches rate levels)");
+  if (o.no_stream && o.goodput.find("ttft") != std::string::npos)
+    throw BadInput("--goodput: ttft needs streamed answers; --no-stream measures e2el only");
+  if (o.no_stream && o.goodput.find("tpot") != std::string::npos)
+    throw BadInput("--goodput: tpot needs streamed answers; --no-stream measures e2el only");
+  if (o.stop_on_saturation && o.no_stream)
+    throw BadInput("--stop-on-saturation: needs streamed answers (the guard watches TTFT); "
+                   "drop --no-stream");
+  if (!(o.metrics_timeout_s >= 0 && o.metrics_timeout_s <= 600))
+    throw BadInput(fmt::format("--metrics-timeout: expected seconds in [0, 600] (0: the "
+                               "interval, at least 1 s), got {}", o.metrics_timeout_s));
   if (o.db.empty()) throw BadInput("--db: expected a path");
 }
 

@@ -67,9 +67,12 @@ struct LoadOptions {
   // --server-metrics (metrics_scrape.h): "" off, auto (the server's /metrics) or a URL.
   std::string server_metrics;
   int metrics_interval_ms = 500;
+  double metrics_timeout_s = 0;     // each scrape's limit; 0: max(1 s, the interval)
   // The saturation guard of rate levels (saturation.h; docs/serving.md "Saturation").
   double saturation_window_s = 10;
   bool stop_on_saturation = false;
+  // --no-stream: one JSON answer per request; E2EL and usage tokens only (docs/serving.md).
+  bool no_stream = false;
 };
 
 // kTrace: one level that sends each request of a trace at its timestamp (x --time-scale).

@@ -115,14 +115,17 @@ LoadSession::LoadSession(const LoadPlan& plan, const std::string& command_line)
   if (file_)
     file_->bodies = std::make_unique<SessionBodies>(
         file_->workload, BodyOptions{model_, chat_, token_ids_, o_.ignore_eos,
-                                     o_.use_server_responses, std::int64_t(o_.think_time_ms)});
+                                     o_.use_server_responses, std::int64_t(o_.think_time_ms),
+                                     !o_.no_stream});
   metrics_url_ = metrics_url(o_.server_metrics, base_);
 
   store_ = std::make_unique<LoadStore>(o_.db);
   info_ = LoadRunInfo{command_line, o_.label.empty() ? model_ : o_.label, target, o_.endpoint,
-                      model_, server_cmd_, chat_ ? "chat" : token_ids_ ? "token_ids" : "text",
+                      model_, server_cmd_,
+                      file_ ? file_->bodies->prompt_kind() : chat_ ? "chat" : token_ids_ ? "token_ids" : "text",
                       file_ ? file_->lengths : ""};
   run_id_ = store_->begin_run(plan_, info_);
+  store_run_stream(store_->db(), run_id_, !o_.no_stream);
   store_run_sweep(store_->db(), run_id_, plan_.slo_sweep ? "slo" : "list",
                   plan_.slo_sweep ? std::optional<double>(o_.goodput_target) : std::nullopt,
                   metrics_url_);
@@ -135,6 +138,7 @@ LoadSession::LoadSession(const LoadPlan& plan, const std::string& command_line)
   copt.idle_timeout_s = o_.idle_timeout_s;
   copt.request_timeout_s = o_.request_timeout_s;
   copt.api_key = api_key_;
+  copt.stream = !o_.no_stream;
   client_ = std::make_unique<LoadClient>(copt);
 }
 
@@ -185,14 +189,14 @@ std::optional<LevelResult> LoadSession::measure(const LevelSpec& level, const st
     rec.input_len = shape.input_len;
     rec.max_tokens = shape.output_len;
     return request_body(model_, chat_, token_ids_, shape.prompt_ids, shape.output_len,
-                        o_.ignore_eos, true);
+                        o_.ignore_eos, !o_.no_stream);
   };
   if (file_) drive_file_level(*file_, level, o_, drive);
   if (level.mode == LoadMode::kConcurrency) drive.concurrency = level.concurrency;
   else drive.max_in_flight = o_.max_concurrency;
   // The saturation guard watches rate levels (at an infinite rate every request is sent at
   // once: a queue by design). An SLO probe that is over capacity has failed: it stops there.
-  if (level.mode == LoadMode::kRate && std::isfinite(level.request_rate)) {
+  if (level.mode == LoadMode::kRate && std::isfinite(level.request_rate) && !o_.no_stream) {
     SaturationParams sp;
     sp.window_s = o_.saturation_window_s;
     drive.saturation = sp;
@@ -220,7 +224,8 @@ std::optional<LevelResult> LoadSession::measure(const LevelSpec& level, const st
     std::optional<MetricsScraper> scraper;
     if (!metrics_url_.empty())
       scraper.emplace(metrics_url_, o_.metrics_interval_ms,
-                      std::max<std::size_t>(1, kMaxServerSeriesPerRun - series_kept_));
+                      std::max<std::size_t>(1, kMaxServerSeriesPerRun - series_kept_),
+                      o_.metrics_timeout_s);
     outcome = client_->run(drive);
     if (scraper) {
       scraped = scraper->stop();
@@ -232,7 +237,8 @@ std::optional<LevelResult> LoadSession::measure(const LevelSpec& level, const st
     return std::nullopt;
   }
   if (auto lag = schedule_lag(outcome.requests)) {
-    const std::string warning = schedule_lag_warning(*lag);
+    const std::string warning =
+        schedule_lag_warning(*lag, level.mode == LoadMode::kRate ? o_.max_concurrency : 0);
     if (!warning.empty()) fmt::print(stderr, "load: {}\n", warning);
   }
   LevelResult r = record(level, outcome, scraped, tag, sweep_role);
@@ -293,7 +299,7 @@ LevelResult LoadSession::record(const LevelSpec& level, const LevelOutcome& outc
   if (o_.format == "vllm-json")
     r.vllm = vllm_result_json(level, o_.max_concurrency, outcome.requests, plan_.goodput,
                               {chat_ ? "openai-chat" : "openai", model_, utc_date_compact(),
-                               plan_.goodput.any()});
+                               plan_.goodput.any(), info_.label});
   if (scraped) {
     if (scraped->failed_scrapes > 0 || scraped->rejected_lines > 0)
       note(fmt::format("{} /metrics: {} of {} scrapes failed, {} malformed lines refused ({})", tag,
@@ -338,6 +344,7 @@ nlohmann::ordered_json LoadSession::run_json() const {
   j["endpoint"] = info_.endpoint;
   j["model"] = info_.model;
   j["prompt_kind"] = info_.prompt_kind;
+  j["stream"] = !o_.no_stream;
   j["mode"] = mode_name(plan_.mode);
   j["dataset"] = o_.dataset_name;
   if (file_) j["lengths"] = file_->lengths;

@@ -50,8 +50,12 @@ std::string metrics_url(const std::string& flag_value, const std::string& base_u
   return flag_value;
 }
 
-MetricsScraper::MetricsScraper(std::string url, int interval_ms, std::size_t max_series)
-    : url_(std::move(url)), interval_(interval_ms) {
+MetricsScraper::MetricsScraper(std::string url, int interval_ms, std::size_t max_series,
+                               double timeout_s)
+    : url_(std::move(url)), interval_(interval_ms),
+      // A slow /metrics must not hold the level up: by default at most the interval, at least
+      // a second (llama-server on 2 busy cores can take longer: --metrics-timeout).
+      timeout_s_(timeout_s > 0 ? timeout_s : std::max(1.0, double(interval_ms) / 1000.0)) {
   log_.max_series = max_series;
   thread_ = std::thread([this] { loop(); });
 }
@@ -63,9 +67,7 @@ MetricsScraper::~MetricsScraper() {
 void MetricsScraper::scrape_once() {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point t0 = Clock::now();
-  // A slow /metrics must not hold the level up: at most the interval, at least a second.
-  const double timeout_s = std::max(1.0, double(interval_.count()) / 1000.0);
-  const HttpResponse r = http_get(url_, timeout_s, kMaxScrapeBytes);
+  const HttpResponse r = http_get(url_, timeout_s_, kMaxScrapeBytes);
   const Clock::time_point t1 = Clock::now();
   std::lock_guard lock(mu_);
   if (r.status != 200) {

@@ -52,7 +52,8 @@ class MetricsScraper {
   static constexpr std::size_t kMaxScrapeBytes = std::size_t(8) << 20;
   // Scrapes `url` at once, then every `interval_ms`, until stop(), keeping at most
   // `max_series` series (0: no cap; the run's cap less what earlier levels kept).
-  MetricsScraper(std::string url, int interval_ms, std::size_t max_series = 0);
+  // `timeout_s` bounds each GET (0: max(1 s, the interval)).
+  MetricsScraper(std::string url, int interval_ms, std::size_t max_series = 0, double timeout_s = 0);
   ~MetricsScraper();
   MetricsScraper(const MetricsScraper&) = delete;
   MetricsScraper& operator=(const MetricsScraper&) = delete;
@@ -66,6 +67,7 @@ class MetricsScraper {
 
   std::string url_;
   std::chrono::milliseconds interval_;
+  double timeout_s_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

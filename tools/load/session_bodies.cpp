@@ -48,6 +48,16 @@ SessionBodies::SessionBodies(const Workload& w, BodyOptions o) : w_(w), o_(std::
   }
 }
 
+std::string SessionBodies::prompt_kind() const {
+  if (o_.chat) return "chat";
+  std::size_t ids = 0, requests = 0;
+  for (const WorkloadSession& s : w_.sessions) {
+    requests += s.turns.size();
+    if (!s.turns.empty() && !s.turns[0].prompt_ids.empty() && o_.token_ids) ++ids;
+  }
+  return ids == 0 ? "text" : ids == requests ? "token_ids" : "mixed";
+}
+
 SessionBodies::Reply SessionBodies::history_reply(int session, int turn) const {
   const WorkloadTurn& t = w_.sessions[std::size_t(session)].turns[std::size_t(turn)];
   const Reply& server = server_replies_[std::size_t(session)][std::size_t(turn)];
@@ -86,8 +96,8 @@ std::string SessionBodies::build(int session, int turn, int& input_len) const {
   }
   input_len = known ? int(tokens) : 0;
   j["max_tokens"] = now.output_len;
-  j["stream"] = true;
-  j["stream_options"] = {{"include_usage", true}};
+  j["stream"] = o_.stream;
+  if (o_.stream) j["stream_options"] = {{"include_usage", true}};
   if (o_.ignore_eos) j["ignore_eos"] = true;
   return j.dump();
 }

@@ -28,11 +28,16 @@ struct BodyOptions {
   bool ignore_eos = false;
   bool use_server_responses = false;
   std::int64_t think_ms = 0;      // --think-time-ms: a turn's wait when the file gives none
+  bool stream = true;             // false: --no-stream
 };
 
 class SessionBodies {
  public:
   SessionBodies(const Workload& w, BodyOptions o);
+  // What the requests' prompts are (load_run.prompt_kind): chat, token_ids (every request's
+  // prompt as ids), text (none), or mixed (ids for the rows that have them, text for the rest
+  // and for later turns).
+  std::string prompt_kind() const;
 
   // Fills the drive's session count, bodies and (multi-turn) turns, think times and reply hook.
   // The drive must not outlive this object.

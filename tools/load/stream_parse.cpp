@@ -159,4 +159,37 @@ ParsedStream parse_stream(const std::vector<SseEvent>& events, bool chat, bool c
   return s;
 }
 
+ParsedStream parse_completion(const std::string& body, bool chat, bool collect_text) {
+  using nlohmann::json;
+  ParsedStream s;
+  auto parsed = parse_json(body, kEventLimits);
+  if (!parsed.ok() || !parsed.value.is_object()) {
+    s.error = json_limit_violation(body, kEventLimits)
+                  ? "malformed answer: refused (" + parsed.error + "): '" + excerpt(body) + "'"
+                  : "malformed answer: not a JSON object: '" + excerpt(body) + "'";
+    return s;
+  }
+  json j = std::move(parsed.value);
+  // The chat answer's message read as a stream's delta: one event, the same rules.
+  if (chat) {
+    if (auto c = j.find("choices"); c != j.end() && c->is_array() && !c->empty() &&
+                                    (*c)[0].is_object() && (*c)[0].contains("message"))
+      (*c)[0]["delta"] = (*c)[0]["message"];
+  }
+  std::vector<SseEvent> events{{0, j.dump()}, {0, "[DONE]"}};
+  s = parse_stream(events, chat, collect_text);
+  int counted = 0;
+  for (const ChunkRecord& c : s.chunks) counted += c.tokens;
+  s.chunks.clear();
+  if (!s.completion_tokens && s.error.empty()) {
+    // token_ids (llmbench serve, vLLM with return_token_ids) count exactly; text alone does not.
+    const auto& c0 = j["choices"][0];
+    if (auto ids = c0.find("token_ids"); ids != c0.end() && ids->is_array())
+      s.completion_tokens = counted;
+    else
+      s.error = "the answer has no usage.completion_tokens: --no-stream counts tokens from usage";
+  }
+  return s;
+}
+
 }  // namespace llmbench

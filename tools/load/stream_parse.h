@@ -60,4 +60,10 @@ struct ParsedStream {
 ParsedStream parse_stream(const std::vector<SseEvent>& events, bool chat,
                           bool collect_text = false);
 
+// A non-streamed answer (`load --no-stream`): one JSON object, `choices[0].text` or, for chat,
+// `choices[0].message.content`, read by the same rules as a stream's one event. No chunks are
+// returned (there is no first token to time); the tokens are usage.completion_tokens, else the
+// length of choices[0].token_ids; neither is an error (`tokens` is then unknown).
+ParsedStream parse_completion(const std::string& body, bool chat, bool collect_text = false);
+
 }  // namespace llmbench

@@ -24,6 +24,10 @@ void store_level_sweep(Db& db, const LevelResult& r, const std::string& role) {
   q.bind(2, r.summary.good_fraction).bind(3, r.level_id).run();
 }
 
+void store_run_stream(Db& db, std::int64_t run_id, bool stream) {
+  db.prepare("UPDATE load_run SET stream = ? WHERE id = ?").bind(1, int(stream)).bind(2, run_id).run();
+}
+
 void store_level_capacity(Db& db, const LevelResult& r) {
   auto q = db.prepare("UPDATE load_level SET over_capacity = ?, saturation_ns = ?, stopped_early = ?,"
                       " steady_start_ns = ?, steady_end_ns = ? WHERE id = ?");

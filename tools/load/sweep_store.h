@@ -19,6 +19,8 @@ void store_run_sweep(Db& db, std::int64_t run_id, const std::string& sweep,
 void store_slo_frontier(Db& db, std::int64_t run_id, std::optional<double> rate);
 // `role` "" for list levels (NULL).
 void store_level_sweep(Db& db, const LevelResult& r, const std::string& role);
+// Whether the run streamed (load_run.stream, schema version 13; 0 with --no-stream).
+void store_run_stream(Db& db, std::int64_t run_id, bool stream);
 // The saturation guard's verdict and the steady-state window (schema version 13).
 void store_level_capacity(Db& db, const LevelResult& r);
 

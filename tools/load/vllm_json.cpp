@@ -32,6 +32,37 @@ void add_stats(nlohmann::ordered_json& j, const std::string& metric, std::vector
   j["p99_" + metric + "_ms"] = p99;
 }
 
+// vLLM's peak figures: one-second buckets from the earliest send of an ok request; every output
+// token counted in the bucket its chunk arrived in, every ok request in each bucket from its
+// send's to its end's.
+struct PeakSeconds {
+  double tokens = 0;
+  int requests = 0;
+};
+PeakSeconds peak_seconds(const std::vector<RequestRecord>& requests) {
+  std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = 0;
+  for (const RequestRecord& r : requests)
+    if (r.ok) first = std::min(first, r.send_ns), last = std::max(last, r.end_ns);
+  PeakSeconds p;
+  if (last < first) return p;
+  const auto buckets = std::size_t((last - first) / 1'000'000'000) + 2;
+  std::vector<double> tokens(buckets, 0);
+  std::vector<int> active(buckets, 0);
+  for (const RequestRecord& r : requests) {
+    if (!r.ok) continue;
+    for (const ChunkRecord& c : r.chunks) {
+      const auto b = std::size_t(std::max<std::int64_t>(0, c.arrival_ns - first) / 1'000'000'000);
+      if (b < buckets) tokens[b] += c.tokens;
+    }
+    const auto from = std::size_t((r.send_ns - first) / 1'000'000'000);
+    const auto to = std::min(buckets - 1, std::size_t((r.end_ns - first) / 1'000'000'000));
+    for (std::size_t b = from; b <= to; ++b) ++active[b];
+  }
+  p.tokens = *std::max_element(tokens.begin(), tokens.end());
+  p.requests = *std::max_element(active.begin(), active.end());
+  return p;
+}
+
 }  // namespace
 
 nlohmann::ordered_json vllm_result_json(const LevelSpec& level, int max_in_flight,
@@ -40,6 +71,8 @@ nlohmann::ordered_json vllm_result_json(const LevelSpec& level, int max_in_fligh
   const LevelSummary s = summarize_level(requests, slo);
   nlohmann::ordered_json j;
   j["date"] = run.date;
+  j["endpoint_type"] = run.backend;
+  j["label"] = run.label;
   j["backend"] = run.backend;
   j["model_id"] = run.model_id;
   j["tokenizer_id"] = run.model_id;
@@ -52,6 +85,7 @@ nlohmann::ordered_json vllm_result_json(const LevelSpec& level, int max_in_fligh
   else j["max_concurrency"] = nullptr;
   j["duration"] = s.duration_s;
   j["completed"] = s.ok;
+  j["failed"] = s.failed;
   j["total_input_tokens"] = s.input_tokens;
   j["total_output_tokens"] = s.output_tokens;
   j["request_throughput"] = s.request_throughput;
@@ -80,7 +114,7 @@ nlohmann::ordered_json vllm_result_json(const LevelSpec& level, int max_in_fligh
     texts.push_back("");
     errors.push_back(r.error);
     if (!r.ok) continue;
-    ttft.push_back(double(*r.ttft_ns()) / 1e6);
+    if (auto t = r.ttft_ns()) ttft.push_back(double(*t) / 1e6);
     e2el.push_back(double(*r.e2el_ns()) / 1e6);
     if (auto t = r.tpot_ns()) tpot.push_back(*t / 1e6);
   }
@@ -90,6 +124,12 @@ nlohmann::ordered_json vllm_result_json(const LevelSpec& level, int max_in_fligh
   j["itls"] = itls;
   j["generated_texts"] = texts;
   j["errors"] = errors;
+  nlohmann::ordered_json starts = nlohmann::ordered_json::array();
+  for (const RequestRecord& r : requests) starts.push_back(double(r.send_ns) / 1e9);
+  j["start_times"] = starts;
+  const PeakSeconds peak = peak_seconds(requests);
+  j["max_output_tokens_per_s"] = peak.tokens;
+  j["max_concurrent_requests"] = peak.requests;
   add_stats(j, "ttft", ttft);
   add_stats(j, "tpot", tpot);
   add_stats(j, "itl", itl);

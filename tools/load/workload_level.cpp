@@ -91,8 +91,15 @@ std::optional<ScheduleLag> schedule_lag(const std::vector<RequestRecord>& reques
   return l;
 }
 
-std::string schedule_lag_warning(const ScheduleLag& l) {
+std::string schedule_lag_warning(const ScheduleLag& l, int max_in_flight) {
   if (l.p99_ms <= 1) return "";
+  if (max_in_flight > 0)
+    return fmt::format("note: requests waited for a free slot under --max-concurrency {}: send "
+                       "delay p50 {:.2f} ms, p99 {:.2f} ms, max {:.2f} ms ({} of {} requests over "
+                       "1 ms late, {} over 10 ms); arrivals came faster than {} requests in flight "
+                       "could take, so the offered rate was not the rate sent",
+                       max_in_flight, l.p50_ms, l.p99_ms, l.max_ms, l.late_1ms, l.n, l.late_10ms,
+                       max_in_flight);
   return fmt::format("warning: the client fell behind its schedule: send lag p50 {:.2f} ms, p99 "
                      "{:.2f} ms, max {:.2f} ms ({} of {} requests over 1 ms late, {} over 10 ms)",
                      l.p50_ms, l.p99_ms, l.max_ms, l.late_1ms, l.n, l.late_10ms);

@@ -44,7 +44,9 @@ struct ScheduleLag {
   double p50_ms = 0, p99_ms = 0, max_ms = 0;
 };
 std::optional<ScheduleLag> schedule_lag(const std::vector<RequestRecord>& requests);
-// A warning line when the client fell behind (p99 over 1 ms), else "".
-std::string schedule_lag_warning(const ScheduleLag& lag);
+// A warning line when requests were sent late (p99 over 1 ms), else "". With `max_in_flight`
+// (--max-concurrency) a late start is that cap holding it until a request ended, as asked, so the
+// line says so instead of blaming the client.
+std::string schedule_lag_warning(const ScheduleLag& lag, int max_in_flight = 0);
 
 }  // namespace llmbench
