@@ -29,9 +29,10 @@ std::string git_out(const fs::path& repo, const std::string& args) {
   return s;
 }
 
-// Six commits: c0..c2 without the slowdown, c3 (the culprit) to c5 with it.
-fs::path make_repo(const fs::path& d) {
-  const fs::path repo = d / "repo";
+// Six commits: c0..c2 without the slowdown, c3 (the culprit) to c5 with it; with `speedup`
+// the other way round (c3 removes it).
+fs::path make_repo(const fs::path& d, bool speedup = false) {
+  const fs::path repo = d / (speedup ? "fast_repo" : "repo");
   fs::remove_all(repo);
   fs::create_directories(repo);
   write_file(repo / "build.sh",
@@ -41,10 +42,10 @@ fs::path make_repo(const fs::path& d) {
   const std::string git = "git -C " + repo.string() + " -c user.name=t -c user.email=t@example.com ";
   EXPECT_EQ(sh(git + "init -q -b main"), 0);
   for (int i = 0; i < 6; ++i) {
-    write_file(repo / "slowdown", i >= 3 ? "2000\n" : "0\n");
+    write_file(repo / "slowdown", (i >= 3) != speedup ? "2000\n" : "0\n");
     write_file(repo / "notes.txt", "commit " + std::to_string(i) + "\n");
     EXPECT_EQ(sh(git + "add -A && " + git + "commit -q -m 'c" + std::to_string(i) +
-                 (i == 3 ? ": the slow one" : "") + "'"),
+                 (i == 3 ? (speedup ? ": the fast one" : ": the slow one") : "") + "'"),
               0);
   }
   return repo;
@@ -109,6 +110,8 @@ TEST(BisectCli, NamesExactlyTheSlowCommitAndResumes) {
   EXPECT_NE(again.out.find("first bad commit: " + c3), std::string::npos) << again.out;
   EXPECT_NE(again.err.find("resuming bisect 1"), std::string::npos) << again.err;
   EXPECT_EQ(again.err.find("info: building"), std::string::npos) << again.err;
+  EXPECT_NE(again.out.find("(decided before) step 1: " + c5.substr(0, 7)), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("(decided before) step 3: " + c3.substr(0, 7)), std::string::npos) << again.out;
 
   ASSERT_EQ(none.exit_code, 0) << none.err << none.out;
   EXPECT_NE(none.out.find("no regression in range " + c0.substr(0, 7) + ".." + c2.substr(0, 7)),
@@ -120,4 +123,34 @@ TEST(BisectCli, NamesExactlyTheSlowCommitAndResumes) {
   EXPECT_NE(bad_rev.err.find("--good: 'nosuchrev' is not a commit"), std::string::npos) << bad_rev.err;
   EXPECT_EQ(reversed.exit_code, 2);
   EXPECT_NE(reversed.err.find("is not an ancestor"), std::string::npos) << reversed.err;
+}
+
+// --find faster: the same bisection for the commit that made the case faster (git bisect's
+// old/new terms), stored with find = 'faster'.
+TEST(BisectCli, FindFasterNamesTheCommitThatMadeItFaster) {
+  const fs::path d = scratch_dir();
+  const fs::path repo = make_repo(d, /*speedup=*/true);
+  const std::string c0 = git_out(repo, "rev-parse HEAD~5"), c3 = git_out(repo, "rev-parse HEAD~2"),
+                    c5 = git_out(repo, "rev-parse HEAD");
+  const fs::path work = d / "work_fast";
+  fs::remove_all(work);
+  const std::string common = " --find faster --build 'sh build.sh {out}' --config " +
+                             tiny_profile(d) + " --metric e2e --threshold 200 --max-rounds 12 --work " +
+                             work.string() +
+                             " --sweep-arg=--peak-bw-gbps --sweep-arg=10 --sweep-arg=--peak-tflops"
+                             " --sweep-arg=1";
+  const fs::path was = fs::current_path();
+  fs::current_path(repo);
+  const Result r = run_llmbench("bisect --good " + c0 + " --bad " + c5 + common, d / "fast");
+  const Result bad_find = run_llmbench("bisect --good " + c0 + " --bad " + c5 + common +
+                                       " --find sideways", d / "sideways");
+  fs::current_path(was);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("first faster commit: " + c3 + " c3: the fast one"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("step 1: " + c5.substr(0, 7) + " new"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("e2e_ms   faster"), std::string::npos) << r.out;
+  EXPECT_EQ(count(work / "bisect.db", "SELECT count(*) FROM bisect WHERE find = 'faster' AND "
+                                      "status = 'found' AND first_bad = '" + c3 + "'"), 1);
+  EXPECT_EQ(bad_find.exit_code, 2);
+  EXPECT_NE(bad_find.err.find("--find"), std::string::npos) << bad_find.err;
 }

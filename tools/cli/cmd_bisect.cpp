@@ -131,6 +131,7 @@ struct Step {
   int rounds = 0;
   std::int64_t gate_id = 0;
   nlohmann::json evidence = nlohmann::json::array();
+  int step = 0;  // its number in bisect_step
 };
 
 // bad / good (--find slower) or new / old (--find faster), else undecided.
@@ -233,13 +234,14 @@ int run_bisect(const BisectOptions& o) {
         .bind(6, o.metrics).bind(7, o.find).run();
     id = d.last_insert_id();
   } else {
-    auto q = d.prepare("SELECT commit_sha, verdict, rounds, gate_id, evidence FROM bisect_step"
+    auto q = d.prepare("SELECT commit_sha, verdict, rounds, gate_id, evidence, step FROM bisect_step"
                        " WHERE bisect_id = ? ORDER BY step");
     q.bind(1, id);
     while (q.step()) {
       ++steps;
       Step s{q.column_text(0), q.column_text(1), int(q.column_int(2)), q.column_int(3),
-             parse_json_or_throw(q.column_text(4), "database '" + db + "': bisect_step.evidence")};
+             parse_json_or_throw(q.column_text(4), "database '" + db + "': bisect_step.evidence"),
+             int(q.column_int(5))};
       if (s.verdict != "undecided") known[s.sha] = s;
     }
     if (!known.empty())
@@ -253,7 +255,7 @@ int run_bisect(const BisectOptions& o) {
   auto test = [&](const std::string& sha) {
     if (auto it = known.find(sha); it != known.end()) {
       fmt::print("(decided before) ");
-      print_step(++steps, it->second);
+      print_step(it->second.step, it->second);
       return it->second;
     }
     Step s = run_gate(o, settings, db, good_bin, sha);
