@@ -1,6 +1,8 @@
 // The continuous-batching scheduler (see scheduler.h).
 #include "engine/serving/scheduler.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -272,21 +274,40 @@ const std::vector<std::int32_t>& Scheduler::execute(const StepPlan& plan,
 }
 
 void Scheduler::sample_on_host(const StepPlan& plan) {
-  const int V = model_.config().vocab_size;
+  const std::size_t V = std::size_t(model_.config().vocab_size);
   logprobs_.assign(tokens_.size(), std::nullopt);
+  // The rows that need the host: copied one by one (the backend's transfers stay on this
+  // thread), then sampled in parallel, each row with its own request's seed and index, so the
+  // tokens do not depend on the thread count.
+  host_jobs_.clear();
   std::size_t sampled = 0;
   for (std::size_t i = 0; i < plan.seqs.size(); ++i) {
-    const Sequence& s = *plan.seqs[i];
     if (!plan.rows[i].sample) continue;
     const std::size_t k = sampled++;
-    const SamplingParams& p = s.req.sampling;
+    const SamplingParams& p = plan.seqs[i]->req.sampling;
     if (p.greedy() && p.logprobs < 0) continue;  // the argmax stands
-    row_.resize(std::size_t(V));
-    forward_.logits_row_to_host(int(k), row_.data());
-    if (!p.greedy())
-      tokens_[k] = sampler_.sample(row_.data(), V, p, sampling_uniform(s.seed, s.output.size()));
-    if (p.logprobs >= 0) logprobs_[k] = logprobs_of(row_.data(), V, tokens_[k], p.logprobs);
+    host_jobs_.push_back({k, plan.seqs[i]});
   }
+  const int n = int(host_jobs_.size());
+  if (n == 0) return;
+  host_rows_.resize(std::size_t(n) * V);
+  for (int j = 0; j < n; ++j)
+    forward_.logits_row_to_host(int(host_jobs_[std::size_t(j)].first), &host_rows_[std::size_t(j) * V]);
+  samplers_.resize(std::size_t(std::max(1, omp_get_max_threads())));
+  auto one = [&](int j, Sampler& sampler) {
+    const auto [k, s] = host_jobs_[std::size_t(j)];
+    const SamplingParams& p = s->req.sampling;
+    const float* row = &host_rows_[std::size_t(j) * V];
+    if (!p.greedy())
+      tokens_[k] = sampler.sample(row, int(V), p, sampling_uniform(s->seed, s->output.size()));
+    if (p.logprobs >= 0) logprobs_[k] = logprobs_of(row, int(V), tokens_[k], p.logprobs);
+  };
+  if (n == 1) {
+    one(0, samplers_[0]);
+    return;
+  }
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int j = 0; j < n; ++j) one(j, samplers_[std::size_t(omp_get_thread_num())]);
 }
 
 std::vector<RequestUpdate> Scheduler::update_from_output(const StepPlan& plan,

@@ -15,7 +15,8 @@
 // own sequence's cache (tests/engine/test_scheduler.cpp checks against the static Session).
 // Sampling: a greedy request takes the forward pass's argmax (bit-exact with the static path);
 // any other request, or one asking for log-probabilities, has its logits row copied to the
-// host and sampled there (sampler.h) with the request's seed and the index of the token.
+// host and sampled there (sampler.h; rows in parallel) with the request's seed and the index of
+// the token.
 // Single-threaded: the server (tools/serve) runs it on one engine thread.
 // Not here: HTTP, tokenizers, or stop strings (those need text: tools/serve).
 #pragma once
@@ -202,11 +203,12 @@ class Scheduler {
   std::vector<int> free_slots_;
   std::int64_t steps_ = 0;
   std::int64_t prefix_query_tokens_ = 0, prefix_hit_tokens_ = 0;
-  Sampler sampler_;
+  std::vector<Sampler> samplers_;     // one per OpenMP thread
   std::uint64_t unseeded_base_ = 0;  // requests without a seed get mix64(base + id)
   std::vector<std::int32_t> tokens_;  // the step's tokens, one per sampled row
   std::vector<std::optional<SampledLogprobs>> logprobs_;  // per sampled row
-  std::vector<float> row_;            // one logits row on the host
+  std::vector<std::pair<std::size_t, const Sequence*>> host_jobs_;  // (sampled row, sequence)
+  std::vector<float> host_rows_;      // their logits rows on the host
 };
 
 }  // namespace llmbench

@@ -5,6 +5,7 @@
 // same seed the same draws and different seeds different ones; log-probabilities as
 // log_softmax. Fixed seeds throughout: every expectation is exact or has a stated bound.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -279,6 +280,11 @@ TEST(Sampler, SchedulerDrawsPerRequestWhateverSharesTheStep) {
   greedy.sampling.logprobs = 0;
   const auto shared = run({seeded, other, greedy});
   EXPECT_EQ(shared[0], alone[0]);
+  // Rows are sampled in parallel: one thread gives the same tokens.
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  EXPECT_EQ(run({seeded, other, greedy}), shared);
+  omp_set_num_threads(threads);
   GenerationRequest plain = greedy;
   plain.sampling.logprobs = -1;
   EXPECT_EQ(shared[2], run({plain})[0]);  // log-probabilities do not change greedy tokens
