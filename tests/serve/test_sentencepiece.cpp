@@ -8,12 +8,17 @@
 //   - a server given the tokenizer.model runs the prompt's SentencePiece ids: its tokens equal
 //     the offline path's for those ids, and usage.prompt_tokens counts them.
 // Skipped when llmbench was built without SentencePiece.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
 
 #include "kernels/common/error.h"
 #include "tests/serve/serve_fixture.h"
+#include "tools/text/chat_template.h"
+#include "tools/text/chat_tokens.h"
 #include "tools/text/stream_decoder.h"
 
 #ifdef LLMBENCH_HAVE_SENTENCEPIECE
@@ -142,6 +147,34 @@ TEST(SentencePieceTokenizer, RefusesTooManyPiecesAndOtherFiles) {
   } catch (const BadInput& e) {
     EXPECT_NE(std::string(e.what()).find("junk.model"), std::string::npos) << e.what();
   }
+}
+
+// #42: one 240 KB chat message of repeated "<s>" took 21 s of CPU under the Llama 2 template,
+// growing quadratically. Rendering and tokenizing are linear now: the 240 KB message costs
+// about 4x the 60 KB one (at most 8x, where quadratic would be 16x) and well under 5 s here.
+TEST(SentencePieceTokenizer, ARepeatedSpecialTokenMessageIsTokenizedInLinearTime) {
+  const Tokenizer t = Tokenizer::sentencepiece(trained_model(), 256);
+  const ChatTemplate llama2 = *chat_template_by_name("llama2");
+  auto cost = [&](std::size_t repeats, std::size_t* n_ids) {
+    std::string content;
+    for (std::size_t i = 0; i < repeats; ++i) content += "<s>";
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto ids = tokenize_chat(render_chat(llama2, {{"user", content}}), llama2.family, t);
+    *n_ids = ids.size();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  std::size_t small_ids = 0, large_ids = 0;
+  // The best of three of each, so one preemption on a loaded machine does not decide.
+  double small = 1e9, large = 1e9;
+  for (int i = 0; i < 3; ++i) {
+    small = std::min(small, cost(20'000, &small_ids));  // 60 KB
+    large = std::min(large, cost(80'000, &large_ids));  // 240 KB
+  }
+  std::printf("chat tokenizing of repeated <s>: 60 KB %.3f s, 240 KB %.3f s (x%.1f)\n", small,
+              large, large / small);
+  EXPECT_GE(large_ids, 80'000u);  // every "<s>" is at least one id
+  EXPECT_LT(large, 5.0);
+  EXPECT_LT(large / std::max(small, 1e-3), 8.0);
 }
 
 TEST_F(ServeTest, TextPromptRunsTheSentencePieceIds) {
