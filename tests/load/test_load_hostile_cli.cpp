@@ -4,6 +4,7 @@
 // once), kill -9 of load (its --server-cmd server dies too), and a database that stops taking
 // writes (one line, the run marked failed). Servers are in-process scripted ones on loopback.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -354,4 +355,37 @@ TEST(LoadHostileCli, AStoringFailureIsOneLineAndMarksTheRunFailed) {
   EXPECT_EQ(scalar(db, "SELECT COUNT(*) FROM load_run WHERE status = 'running'"), 0);
   EXPECT_EQ(scalar(db, "SELECT COUNT(*) FROM load_run WHERE status = 'failed'"), 1);
   server.stop();
+}
+
+// The saturation guard end to end: a one-thread server taking 40 ms a request (25 req/s) offered
+// 50 req/s: the level is over capacity, stopped there with --stop-on-saturation, says so on
+// stderr and in json, and stores the verdict; the same server at 5 req/s is judged "ok".
+TEST(LoadHostileCli, AnOverCapacityRateLevelIsStoppedPrintedAndStored) {
+  Script s;
+  s.tokens = 4;
+  s.first_delay = std::chrono::milliseconds(10);
+  s.gap = std::chrono::milliseconds(10);
+  ScriptedServer server(s, /*threads=*/1);
+  server.close_after_each_request();
+  const fs::path dir = scratch_dir();
+  const fs::path db = dir / "saturated.db";
+  fs::remove(db);
+  const Result r = run_llmbench("load --url " + server.url() + " --model scripted --request-rate 50,5 "
+                                "--num-requests 200 --duration 8 --input-len 8 --output-len 4 "
+                                "--saturation-window 1 --stop-on-saturation --format json --db " +
+                                db.string(), dir);
+  server.stop();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: [1/2] is over capacity from"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the level stopped there"), std::string::npos) << r.err;
+  const auto out = nlohmann::json::parse(r.out);
+  EXPECT_EQ(out["levels"][0]["capacity"], "over") << out["levels"][0].dump();
+  EXPECT_GT(out["levels"][0]["saturation_s"].get<double>(), 0.5);
+  EXPECT_EQ(out["levels"][1]["capacity"], "ok") << out["levels"][1].dump();
+  EXPECT_EQ(scalar(db, "SELECT COUNT(*) FROM load_level WHERE over_capacity = 1 AND stopped_early = 1 "
+                       "AND saturation_ns > 0 AND request_rate = 50"), 1);
+  EXPECT_EQ(scalar(db, "SELECT COUNT(*) FROM load_level WHERE over_capacity = 0 AND stopped_early = 0 "
+                       "AND request_rate = 5"), 1);
+  // Stopped early: fewer requests than the 200 (or 8 s) the level would otherwise have run.
+  EXPECT_LT(scalar(db, "SELECT requests FROM load_level WHERE request_rate = 50"), 200);
 }

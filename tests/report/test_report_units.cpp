@@ -9,6 +9,8 @@
 // the SLO chart in headless Chromium.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -115,6 +117,40 @@ TEST(ReportSlo, OldSchemasStillGetTheirServingSection) {
     EXPECT_EQ(find_chart(data, "serving_1_slo"), nullptr) << version;
     EXPECT_EQ(find_chart(data, "serving_1_turns"), nullptr) << version;
   }
+}
+
+// The saturation guard's verdict (schema 13) is drawn: the over-capacity level's median gets its
+// own warning-styled mark, and every level's table row says over, ok or (not judged) null.
+TEST(ReportSlo, OverCapacityLevelsAreMarked) {
+  const fs::path path = make_db("capacity.db", llmbench::kSchemaVersion);
+  {
+    llmbench::Db d(path.string(), llmbench::Db::Mode::kReadWrite);
+    d.exec("UPDATE load_level SET over_capacity = 0 WHERE request_rate IN (20, 30)");
+    d.exec("UPDATE load_level SET over_capacity = 1, saturation_ns = 2000000000 WHERE request_rate = 40");
+  }
+  const json data = report(path);
+  const json* ttft = find_chart(data, "serving_1_ttft");
+  ASSERT_NE(ttft, nullptr);
+  const json& ds = (*ttft)["config"]["data"]["datasets"];
+  const json* over = nullptr;
+  for (const auto& d : ds)
+    if (d["label"].get<std::string>().find("over capacity") != std::string::npos) over = &d;
+  ASSERT_NE(over, nullptr) << ds.dump();
+  EXPECT_EQ((*over)["warn"], true);
+  ASSERT_EQ((*over)["data"].size(), 1u);
+  EXPECT_DOUBLE_EQ((*over)["data"][0]["x"].get<double>(), 40.0);
+  const json& cols = (*ttft)["table"]["columns"];
+  ASSERT_EQ(cols.back(), "capacity");
+  std::map<std::string, json> cap;
+  for (const auto& row : (*ttft)["table"]["rows"]) cap[row[1].get<std::string>()] = row.back();
+  EXPECT_EQ(cap["r40 in16 out4"], "over");
+  EXPECT_EQ(cap["r20 in16 out4"], "ok");
+  EXPECT_TRUE(cap["r35 in16 out4"].is_null());
+  EXPECT_TRUE(cap["rinf in16 out4"].is_null());
+  // An old database has no verdict: no mark, null cells.
+  const json old = report(make_db("v8cap.db", 8));
+  for (const auto& d : (*find_chart(old, "serving_1_ttft"))["config"]["data"]["datasets"])
+    EXPECT_EQ(d["label"].get<std::string>().find("over capacity"), std::string::npos);
 }
 
 TEST(ReportSlo, ChartEqualsTheStoredSearch) {

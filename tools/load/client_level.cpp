@@ -290,7 +290,7 @@ void LevelRun::watch_saturation(std::int64_t now) {
   sessions_open_ -= int(pending_.size());  // sessions waiting for a later turn end here
   pending_ = decltype(pending_)();
   for (Transfer* t : std::vector<Transfer*>(active_)) {
-    t->timeout = "aborted: the level was over capacity (--stop-on-saturation)";
+    t->timeout = kAbortedOverCapacity;
     t->rec.end_ns = now;
     long code = 0;
     curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);

@@ -51,6 +51,11 @@ struct RequestRecord {
   std::optional<double> tpot_ns() const;
 };
 
+// The error of a request in flight when --stop-on-saturation ended its level: stored as failed
+// (it did not complete), but the tool's own doing, not the server's: no exit 1 for it.
+inline constexpr const char* kAbortedOverCapacity =
+    "aborted: the level was over capacity (--stop-on-saturation)";
+
 struct ClientOptions {
   std::string url;  // the endpoint: http://HOST:PORT/v1/completions or .../chat/completions
   bool chat = false;

@@ -28,6 +28,7 @@ struct LevelResult {
   std::optional<bool> over_capacity;
   std::optional<double> saturation_s;  // when it fired, s since the level's origin
   bool stopped_early = false;          // --stop-on-saturation ended the level then
+  int aborted = 0;                     // requests in flight it aborted then (among `failed`)
   nlohmann::ordered_json vllm;  // --format vllm-json: vLLM's result object (vllm_json.h)
 };
 

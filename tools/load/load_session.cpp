@@ -273,6 +273,7 @@ LevelResult LoadSession::record(const LevelSpec& level, const LevelOutcome& outc
   r.over_capacity = outcome.over_capacity;
   if (outcome.saturation_ns) r.saturation_s = double(*outcome.saturation_ns) / 1e9;
   r.stopped_early = outcome.stopped_early;
+  for (const RequestRecord& q : outcome.requests) r.aborted += q.error == kAbortedOverCapacity;
   const auto duration_ns = std::int64_t(std::llround(r.summary.duration_s * 1e9));
   // A level that cannot be stored (a full disk, a lock held past the busy timeout) is still
   // reported below; the run is marked failed at the end and nothing more is stored.
@@ -401,8 +402,13 @@ int LoadSession::finish(const std::vector<LevelResult>& results, int planned_lev
   note(fmt::format("stored load run {} ({} level{}) in {}", run_id_, results.size(),
                    results.size() == 1 ? "" : "s", o_.db));
   if (!server_died_.empty()) return 1;
-  int failed = 0, total = 0;
-  for (const auto& r : results) failed += r.summary.failed, total += r.summary.requests;
+  int failed = 0, total = 0, aborted = 0;
+  for (const auto& r : results)
+    failed += r.summary.failed - r.aborted, total += r.summary.requests, aborted += r.aborted;
+  // Aborted by --stop-on-saturation: asked for, so not a failure of the run.
+  if (aborted > 0)
+    note(fmt::format("{} requests in flight were aborted where --stop-on-saturation ended an "
+                     "over-capacity level (stored as failed with that reason)", aborted));
   if (failed > 0) {
     fmt::print(stderr, "{} of {} requests failed (status 'error' in load_request, with the reason)\n",
                failed, total);

@@ -65,7 +65,7 @@ std::optional<json> latency_curves(const std::string& id, const std::vector<RunL
   for (const RunLevels& run : runs) {
     for (const std::string& s : series_order(*run.levels)) {
       const std::string series = run.prefix + s;
-      json med = json::array(), p99 = json::array();
+      json med = json::array(), p99 = json::array(), over = json::array();
       for (const ServingLevel& lv : *run.levels) {
         if (lv.series != s) continue;
         const json a = lv.v.at(m + "_p50"), b = lv.v.at(m + "_p90"), d = lv.v.at(m + "_p99");
@@ -74,9 +74,12 @@ std::optional<json> latency_curves(const std::string& id, const std::vector<RunL
         if (tput)
           for (const char* k : {"output_tok_s", "request_s", "failed", "requests"})
             row.push_back(lv.v.at(k));
+        row.push_back(lv.v.count("capacity") ? lv.v.at("capacity") : json(nullptr));
         rows.push_back(row);
         if (px.is_null() || a.is_null()) continue;
         med.push_back({{"x", px}, {"y", a}});
+        if (lv.v.count("capacity") && lv.v.at("capacity") == "over")
+          over.push_back({{"x", px}, {"y", a}});
         if (!d.is_null()) p99.push_back({{"x", px}, {"y", d}});
       }
       if (med.empty()) continue;
@@ -84,6 +87,10 @@ std::optional<json> latency_curves(const std::string& id, const std::vector<RunL
       if (!p99.empty())
         ds.push_back({{"label", series + " p99"}, {"data", p99}, {"series", series},
                       {"dash", true}});
+      // Levels the saturation guard found over capacity: their medians marked on their own.
+      if (!over.empty())
+        ds.push_back({{"label", series + " over capacity (a growing queue)"}, {"data", over},
+                      {"series", series}, {"warn", true}, {"showLine", false}});
     }
   }
   if (ds.empty()) return std::nullopt;
@@ -91,6 +98,7 @@ std::optional<json> latency_curves(const std::string& id, const std::vector<RunL
   if (tput)
     for (const char* k : {"output_tok_s", "request_throughput", "failed", "requests"})
       columns.push_back(k);
+  columns.push_back("capacity");
   const json x_axis =
       tput ? axis("output tokens/s achieved by the level (tokens/s, all streams)") : level_axis(runs);
   const std::string title =

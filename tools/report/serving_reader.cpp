@@ -43,8 +43,9 @@ std::vector<ServingLevel> read_serving_levels(Db& db, std::int64_t load_run_id) 
       column_or(db, "load_run", "dataset_name", "'random'") +
       ", l.input_len, l.output_len, l.concurrency, l.request_rate, " + pct +
       "(SELECT SUM(q.output_tokens) " + ok + ") / (l.duration_ns / 1e9), "
-      "(SELECT COUNT(*) " + ok + ") / (l.duration_ns / 1e9), l.failed, l.requests "
-      "FROM load_level l JOIN load_run r ON r.id = l.load_run_id WHERE r.id = ? "
+      "(SELECT COUNT(*) " + ok + ") / (l.duration_ns / 1e9), l.failed, l.requests, " +
+      (db.has_column("load_level", "over_capacity") ? "l.over_capacity" : "NULL") +
+      " FROM load_level l JOIN load_run r ON r.id = l.load_run_id WHERE r.id = ? "
       "ORDER BY l.input_len, l.output_len, COALESCE(l.concurrency, l.request_rate), l.level_index");
   q.bind(1, load_run_id);
   std::vector<ServingLevel> levels;
@@ -73,6 +74,9 @@ std::vector<ServingLevel> read_serving_levels(Db& db, std::int64_t load_run_id) 
     lv.v["request_s"] = num(q, col++);
     lv.v["failed"] = q.column_int(col++);
     lv.v["requests"] = q.column_int(col++);
+    // The saturation guard's verdict (schema 13): "over", "ok", or null when not judged.
+    lv.v["capacity"] = q.column_is_null(col) ? json(nullptr) : json(q.column_int(col) ? "over" : "ok");
+    ++col;
     levels.push_back(std::move(lv));
   }
   return levels;

@@ -23,7 +23,8 @@ struct ServingLevel {
   nlohmann::ordered_json x;  // concurrency or request rate; null: no position (inf rate, trace)
   std::string x_text;        // "4", "8", "inf", "trace"
   std::string mode;          // load_run.mode: concurrency | rate | trace
-  // ttft/tpot/itl _p50/_p90/_p99 (ms), output_tok_s, request_s (null when absent); failed, requests.
+  // ttft/tpot/itl _p50/_p90/_p99 (ms), output_tok_s, request_s (null when absent); failed,
+  // requests; capacity: "over" (the saturation guard fired), "ok", or null (not judged).
   std::map<std::string, nlohmann::ordered_json> v;
 };
 
