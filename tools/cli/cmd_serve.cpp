@@ -173,10 +173,10 @@ int run_serve(ServeArgs a, const std::string& command_line) {
     info.device = backend->device_description();
     const auto since_origin = std::chrono::steady_clock::now() - server.origin();
     info.started_unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-    info.trace = a.serve.trace;
-    info.pid = std::int64_t(::getpid());
                                (std::chrono::system_clock::now() - since_origin).time_since_epoch())
                                .count();
+    info.trace = a.serve.trace;
+    info.pid = std::int64_t(::getpid());
     info.scheduler = server.engine().options();
     info.kv_blocks = k.kv_blocks_total;
     const std::int64_t id = store->begin_session(info);
@@ -262,10 +262,10 @@ void add_serve_command(CLI::App& root, CommandContext& ctx) {
                       " (default: the checkpoint's tokenizer_config.json, or the preset's)");
   cmd->add_option("--shutdown-timeout", a->shutdown_timeout_s,
                   "Seconds in-flight requests get after SIGINT/SIGTERM before they are aborted")
+      ->capture_default_str();
   cmd->add_option("--trace", a->trace,
                   "off|steps|ops: store each engine step (steps) and the ops inside it (ops), "
                   "with the requests in each step, in --db (docs/serving.md, \"Tracing a server\")")
-      ->capture_default_str();
       ->capture_default_str();
   cmd->add_option("--db", a->db,
                   "SQLite database for the serving tables (steps, requests), stored as the server runs "

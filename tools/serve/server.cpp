@@ -139,9 +139,9 @@ void Server::handle_metrics(const HttpRequest&, HttpReply& res) {
 }
 
 void Server::handle_completions(const HttpRequest& req, HttpReply& res) {
-  try {
   const std::string request_id = request_ids_.accept(req.header("x-request-id"));
   res.add_header("X-Request-Id", request_id);
+  try {
     answer(parse_completion_request(req.body, tokenizer_, max_body_values_), false, request_id,
            res);
   } catch (const ApiError& e) {
@@ -150,9 +150,9 @@ void Server::handle_completions(const HttpRequest& req, HttpReply& res) {
 }
 
 void Server::handle_chat(const HttpRequest& req, HttpReply& res) {
-  try {
   const std::string request_id = request_ids_.accept(req.header("x-request-id"));
   res.add_header("X-Request-Id", request_id);
+  try {
     answer(parse_chat_request(req.body, opt_.chat_template ? &*opt_.chat_template : nullptr,
                               tokenizer_, max_body_values_),
            true, request_id, res);
