@@ -226,29 +226,7 @@ void ServeStore::run() {
 }
 
 void ServeStore::write_trace(Db& db, const std::vector<OpRecord>& records) {
-  EventWriter events(db);
-  // Records come in begin order, so a parent's event id is known before its children's.
-  std::vector<std::int64_t> ids(records.size());
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    const OpRecord& r = records[i];
-    EventRow row;
-    row.ts = r.start_ns;
-    row.dur = r.dur_ns;
-    row.track_id = track_;
-    row.category = std::string(category_name(r.category));
-    row.name = std::string(r.name);
-    row.depth = r.depth;
-    if (r.parent >= 0) row.parent_id = ids[std::size_t(r.parent)];
-    row.phase = std::string(phase_name(r.phase));
-    row.step = r.step;
-    if (r.layer >= 0) row.layer = r.layer;
-    if (r.category != OpCategory::kRange) {
-      row.flops = r.flops;
-      row.bytes = r.bytes;
-    }
-    row.enqueue_ts = r.enqueue_ns;
-    ids[i] = events.write(row);
-  }
+  write_op_records(db, track_, records);
 }
 
 std::optional<std::string> ServeStore::commit(const Pending& p) {

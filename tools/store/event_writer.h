@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "engine/model/trace.h"
 #include "tools/store/sqlite_db.h"
 
 namespace llmbench {
@@ -35,5 +37,11 @@ class EventWriter {
   Db& db_;
   Stmt insert_;
 };
+
+// llmbench's own op records (engine/model/trace.h) on `track_id`, in begin order, so a parent's
+// event id is known before its children's: a traced case (`case_id` set, repetition 0) or a
+// served session's steps (`serve --trace`, no case).
+void write_op_records(Db& db, std::int64_t track_id, const std::vector<OpRecord>& records,
+                      std::optional<std::int64_t> case_id = std::nullopt);
 
 }  // namespace llmbench

@@ -191,31 +191,7 @@ void ResultStore::write_trace(std::int64_t run_id, std::int64_t case_id, const C
       .bind(4, case_id).run();
   const std::int64_t track_id = db_.last_insert_id();
 
-  EventWriter events(db_);
-  // Records come in begin order, so a parent's event id is known before its children's.
-  std::vector<std::int64_t> ids(c.trace.size());
-  for (std::size_t i = 0; i < c.trace.size(); ++i) {
-    const OpRecord& r = c.trace[i];
-    EventRow row;
-    row.ts = r.start_ns;
-    row.dur = r.dur_ns;
-    row.track_id = track_id;
-    row.category = std::string(category_name(r.category));
-    row.name = std::string(r.name);
-    row.depth = r.depth;
-    if (r.parent >= 0) row.parent_id = ids[std::size_t(r.parent)];
-    row.case_id = case_id;
-    row.rep = 0;
-    row.phase = std::string(phase_name(r.phase));
-    row.step = r.step;
-    if (r.layer >= 0) row.layer = r.layer;
-    if (r.category != OpCategory::kRange) {
-      row.flops = r.flops;
-      row.bytes = r.bytes;
-    }
-    row.enqueue_ts = r.enqueue_ns;
-    ids[i] = events.write(row);
-  }
+  write_op_records(db_, track_id, c.trace, case_id);
 }
 
 }  // namespace llmbench
