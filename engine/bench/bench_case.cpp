@@ -28,14 +28,25 @@ std::int64_t ns_between(Clock::time_point a, Clock::time_point b) {
 }
 
 // One repetition: prefill then max_new_tokens - 1 decode steps. Returns its timings and
-// writes the generated ids ([batch][max_new_tokens]) to `generated`.
+// writes the generated ids ([batch][max_new_tokens]) to `generated`. With a `meter`, the
+// energy counter is read right outside the prefill's clock and right outside the first and
+// last decode step's (prefill() and decode_step() return with the device idle), so the reads
+// never enter TTFT or TPOT.
 RepSample run_once(Session& session, const CaseSpec& spec, const std::vector<std::int32_t>& prompt,
-                   std::vector<std::vector<std::int32_t>>& generated) {
+                   std::vector<std::vector<std::int32_t>>& generated,
+                   const EnergyMeter* meter) {
   RepSample s;
   generated.assign(std::size_t(spec.batch), {});
+  std::optional<EnergyReading> e0, e1;
+  if (meter) e0 = meter->read();
   auto t0 = Clock::now();
   std::vector<std::int32_t> next = session.prefill(prompt, spec.prompt_len);
   auto t1 = Clock::now();
+  if (meter) {
+    e1 = meter->read();
+    s.prefill_energy = energy_span(e0, e1);
+    e0 = e1;  // the decode steps start right after this read
+  }
   s.ttft_ns = ns_between(t0, t1);
   for (int step = 1; step <= spec.max_new_tokens; ++step) {
     for (int b = 0; b < spec.batch; ++b) generated[b].push_back(next[b]);
@@ -46,11 +57,12 @@ RepSample run_once(Session& session, const CaseSpec& spec, const std::vector<std
     t1 = Clock::now();
     s.decode_ns.push_back(ns_between(t0, t1));
   }
+  if (meter && !s.decode_ns.empty()) s.decode_energy = energy_span(e0, meter->read());
   return s;
 }
 
 CaseResult run_static_case(const Model& model, const CaseSpec& spec, const Peaks& peaks,
-                           Clock::time_point origin);
+                           Clock::time_point origin, const EnergyMeter* meter);
 
 }  // namespace
 
@@ -65,7 +77,8 @@ void set_trace_overheads(CaseResult& r) {
 }
 
 CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks,
-                    Clock::time_point origin, ReadProbe* probe, ComputeProbe* compute) {
+                    Clock::time_point origin, ReadProbe* probe, ComputeProbe* compute,
+                    const EnergyMeter* energy) {
   // MBU applies only with decode steps; so does the read probe. Every case has a prefill, so
   // every case with a compute probe takes it (unless --peak-tflops fixed MFU's denominator).
   const bool probed = probe != nullptr && spec.max_new_tokens > 1;
@@ -75,8 +88,25 @@ CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks
   std::optional<double> before, after, gemm_before, gemm_after;
   if (computed) gemm_before = compute->measure(spec.dtype, shape).tflops_best;
   if (probed) before = probe->measure().gbps_best;
+  // The counter's update and the idle power, with the device idle right before the case. A
+  // ragged case runs through the scheduler and is not metered (its note says so).
+  const EnergyMeter* meter = spec.variants.ragged() ? nullptr : energy;
+  EnergyCalibration calibration;
+  if (meter) calibration = meter->calibrate(kEnergyCalibrationTimeout);
   CaseResult r = spec.variants.ragged() ? run_ragged_case(model, spec, peaks, origin)
-                                        : run_static_case(model, spec, peaks, origin);
+                                        : run_static_case(model, spec, peaks, origin, meter);
+  if (meter) {
+    std::vector<std::optional<EnergySpan>> prefill, decode;
+    for (const RepSample& s : r.samples) {
+      prefill.push_back(s.prefill_energy);
+      if (!s.decode_ns.empty()) decode.push_back(s.decode_energy);
+    }
+    r.energy = case_energy(prefill, decode, std::int64_t(spec.batch) * spec.prompt_len,
+                           std::int64_t(spec.batch) * (spec.max_new_tokens - 1), calibration,
+                           meter->power_limit_w());
+  } else if (energy) {
+    r.energy.note = "energy is not metered for ragged cases";
+  }
   if (probed) after = probe->measure().gbps_best;
   if (computed) gemm_after = compute->measure(spec.dtype, shape).tflops_best;
   r.roof = apply_case_roof(r.metrics, peaks, before, after, gemm_before, gemm_after);
@@ -86,7 +116,7 @@ CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks
 namespace {
 
 CaseResult run_static_case(const Model& model, const CaseSpec& spec, const Peaks& peaks,
-                           Clock::time_point origin) {
+                           Clock::time_point origin, const EnergyMeter* meter) {
   const ModelConfig& c = model.config();
   CaseResult r;
   r.spec = spec;
@@ -107,7 +137,7 @@ CaseResult run_static_case(const Model& model, const CaseSpec& spec, const Peaks
   r.cost = case_cost(c, spec.batch, spec.prompt_len, spec.max_new_tokens, spec.dtype);
 
   const auto once = [&](std::vector<std::vector<std::int32_t>>& g) {
-    return run_once(session, spec, r.prompt_ids, g);
+    return run_once(session, spec, r.prompt_ids, g, meter);
   };
   run_repetitions(r, spec, model, once);
   check_logits_finite(session.last_logits(), spec.batch, "sequence", session, once);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/bench/energy.h"
 #include "engine/bench/interrupt.h"
 #include "engine/model/finite.h"
 #include "engine/model/memory.h"
@@ -68,6 +69,10 @@ struct CaseResult {
   std::optional<RepSample> traced_sample;
   std::optional<double> trace_overhead_ttft;  // traced TTFT / median untraced TTFT
   std::optional<double> trace_overhead_tpot;  // traced mean TPOT / untraced mean TPOT
+
+  // Energy per phase over the measured repetitions (energy.h; a CUDA case with NVML), or the
+  // note saying why there is none.
+  CaseEnergy energy;
 };
 
 // Runs the case on `model` (which must have been built for spec.model / dtype / backend).
@@ -78,10 +83,13 @@ struct CaseResult {
 // its warm-up) and right after it (after its traced repetition), and MBU divides by the larger
 // of the two (apply_case_roof, engine/bench/metrics.h); r.roof records both. With a `compute`
 // probe (and no --peak-tflops) the case dtype's GEMM is probed before and after the case too,
-// and MFU divides by the larger of the probes and the cached peak.
+// and MFU divides by the larger of the probes and the cached peak. With an `energy` meter (a
+// static case), the counter's update and the idle power are measured right before the case
+// (after the read probe) and the counter is read around the prefill and around the decode steps
+// of every repetition (r.energy; docs/metrics.md, "Energy per phase").
 CaseResult run_case(const Model& model, const CaseSpec& spec, const Peaks& peaks,
                     std::chrono::steady_clock::time_point origin, ReadProbe* probe = nullptr,
-                    ComputeProbe* compute = nullptr);
+                    ComputeProbe* compute = nullptr, const EnergyMeter* energy = nullptr);
 
 // Sets r.trace_overhead_ttft and _tpot from r.traced_sample against the untraced metrics.
 void set_trace_overheads(CaseResult& r);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/bench/energy.h"
 #include "engine/bench/stats.h"
 #include "engine/model/config.h"
 
@@ -18,6 +19,9 @@ namespace llmbench {
 struct RepSample {
   std::int64_t ttft_ns = 0;                // prefill submission -> first tokens on the host
   std::vector<std::int64_t> decode_ns;     // one per decode step
+  // With an energy meter (energy.h): the counter across the prefill and across all the decode
+  // steps; nullopt when no meter ran, a read failed, or there were no decode steps.
+  std::optional<EnergySpan> prefill_energy, decode_energy;
   std::int64_t e2e_ns() const;             // ttft_ns + sum(decode_ns)
 };
 

@@ -101,6 +101,35 @@ TEST(Schema, ServingAndGateDatabasesFromBeforeVersion9Migrate) {
   EXPECT_TRUE(s.db().has_table("gate_sample"));
 }
 
+// Version 15 (energy per phase): a version-14 database (its bench_case without the energy
+// columns, which the field list would otherwise give every version from 5 on) gains bench_case's
+// energy columns and serve_session's, NULL in the rows it had.
+TEST(Schema, Version14GainsEnergyColumnsNullInOldRows) {
+  const fs::path db = fresh_dir("v14_energy") / "v14.db";
+  const char* kCaseColumns[] = {"prefill_j_per_token", "decode_j_per_token", "prefill_w",
+                                "decode_w", "prefill_energy_j", "decode_energy_j",
+                                "prefill_energy_ms", "decode_energy_ms", "energy_update_ms",
+                                "idle_w", "power_limit_w", "energy_check"};
+  {
+    Db d(db.string(), Db::Mode::kCreate);
+    create_schema_version(d, 14);
+    for (const char* c : kCaseColumns)
+      d.exec(std::string("ALTER TABLE bench_case DROP COLUMN ") + c);
+    d.exec("INSERT INTO serve_session (started_unix_ns, model) VALUES (1, 'tiny')");
+    EXPECT_FALSE(d.has_column("serve_session", "j_per_output_token"));
+    EXPECT_EQ(d.user_version(), 14);
+  }
+  ResultStore s(db.string());
+  EXPECT_EQ(s.db().user_version(), 15);
+  for (const char* c : kCaseColumns) EXPECT_TRUE(s.db().has_column("bench_case", c)) << c;
+  auto q = s.db().prepare("SELECT model, energy_j, j_per_output_token, energy_note FROM serve_session");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.column_text(0), "tiny");
+  EXPECT_TRUE(q.column_is_null(1));
+  EXPECT_TRUE(q.column_is_null(2));
+  EXPECT_TRUE(q.column_is_null(3));
+}
+
 TEST(Schema, ForeignAndNewerDatabasesAreRefused) {
   const fs::path dir = fresh_dir("refused");
   {

@@ -140,6 +140,63 @@ std::vector<ResultField> after_latencies() {
                 true},
     ResultField{"mbu", T::kReal, R::kMetric, kAll, 3, "decode memory bandwidth utilisation",
                 [](const CaseResult& r, S) { return opt(r.metrics.mbu); }, false, true},
+    // Energy per phase (docs/metrics.md, "Energy per phase"): a CUDA case with NVML; NULL
+    // otherwise (energy_check then carries the note when one applies).
+    ResultField{"prefill_j_per_token", T::kReal, R::kMetric, kAll, 4,
+                "prefill energy / prompt tokens, J (board counter over every repetition's prefill)",
+                [](const CaseResult& r, S) { return opt(r.energy.prefill.j_per_token()); }},
+    ResultField{"decode_j_per_token", T::kReal, R::kMetric, kAll, 4,
+                "decode energy / tokens the decode steps generated, J",
+                [](const CaseResult& r, S) { return opt(r.energy.decode.j_per_token()); }},
+    ResultField{"prefill_w", T::kReal, R::kMetric, kAll, 1,
+                "prefill energy / prefill time between the counter's reads, W",
+                [](const CaseResult& r, S) { return opt(r.energy.prefill.watts()); }},
+    ResultField{"decode_w", T::kReal, R::kMetric, kAll, 1,
+                "decode energy / decode time between the counter's reads, W",
+                [](const CaseResult& r, S) { return opt(r.energy.decode.watts()); }},
+    ResultField{"prefill_energy_j", T::kReal, R::kMetric, kCsv | kDb, 3,
+                "board energy over every measured repetition's prefill, J",
+                [](const CaseResult& r, S) -> FieldValue {
+                  if (r.energy.prefill.spans == 0) return std::monostate{};
+                  return r.energy.prefill.joules;
+                }},
+    ResultField{"decode_energy_j", T::kReal, R::kMetric, kCsv | kDb, 3,
+                "board energy over every measured repetition's decode steps, J",
+                [](const CaseResult& r, S) -> FieldValue {
+                  if (r.energy.decode.spans == 0) return std::monostate{};
+                  return r.energy.decode.joules;
+                }},
+    ResultField{"prefill_energy_ms", T::kReal, R::kMetric, kCsv | kDb, 3,
+                "summed time between the counter's reads around the prefills, ms",
+                [](const CaseResult& r, S) -> FieldValue {
+                  if (r.energy.prefill.spans == 0) return std::monostate{};
+                  return double(r.energy.prefill.ns) / 1e6;
+                }},
+    ResultField{"decode_energy_ms", T::kReal, R::kMetric, kCsv | kDb, 3,
+                "summed time between the counter's reads around the decode steps, ms",
+                [](const CaseResult& r, S) -> FieldValue {
+                  if (r.energy.decode.spans == 0) return std::monostate{};
+                  return double(r.energy.decode.ns) / 1e6;
+                }},
+    ResultField{"energy_update_ms", T::kReal, R::kMetric, kCsv | kDb, 3,
+                "the energy counter's update interval, measured right before the case, ms",
+                [](const CaseResult& r, S) { return opt(r.energy.calibration.update_ms); }},
+    ResultField{"idle_w", T::kReal, R::kMetric, kCsv | kDb, 1,
+                "the board's power with nothing running, right before the case, W",
+                [](const CaseResult& r, S) { return opt(r.energy.calibration.idle_w); }},
+    ResultField{"power_limit_w", T::kReal, R::kMetric, kCsv | kDb, 1,
+                "the board's enforced power limit (NVML), W",
+                [](const CaseResult& r, S) -> FieldValue {
+                  if (!r.energy.metered) return std::monostate{};
+                  return opt(r.energy.power_limit_w);
+                }},
+    ResultField{"energy_check", T::kText, R::kMetric, kAll, 0,
+                "ok, or what is wrong with a phase's energy: a span shorter than the counter's "
+                "update, watts above the power limit or below idle; or why there is none",
+                [](const CaseResult& r, S) -> FieldValue {
+                  const std::optional<std::string> c = energy_check(r.energy);
+                  return c ? FieldValue(*c) : FieldValue(std::monostate{});
+                }},
     // The read roof probed beside the case and the denominators (docs/metrics.md, "The read
     // roof beside each case").
     ResultField{"read_gbps_before", T::kReal, R::kMetric, kCsv | kDb, 2,

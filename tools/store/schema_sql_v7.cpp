@@ -2,7 +2,7 @@
 // workloads (7), per-dtype peaks (8), load's SLO search and server metrics (9), the serving
 // and gate tables with the device-query views joining the one schema (10), prefix caching (11),
 // history over commits (12), request ids, saturation and steady state (13), a served request's
-// steps and ops (14). A released script
+// steps and ops (14), energy per phase (15). A released script
 // never changes: a new table or column goes into a new version's script.
 #include "tools/store/schema.h"
 
@@ -280,6 +280,22 @@ CREATE INDEX IF NOT EXISTS serve_step_request_request ON serve_step_request(sess
 CREATE INDEX IF NOT EXISTS event_track_step ON event(track_id, step);
 )sql";
 
+// Version 15: energy per phase (docs/metrics.md, "Energy per phase"). bench_case's energy
+// columns (prefill_j_per_token ... energy_check) are added from the field list after this
+// script, as version 8's were; the serve session keeps its engine steps' energy (serve --backend
+// cuda with NVML; NULL otherwise, energy_note saying why).
+constexpr const char* kSchemaV15 = R"sql(
+ALTER TABLE serve_session ADD COLUMN energy_j REAL;              -- board energy over busy step spans, J
+ALTER TABLE serve_session ADD COLUMN energy_ms REAL;             -- those spans' summed time, ms
+ALTER TABLE serve_session ADD COLUMN energy_output_tokens INTEGER;  -- tokens generated in them
+ALTER TABLE serve_session ADD COLUMN j_per_output_token REAL;    -- energy_j / energy_output_tokens
+ALTER TABLE serve_session ADD COLUMN energy_w REAL;              -- energy_j / energy_ms, W
+ALTER TABLE serve_session ADD COLUMN energy_update_ms REAL;      -- the counter's update interval, ms
+ALTER TABLE serve_session ADD COLUMN idle_w REAL;                -- the board idle at start, W
+ALTER TABLE serve_session ADD COLUMN power_limit_w REAL;         -- the enforced power limit, W
+ALTER TABLE serve_session ADD COLUMN energy_note TEXT;           -- ok, the check's findings, or why NULL
+)sql";
+
 }  // namespace
 
 const char* schema_step_sql_from_v7(int version) {
@@ -292,6 +308,7 @@ const char* schema_step_sql_from_v7(int version) {
     case 12: return kSchemaV12;
     case 13: return kSchemaV13;
     case 14: return kSchemaV14;
+    case 15: return kSchemaV15;
   }
   return nullptr;
 }
