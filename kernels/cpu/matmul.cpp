@@ -1,9 +1,10 @@
 // out[m, n] = sum_k x[m, k] * w[n, k] (w in nn.Linear layout [out_features, in_features]).
 // matmul_reference is the spec: a plain triple loop with double accumulation, slow on purpose.
-// matmul is what the engine runs: a weight-streaming kernel for decode's few rows where the CPU
-// has AVX-512 or AVX2, else sgemv for one row and matmul_few_rows for a few; beyond, on a CPU
-// with AVX2 but not AVX-512, gemm_avx2.h's outer-product kernel up to kAvx2GemmRowsMax rows,
-// else OpenBLAS sgemm, the CPU "version" of matmul for prefill. All are tested against the spec.
+// matmul is what the engine runs: for decode's few rows the path decode_dispatch.h picks (the
+// AVX-512 or AVX2 weight-streaming kernel, else sgemv for one row and matmul_few_rows for a
+// few); beyond, the AVX-512 kernel up to kStreamRowsMax rows, on a CPU with AVX2 but not
+// AVX-512 gemm_avx2.h's outer-product kernel up to kAvx2GemmRowsMax rows, else OpenBLAS sgemm,
+// the CPU "version" of matmul for prefill. All are tested against the spec.
 #include "kernels/cpu/matmul.h"
 
 #include <cblas.h>
@@ -12,6 +13,7 @@
 #include <cstddef>
 
 #include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/decode_dispatch.h"
 #include "kernels/cpu/gemm_avx2.h"
 #include "kernels/cpu/matmul_avx2.h"
 #include "kernels/cpu/matmul_avx512.h"
@@ -114,6 +116,27 @@ void matmul_reference(float* out, const float* x, const float* w, int m, int n, 
   }
 }
 
+void matmul_f32_on(IsaPath p, float* out, const float* x, const float* w, int m, int n, int k,
+                   int lda) {
+  if (p == IsaPath::kAvx512) {
+    // The AVX-512 weight-streaming kernel reads each weight once for all m rows
+    // (matmul_avx512.h).
+    avx512::matmul_f32(out, x, lda, w, m, n, k);
+  } else if (p == IsaPath::kAvx2) {
+    // One sequential weight stream per thread, four accumulators per output (matmul_avx2.h);
+    // faster than sgemv in a model-sized stream (docs/case-studies/cpu-decode-vs-llama-cpp.md
+    // "Against llama.cpp").
+    avx2::matmul_f32_rows(out, x, lda, w, m, n, k);
+  } else if (m == 1) {
+    // Batch 1: out = W x with W row-major [n, k]; sgemv streams W once.
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, n, k, 1.0f, w, k, x, 1, 0.0f, out, 1);
+  } else {
+    // The weights dominate the traffic and must stream at memory bandwidth. OpenBLAS sgemm
+    // with a few rows reaches only a few GB/s on these machines.
+    matmul_few_rows(out, x, w, m, n, k, lda);
+  }
+}
+
 void matmul(float* out, const float* x, const float* w, int m, int n, int k, int lda) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0) {
@@ -121,22 +144,13 @@ void matmul(float* out, const float* x, const float* w, int m, int n, int k, int
     std::fill(out, out + static_cast<std::size_t>(m) * n, 0.0f);
     return;
   }
-  if (m <= kStreamRowsMax && cpu_isa().avx512) {
-    // Decode (and short prompts): the AVX-512 weight-streaming kernel reads each weight once
-    // for all m rows (matmul_avx512.h).
+  if (m <= kFewRowsMax) {
+    // Decode: the path decode_dispatch.h picks for this dtype and row count.
+    matmul_f32_on(decode_path(DType::kFp32, m), out, x, w, m, n, k, lda);
+  } else if (m <= kStreamRowsMax && cpu_isa().avx512) {
+    // Short prompts: the AVX-512 weight-streaming kernel reads each weight once for all m rows
+    // (matmul_avx512.h).
     avx512::matmul_f32(out, x, lda, w, m, n, k);
-  } else if (m <= kFewRowsMax && cpu_isa().avx2) {
-    // Decode on a CPU with AVX2 but not the AVX-512 path: one sequential weight stream per
-    // thread, four accumulators per output (matmul_avx2.h); faster than sgemv in a model-sized
-    // stream (docs/case-studies/cpu-decode-vs-llama-cpp.md "Against llama.cpp").
-    avx2::matmul_f32_rows(out, x, lda, w, m, n, k);
-  } else if (m == 1) {
-    // Decode at batch 1: out = W x with W row-major [n, k]; sgemv streams W once.
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, n, k, 1.0f, w, k, x, 1, 0.0f, out, 1);
-  } else if (m <= kFewRowsMax) {
-    // Decode: the weights dominate the traffic and must stream at memory bandwidth. OpenBLAS
-    // sgemm with a few rows reaches only a few GB/s on these machines.
-    matmul_few_rows(out, x, w, m, n, k, lda);
   } else if (m <= kAvx2GemmRowsMax && cpu_isa().avx2 && !cpu_isa().avx512) {
     // Batched decode and prefill on a CPU with AVX2 but not AVX-512: outer-product tiles of 16
     // packed x rows by 6 weight rows copied into L1, one parallel region (gemm_avx2.h, the

@@ -2,10 +2,12 @@
 // PyTorch/Hugging Face nn.Linear layout): out[m, n] = sum_k x[m, k] * w[n, k].
 // matmul_reference is the spec: plain loops, double accumulation, slow on purpose.
 // matmul is the version the engine uses, chosen by measurement (tests/bench/bench_kernels):
+//   m <= kFewRowsMax       decode: the path decode_dispatch.h picks (a table measured on this
+//                          CPU, else the widest): avx512::matmul_f32 (below), avx2::
+//                          matmul_f32_rows, one sequential weight stream per thread
+//                          (matmul_avx2.h), or the portable sgemv / matmul_few_rows (below)
 //   m <= kStreamRowsMax    on AVX-512 CPUs (cpu_isa.h): avx512::matmul_f32, the register-
 //                          blocked weight-streaming kernel (matmul_avx512.h)
-//   m <= kFewRowsMax       on AVX2 + FMA CPUs without that path: avx2::matmul_f32_rows, one
-//                          sequential weight stream per thread (matmul_avx2.h)
 //   kFewRowsMax < m <= kAvx2GemmRowsMax  on AVX2 + FMA CPUs without AVX-512: avx2::gemm_f32,
 //                          outer-product tiles (gemm_avx2.h; row i does not depend on m)
 //   otherwise, and on other CPUs:

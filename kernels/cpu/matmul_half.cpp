@@ -15,6 +15,7 @@
 
 #include "kernels/common/half.h"
 #include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/decode_dispatch.h"
 #include "kernels/cpu/gemm_avx2.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/matmul_avx2.h"
@@ -139,6 +140,68 @@ void matmul_half_reference(float* out, const float* x, const std::uint16_t* w, D
   }
 }
 
+namespace {
+
+// vdpbf16ps on the bf16 bits of x (converted once per call) and of the weights as stored.
+void bf16_avx512(float* out, const float* x, const std::uint16_t* w, int m, int n, int k,
+                 int lda) {
+  const int ld = (k + 31) / 32 * 32;
+  std::vector<std::uint16_t> xb(static_cast<std::size_t>(m) * ld);
+  avx512::to_bf16_padded(xb.data(), ld, x, lda, m, k);
+  avx512::matmul_bf16(out, xb.data(), ld, w, m, n, k);
+}
+
+// F16C widening in registers, fp32 FMAs; x rounded to fp16 values once per call.
+void fp16_avx512(float* out, const float* x, const std::uint16_t* w, int m, int n, int k,
+                 int lda) {
+  std::vector<float> xr(static_cast<std::size_t>(m) * k);
+  avx512::round_to_fp16_rows(xr.data(), x, lda, m, k);
+  avx512::matmul_fp16(out, xr.data(), k, w, m, n, k);
+}
+
+// The portable decode path: weight rows widened four at a time into a per-thread tile (bf16
+// with m <= 2: read in place) and multiplied by every x row while in L1.
+void half_rows_portable(float* out, const float* x, const std::uint16_t* w, DType dtype, int m,
+                        int n, int k, int lda) {
+  const std::vector<float> xr = rounded_rows(x, m, k, lda, dtype);
+  const int blocks = n / 4;
+  // Static schedule: contiguous slices of the weight matrix per thread, streamed in order.
+#pragma omp parallel if (static_cast<long>(n) * k > (1 << 15))
+  {
+    std::vector<float> tile(static_cast<std::size_t>(4) * k);
+#pragma omp for schedule(static)
+    for (int b = 0; b < blocks; ++b) {
+      if (dtype == DType::kBf16 && m <= 2) {  // measured: in-place is faster for 1-2 rows
+        dot_block4_bf16(out, xr.data(), w, m, n, k, 4 * b);
+        continue;
+      }
+      widen_half(tile.data(), w + static_cast<std::size_t>(4 * b) * k, 4 * std::int64_t(k),
+                 dtype);
+      dot_rows_block4(out, n, 4 * b, xr.data(), k, tile.data(), k, 0, m);  // matmul.h
+    }
+  }
+  std::vector<float> row(static_cast<std::size_t>(k));
+  for (int j = 4 * blocks; j < n; ++j) {
+    widen_half(row.data(), w + static_cast<std::size_t>(j) * k, k, dtype);
+    dot_block1(out, xr.data(), row.data(), m, n, k, j);
+  }
+}
+
+}  // namespace
+
+void matmul_half_on(IsaPath p, float* out, const float* x, const std::uint16_t* w, DType dtype,
+                    int m, int n, int k, int lda) {
+  if (p == IsaPath::kAvx512 && dtype == DType::kBf16)
+    bf16_avx512(out, x, w, m, n, k, lda);
+  else if (p == IsaPath::kAvx512)
+    fp16_avx512(out, x, w, m, n, k, lda);
+  else if (p == IsaPath::kAvx2)
+    // Four ALU or convert instructions and four FMAs per 32 weights (matmul_avx2.h).
+    avx2::matmul_half_rows(out, x, lda, w, dtype, m, n, k);
+  else
+    half_rows_portable(out, x, w, dtype, m, n, k, lda);
+}
+
 void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype, int m, int n,
                  int k, int lda) {
   if (m <= 0 || n <= 0) return;
@@ -146,25 +209,17 @@ void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype
     std::fill(out, out + static_cast<std::size_t>(m) * n, 0.0f);
     return;
   }
+  if (m <= kFewRowsMax) {
+    // Decode: the path decode_dispatch.h picks for this dtype and row count.
+    matmul_half_on(decode_path(dtype, m), out, x, w, dtype, m, n, k, lda);
+    return;
+  }
   if (dtype == DType::kBf16 && cpu_isa().avx512_bf16) {
-    // vdpbf16ps on the bf16 bits of x (converted once per call) and of the weights as stored.
-    const int ld = (k + 31) / 32 * 32;
-    std::vector<std::uint16_t> xb(static_cast<std::size_t>(m) * ld);
-    avx512::to_bf16_padded(xb.data(), ld, x, lda, m, k);
-    avx512::matmul_bf16(out, xb.data(), ld, w, m, n, k);
+    bf16_avx512(out, x, w, m, n, k, lda);
     return;
   }
   if (dtype == DType::kFp16 && cpu_isa().avx512 && m <= kFp16StreamRowsMax) {
-    // F16C widening in registers, fp32 FMAs; x rounded to fp16 values once per call.
-    std::vector<float> xr(static_cast<std::size_t>(m) * k);
-    avx512::round_to_fp16_rows(xr.data(), x, lda, m, k);
-    avx512::matmul_fp16(out, xr.data(), k, w, m, n, k);
-    return;
-  }
-  if (m <= kFewRowsMax && cpu_isa().avx2) {
-    // No AVX-512 path for this dtype: the AVX2 decode kernel (four ALU or convert instructions
-    // and four FMAs per 32 weights; matmul_avx2.h).
-    avx2::matmul_half_rows(out, x, lda, w, dtype, m, n, k);
+    fp16_avx512(out, x, w, m, n, k, lda);
     return;
   }
   if (cpu_isa().avx2 && (m <= kFp16StreamRowsMax || !cpu_isa().avx512)) {
@@ -175,31 +230,6 @@ void matmul_half(float* out, const float* x, const std::uint16_t* w, DType dtype
     // docs/metrics.md). On AVX-512 CPUs (bf16 without AVX512_BF16) it stops at 128 rows, as
     // before: past that sgemm was not measured against it there.
     avx2::gemm_half(out, x, lda, w, dtype, m, n, k);
-    return;
-  }
-  if (m <= kFewRowsMax) {
-    const std::vector<float> xr = rounded_rows(x, m, k, lda, dtype);
-    const int blocks = n / 4;
-    // Static schedule: contiguous slices of the weight matrix per thread, streamed in order.
-#pragma omp parallel if (static_cast<long>(n) * k > (1 << 15))
-    {
-      std::vector<float> tile(static_cast<std::size_t>(4) * k);
-#pragma omp for schedule(static)
-      for (int b = 0; b < blocks; ++b) {
-        if (dtype == DType::kBf16 && m <= 2) {  // measured: in-place is faster for 1-2 rows
-          dot_block4_bf16(out, xr.data(), w, m, n, k, 4 * b);
-          continue;
-        }
-        widen_half(tile.data(), w + static_cast<std::size_t>(4 * b) * k, 4 * std::int64_t(k),
-                   dtype);
-        dot_rows_block4(out, n, 4 * b, xr.data(), k, tile.data(), k, 0, m);  // matmul.h
-      }
-    }
-    std::vector<float> row(static_cast<std::size_t>(k));
-    for (int j = 4 * blocks; j < n; ++j) {
-      widen_half(row.data(), w + static_cast<std::size_t>(j) * k, k, dtype);
-      dot_block1(out, xr.data(), row.data(), m, n, k, j);
-    }
     return;
   }
   matmul_half_tiled_sgemm(out, x, w, dtype, m, n, k, lda);

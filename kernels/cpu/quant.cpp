@@ -13,6 +13,7 @@
 #include "kernels/common/error.h"
 #include "kernels/common/half.h"
 #include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/decode_dispatch.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/quant_avx2.h"
 #include "kernels/cpu/quant_avx512.h"
@@ -281,8 +282,35 @@ void matmul_quant_vnni_reference(float* out, const float* x, const void* w, DTyp
   }
 }
 
-void matmul_quant_vnni(float* out, const float* x, const void* w, DType dtype, int m, int n,
-                       int k, int lda) {
+namespace {
+
+// The product on quantised activations, on path p.
+void vnni_on(IsaPath p, float* out, const std::int8_t* qx, const float* dx, const void* w,
+             DType dtype, int m, int n, int k) {
+  if (p == IsaPath::kAvx512) {
+    avx512::matmul_quant_vnni(out, qx, dx, w, dtype == DType::kInt4, m, n, k);
+  } else if (p == IsaPath::kAvx2) {
+    // vpmaddubsw + vpmaddwd on the full 16-column groups, the plain loops on a partial last one.
+    avx2::matmul_quant_vnni(out, qx, dx, w, dtype == DType::kInt4, m, n, k);
+    const int done = n / kQuantPanelCols * kQuantPanelCols;
+    if (done < n) vnni_portable(out, qx, dx, w, dtype, m, n, k, done);
+  } else {
+    vnni_portable(out, qx, dx, w, dtype, m, n, k, 0);
+  }
+}
+
+// The path for m rows: decode_dispatch.h's at decode's row counts, else the widest.
+IsaPath vnni_path(DType dtype, int m) {
+  if (m <= kDecodeRowsMax) return decode_path(dtype, m);
+  return cpu_isa().avx512_vnni ? IsaPath::kAvx512
+         : cpu_isa().avx2      ? IsaPath::kAvx2
+                               : IsaPath::kPortable;
+}
+
+}  // namespace
+
+void matmul_quant_vnni_on(IsaPath p, float* out, const float* x, const void* w, DType dtype,
+                          int m, int n, int k, int lda) {
   check_quant(dtype, k);
   if (m <= 0 || n <= 0) return;
   if (k == 0) {
@@ -293,16 +321,12 @@ void matmul_quant_vnni(float* out, const float* x, const void* w, DType dtype, i
   std::vector<std::int8_t> qx(std::size_t(m) * k);
   std::vector<float> dx(std::size_t(m) * (k / kQuantBlock));
   quantize_activations(qx.data(), dx.data(), x, m, k, lda);
-  if (cpu_isa().avx512_vnni) {
-    avx512::matmul_quant_vnni(out, qx.data(), dx.data(), w, dtype == DType::kInt4, m, n, k);
-  } else if (cpu_isa().avx2) {
-    // vpmaddubsw + vpmaddwd on the full 16-column groups, the plain loops on a partial last one.
-    avx2::matmul_quant_vnni(out, qx.data(), dx.data(), w, dtype == DType::kInt4, m, n, k);
-    const int done = n / kQuantPanelCols * kQuantPanelCols;
-    if (done < n) vnni_portable(out, qx.data(), dx.data(), w, dtype, m, n, k, done);
-  } else {
-    vnni_portable(out, qx.data(), dx.data(), w, dtype, m, n, k, 0);
-  }
+  vnni_on(p, out, qx.data(), dx.data(), w, dtype, m, n, k);
+}
+
+void matmul_quant_vnni(float* out, const float* x, const void* w, DType dtype, int m, int n,
+                       int k, int lda) {
+  matmul_quant_vnni_on(vnni_path(dtype, m), out, x, w, dtype, m, n, k, lda);
 }
 
 void embedding_quant(float* out, const void* table, DType dtype, const std::int32_t* tokens,
