@@ -120,6 +120,20 @@ std::vector<std::string> result_warnings(const std::vector<CaseResult>& results,
     if (advice.empty()) advice = roof_check_advice(*check);
   }
   if (!advice.empty()) w.push_back(advice);
+  // Energy per phase (engine/bench/energy.h): why a CUDA case has none, said once (every case
+  // of a run shares the board and its driver); a metered case's failed check, one line each.
+  std::string energy_note;
+  for (const auto& r : results) {
+    if (r.status != "ok") continue;
+    if (!r.energy.metered && !r.energy.note.empty() && energy_note.empty()) {
+      energy_note = r.energy.note;
+      w.push_back("energy: " + energy_note + "; the energy columns are NULL");
+    }
+    const std::optional<std::string> check = energy_check(r.energy);
+    if (r.energy.metered && check && *check != "ok")
+      w.push_back(fmt::format("{}: energy check: {} (docs/metrics.md, energy per phase)",
+                              r.spec.label(), *check));
+  }
   return w;
 }
 
@@ -132,7 +146,10 @@ std::pair<Row, std::vector<Row>> compact_table(const std::vector<CaseResult>& re
   const struct {
     const char* name;
     const char* plain;  // the default value, not worth a column
-  } kShownWhenSet[] = {{"backend", "cpu"}, {"variants", "default"}, {"op_timer", "device"}};
+  } kShownWhenSet[] = {{"backend", "cpu"}, {"variants", "default"}, {"op_timer", "device"},
+                       // energy per phase, beside MBU, when some case has it
+                       {"prefill_j_per_token", "n/a"}, {"decode_j_per_token", "n/a"},
+                       {"prefill_w", "n/a"}, {"decode_w", "n/a"}};
   const Row wide = field_header(result_fields(), FieldView::kWide);
   std::vector<Row> wide_rows;
   for (const auto& r : results) wide_rows.push_back(field_row(result_fields(), r, FieldView::kWide));
