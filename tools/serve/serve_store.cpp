@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include <sqlite3.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -31,6 +32,34 @@ void bind_time(Stmt& s, int i, std::int64_t ns) {
     throw BadInput("database '" + path + "': cannot store the serving tables (" + *reason + ")");
   throw;
 }
+
+// The writer thread's scheduling: kGaps (SCHED_IDLE) or kShare (SCHED_OTHER at nice 19), both
+// applied by Linux to the calling thread. Where SCHED_IDLE is refused, nice 19 it is. Leaving
+// SCHED_IDLE needs CAP_SYS_NICE or an RLIMIT_NICE above 0 (sched_setscheduler(2)): where the
+// kernel refuses, the writer stays in the gaps and the backlog bound holds as it always did.
+class Yield {
+ public:
+  enum Mode { kUnset, kGaps, kShare };
+  Yield() { set(kGaps); }
+  void set(Mode m) {
+    if (m == mode_ || (m == kShare && share_refused_)) return;
+    sched_param none{};
+    if (m == kGaps && sched_setscheduler(0, SCHED_IDLE, &none) == 0) {
+      mode_ = kGaps;
+      return;
+    }
+    if (sched_setscheduler(0, SCHED_OTHER, &none) != 0) {
+      share_refused_ = true;
+      return;
+    }
+    setpriority(PRIO_PROCESS, id_t(::syscall(SYS_gettid)), 19);
+    mode_ = kShare;
+  }
+
+ private:
+  Mode mode_ = kUnset;
+  bool share_refused_ = false;
+};
 
 }  // namespace
 
@@ -161,12 +190,14 @@ ServeStore::Totals ServeStore::totals() const {
 }
 
 void ServeStore::run() {
-  // The writer yields to the engine: on a machine whose cores the engine's OpenMP threads fill,
-  // a writer at the same priority takes a core from an op in the middle of a step (every
-  // thread of the op then waits for it). At nice 19 it commits in the gaps; the backlog bound
-  // holds if it ever falls behind. `serve --trace ops` writes ~200 events a step, which cost
-  // the engine 3-12% of its tokens/s at normal priority (docs/serving.md, "Tracing a server").
-  setpriority(PRIO_PROCESS, id_t(::syscall(SYS_gettid)), 19);
+  // The writer yields to the engine. At SCHED_IDLE it runs only on a core no other thread
+  // wants and is preempted at once when an engine thread wakes; at nice 19 (the policy before)
+  // it could keep a core for a scheduler slice in the middle of an op, and every thread of the
+  // op waited for it: `serve --trace ops` writes ~190 events a step, and that cost 0-16% of the
+  // engine's tokens/s (docs/serving.md, "Tracing a server"). Should the gaps not suffice (the
+  // queue past half its bound) it steps up to nice 19, which always gets a share, until the
+  // queue is drained.
+  Yield yield;
   Pending batch;
   std::int64_t dropped_before = 0;  // totals_.dropped when the failing began
   auto failing_since = std::chrono::steady_clock::time_point{};
@@ -183,6 +214,7 @@ void ServeStore::run() {
       if (last) return;
       continue;
     }
+    yield.set(batch.rows() > max_backlog_ / 2 ? Yield::kShare : Yield::kGaps);
     const auto why = commit(batch);
     std::lock_guard<std::mutex> lock(mu_);
     if (why) {
@@ -225,10 +257,6 @@ void ServeStore::run() {
   }
 }
 
-void ServeStore::write_trace(Db& db, const std::vector<OpRecord>& records) {
-  write_op_records(db, track_, records);
-}
-
 std::optional<std::string> ServeStore::commit(const Pending& p) {
   const std::vector<StepStats>& steps = p.steps;
   const std::vector<ServedRequest>& requests = p.requests;
@@ -267,7 +295,10 @@ std::optional<std::string> ServeStore::commit(const Pending& p) {
         if (r.x_request_id.empty()) rq.bind_null(11); else rq.bind(11, r.x_request_id);
         rq.run();
       }
-      for (const auto& records : p.traces) write_trace(db, records);
+      if (!p.traces.empty()) {
+        EventWriter events(db);
+        for (const auto& records : p.traces) write_op_records(events, track_, records);
+      }
     });
     return std::nullopt;
   } catch (const std::exception& e) {

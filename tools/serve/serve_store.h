@@ -88,7 +88,6 @@ class ServeStore : public EngineLog {
   };
   // Writes `p` in one transaction; the reason when it fails.
   std::optional<std::string> commit(const Pending& p);
-  void write_trace(Db& db, const std::vector<OpRecord>& records);
   // `n` rows may join the queue (the backlog has room); counts them dropped otherwise.
   bool admit_rows(std::size_t n);
 

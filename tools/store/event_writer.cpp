@@ -38,27 +38,30 @@ std::int64_t EventWriter::write(const EventRow& r) {
   return db_.last_insert_id();
 }
 
-void write_op_records(Db& db, std::int64_t track_id, const std::vector<OpRecord>& records,
-                      std::optional<std::int64_t> case_id) {
-  EventWriter events(db);
+void write_op_records(EventWriter& events, std::int64_t track_id,
+                      const std::vector<OpRecord>& records, std::optional<std::int64_t> case_id) {
   std::vector<std::int64_t> ids(records.size());
+  EventRow row;  // one row refilled: its strings keep their buffers from record to record
+  row.track_id = track_id;
+  if (case_id) {
+    row.case_id = *case_id;
+    row.rep = 0;
+  }
   for (std::size_t i = 0; i < records.size(); ++i) {
     const OpRecord& r = records[i];
-    EventRow row;
     row.ts = r.start_ns;
     row.dur = r.dur_ns;
-    row.track_id = track_id;
-    row.category = std::string(category_name(r.category));
-    row.name = std::string(r.name);
+    row.category = category_name(r.category);
+    row.name = r.name;
     row.depth = r.depth;
+    row.parent_id.reset();
     if (r.parent >= 0) row.parent_id = ids[std::size_t(r.parent)];
-    if (case_id) {
-      row.case_id = *case_id;
-      row.rep = 0;
-    }
-    row.phase = std::string(phase_name(r.phase));
+    row.phase = phase_name(r.phase);
     row.step = r.step;
+    row.layer.reset();
     if (r.layer >= 0) row.layer = r.layer;
+    row.flops.reset();
+    row.bytes.reset();
     if (r.category != OpCategory::kRange) {
       row.flops = r.flops;
       row.bytes = r.bytes;

@@ -40,8 +40,9 @@ class EventWriter {
 
 // llmbench's own op records (engine/model/trace.h) on `track_id`, in begin order, so a parent's
 // event id is known before its children's: a traced case (`case_id` set, repetition 0) or a
-// served session's steps (`serve --trace`, no case).
-void write_op_records(Db& db, std::int64_t track_id, const std::vector<OpRecord>& records,
+// served session's steps (`serve --trace`, no case). One writer serves many calls (a served
+// session's commit writes every queued step through one prepared INSERT).
+void write_op_records(EventWriter& events, std::int64_t track_id, const std::vector<OpRecord>& records,
                       std::optional<std::int64_t> case_id = std::nullopt);
 
 }  // namespace llmbench

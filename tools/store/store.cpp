@@ -191,7 +191,8 @@ void ResultStore::write_trace(std::int64_t run_id, std::int64_t case_id, const C
       .bind(4, case_id).run();
   const std::int64_t track_id = db_.last_insert_id();
 
-  write_op_records(db_, track_id, c.trace, case_id);
+  EventWriter events(db_);
+  write_op_records(events, track_id, c.trace, case_id);
 }
 
 }  // namespace llmbench
