@@ -9,7 +9,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "engine/bench/bench_case.h"
 #include "engine/bench/energy.h"
@@ -17,6 +19,8 @@
 #include "engine/model/cpu_backend.h"
 #include "engine/model/model.h"
 #include "tools/console/result_rows.h"
+#include "tools/serve/engine_loop.h"
+#include "tools/serve/serve_energy.h"
 #include "tools/store/run_info.h"
 #include "tools/store/store.h"
 
@@ -323,6 +327,91 @@ TEST(EnergyEndToEnd, UnavailableNoteIsPrintedOnce) {
   ASSERT_NE(first, std::string::npos) << text;
   EXPECT_EQ(text.find("NVML unavailable", first + 1), std::string::npos) << text;
   EXPECT_EQ(text.find("j_per_token"), std::string::npos);
+}
+
+// serve: the engine loop reads the meter around its busy step spans; the tokens of the spans
+// are the tokens it generated; the session row gets the energy columns and the shutdown line.
+TEST(ServeEnergy, EngineStepsAreMeteredStoredAndPrinted) {
+  std::uint64_t mj = 0;
+  std::mutex mu;  // the engine thread reads the counter
+  const EnergyMeter meter([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return std::optional<std::uint64_t>(mj += 10);
+  }, 300.0);
+  CpuBackend be;
+  const ModelConfig c = *find_preset("tiny");
+  Model model(c, load_weights(c, RandomWeights(1), be), be);
+  SchedulerOptions opt;
+  opt.max_num_seqs = 4;
+  std::optional<EngineLoop::Energy> got;
+  {
+    EngineLoop loop(model, opt, 16, std::chrono::steady_clock::now(), 0, TraceLevel::kOff, &meter);
+    std::vector<std::shared_ptr<RequestStream>> streams;
+    for (int i = 0; i < 3; ++i) {
+      GenerationRequest r;
+      r.prompt = {1, 2, 3, std::int32_t(4 + i)};
+      r.max_tokens = 6;
+      RequestId id = 0;
+      streams.push_back(loop.submit(std::move(r), id));
+      ASSERT_NE(streams.back(), nullptr);
+    }
+    for (auto& s : streams) {
+      bool done = false;
+      while (!done) {
+        std::vector<StreamEvent> ev;
+        s->wait(ev, std::chrono::milliseconds(1000));
+        for (const StreamEvent& e : ev) done = done || e.finish != FinishReason::kNone;
+      }
+    }
+    // The span closes after the step that leaves the engine idle, then energy() has it.
+    for (int i = 0; i < 200 && (!loop.energy() || loop.energy()->busy.tokens < 18); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    got = loop.energy();
+  }
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->busy.tokens, 3 * 6);
+  EXPECT_GE(got->busy.spans, 1);
+  EXPECT_EQ(got->failed_spans, 0);
+  // Each span is its two reads apart: 10 mJ per span (busy spans share their boundary read).
+  EXPECT_DOUBLE_EQ(got->busy.joules, 0.01 * got->busy.spans);
+
+  ServeEnergy e;
+  e.metered = true;
+  e.calibration = EnergyCalibration{10.0, 50.0};
+  e.power_limit_w = 300.0;
+  e.spans = EngineLoop::Energy{PhaseEnergy{2.0, 10000000, 1, 100}, 0};  // 2 J over 10 ms: 200 W
+  EXPECT_EQ(serve_energy_check(e), "ok");
+  EXPECT_EQ(serve_energy_line(e),
+            "serve: energy: 2.000 J over 0.010 s busy, 100 output tokens: 0.0200 J per output "
+            "token, 200.0 W (counter update 10.0 ms, idle 50.0 W, limit 300.0 W); check: ok");
+  const fs::path dir = fs::path(LLMBENCH_TEST_SCRATCH) / "serve_energy";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string db = (dir / "s.db").string();
+  {
+    ResultStore s(db);
+    s.db().exec("INSERT INTO serve_session (started_unix_ns, model) VALUES (1, 'tiny')");
+    s.db().exec("INSERT INTO serve_session (started_unix_ns, model) VALUES (2, 'tiny')");
+  }
+  store_serve_energy(db, 1, e);
+  ServeEnergy none;
+  none.note = "NVML unavailable: libnvidia-ml.so.1 not found (x)";
+  EXPECT_EQ(serve_energy_line(none), "serve: energy: " + none.note);
+  store_serve_energy(db, 2, none);
+  ResultStore s(db);
+  auto q = s.db().prepare("SELECT energy_j, energy_ms, energy_output_tokens, j_per_output_token,"
+                          " energy_w, power_limit_w, energy_note FROM serve_session ORDER BY id");
+  ASSERT_TRUE(q.step());
+  EXPECT_DOUBLE_EQ(q.column_double(0), 2.0);
+  EXPECT_DOUBLE_EQ(q.column_double(1), 10.0);
+  EXPECT_EQ(q.column_int(2), 100);
+  EXPECT_DOUBLE_EQ(q.column_double(3), 0.02);
+  EXPECT_DOUBLE_EQ(q.column_double(4), 200.0);
+  EXPECT_DOUBLE_EQ(q.column_double(5), 300.0);
+  EXPECT_EQ(q.column_text(6), "ok");
+  ASSERT_TRUE(q.step());
+  for (int i = 0; i < 6; ++i) EXPECT_TRUE(q.column_is_null(i)) << i;
+  EXPECT_EQ(q.column_text(6), none.note);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include <unistd.h>
 
+#include "engine/bench/nvml.h"
 #include "engine/model/backend_factory.h"
 #include "engine/checkpoint/hf_checkpoint.h"
 #include "engine/serving/scheduler.h"
@@ -23,6 +24,7 @@
 #include "tools/cli/commands.h"
 #include "tools/run/run_plan.h"
 #include "tools/console/signals.h"
+#include "tools/serve/serve_energy.h"
 #include "tools/serve/serve_memory.h"
 #include "tools/serve/serve_store.h"
 #include "tools/serve/server.h"
@@ -149,6 +151,23 @@ int run_serve(ServeArgs a, const std::string& command_line) {
   // A checkpoint directory's tokenizer.json (preferred, as load's --tokenizer) or
   // tokenizer.model tokenizes text prompts (tools/text/tokenizer.h); neither: the byte mapping.
   if (!preset) a.serve.tokenizer_file = Tokenizer::file_in(a.model);
+  // Energy per output token (docs/metrics.md, "Energy per phase"): on CUDA, NVML for the device
+  // in use; its counter's update and the idle power are measured now, with nothing running.
+  std::unique_ptr<Nvml> nvml;
+  std::optional<EnergyMeter> meter;
+  ServeEnergy energy;
+  if (choice.name == "cuda") {
+    nvml = std::make_unique<Nvml>(current_cuda_pci_bus_id());
+    if (nvml->available()) {
+      meter.emplace(nvml->meter());
+      energy.metered = true;
+      energy.calibration = meter->calibrate(kEnergyCalibrationTimeout);
+      energy.power_limit_w = meter->power_limit_w();
+      a.serve.energy = &*meter;
+    } else {
+      energy.note = nvml->note();
+    }
+  }
   Server server(model, a.sched, a.serve);
   const int port = server.bind();
   // Signals are caught from here on, before the lines that say the server is up: a script
@@ -164,6 +183,7 @@ int run_serve(ServeArgs a, const std::string& command_line) {
              double(k.kv_pool_bytes) / (1 << 20), a.sched.max_num_seqs,
              a.sched.max_num_batched_tokens, a.sched.chunked_prefill ? "on" : "off",
              a.sched.prefix_caching ? "on" : "off");
+  std::int64_t session_id = 0;
   if (store) {
     ServeSessionInfo info;
     info.command_line = command_line;
@@ -180,6 +200,7 @@ int run_serve(ServeArgs a, const std::string& command_line) {
     info.scheduler = server.engine().options();
     info.kv_blocks = k.kv_blocks_total;
     const std::int64_t id = store->begin_session(info);
+    session_id = id;
     server.engine().set_log(&*store);
     fmt::print(stderr, "serve: storing session {} in {} as it runs{}\n", id, a.db,
                a.serve.trace == TraceLevel::kOff
@@ -210,6 +231,11 @@ int run_serve(ServeArgs a, const std::string& command_line) {
                a.serve.trace == TraceLevel::kOff ? std::string()
                                                  : fmt::format(" and {} trace events", t.events),
                a.db, t.dropped ? fmt::format(" ({} rows dropped while it could not store)", t.dropped) : "");
+  }
+  if (choice.name == "cuda") {
+    if (const auto spans = server.engine().energy()) energy.spans = *spans;
+    fmt::print(stderr, "{}\n", serve_energy_line(energy));
+    if (store) store_serve_energy(a.db, session_id, energy);
   }
   return 0;
 }

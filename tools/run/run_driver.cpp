@@ -21,7 +21,9 @@
 #include "engine/bench/interrupt.h"
 #include "engine/bench/read_probe.h"
 #include "engine/bench/compute_probe.h"
+#include "engine/bench/nvml.h"
 #include "tools/store/case_key.h"
+#include "tools/run/dispatch_cache.h"
 #include "tools/run/peaks_cache.h"
 #include "tools/run/progress.h"
 #include "tools/console/build_warning.h"
@@ -123,6 +125,10 @@ struct OpenedRun {
   std::unique_ptr<Backend> backend;
   std::unique_ptr<ReadProbe> probe;
   std::unique_ptr<ComputeProbe> compute;  // the case dtype's GEMM beside each case (MFU)
+  // Energy per phase (engine/bench/energy.h): on CUDA, NVML for the device in use; the meter
+  // when it is available, else each case carries nvml's note (printed once).
+  std::unique_ptr<Nvml> nvml;
+  std::optional<EnergyMeter> energy;
   std::int64_t run_id = 0;
   std::set<std::string> stored;  // keys of the cases an earlier process stored (--resume)
   // The run's peaks (stored with the run: every dtype's GEMM peak, the bandwidth, and as
@@ -160,8 +166,19 @@ void open_run(const RunOptions& opts, const RunPlan& plan, const std::vector<std
     run.store.emplace(opts.db);
     std::optional<std::int64_t> previous = opts.resume ? run.store->find_run(pkey) : std::nullopt;
     run.backend = make_backend(plan.backend, plan.threads, opts.sync_check);
+    if (plan.backend == "cpu") {
+      // The decode op classes' CPU paths (dispatch_cache.h), before the run row names them:
+      // measured on first use unless both peaks are given (then nothing is measured).
+      const bool may_measure = !(opts.peak_bw_gbps && opts.peak_tflops);
+      notice(opts, install_cpu_dispatch(resolve_model(plan.cases.front().model), plan.threads,
+                                        may_measure));
+    }
     run.probe = make_read_probe(plan.backend);
     run.compute = make_compute_probe(plan.backend);
+    if (run.backend->name() == "cuda") {
+      run.nvml = std::make_unique<Nvml>(current_cuda_pci_bus_id());
+      if (run.nvml->available()) run.energy.emplace(run.nvml->meter());
+    }
     if (previous) {
       run.run_id = *previous;
       run.stored = run.store->stored_case_keys(run.run_id);
@@ -309,7 +326,8 @@ SweepOutcome run_cases(const RunOptions& opts, const RunPlan& plan,
         model_key = key;
       }
       result = run_case(*model, spec, peaks_for(spec.dtype), origin, run.probe.get(),
-                        run.compute.get());
+                        run.compute.get(), run.energy ? &*run.energy : nullptr);
+      if (run.nvml && !run.energy) result.energy.note = run.nvml->note();
       refresh_stale_peak(plan, result, raised);
     } catch (const Interrupted&) {  // abandoned: not stored; --resume runs it again
       out.interrupted = true;

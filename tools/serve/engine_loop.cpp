@@ -39,9 +39,13 @@ void RequestStream::wait(std::vector<StreamEvent>& out, std::chrono::millisecond
 
 EngineLoop::EngineLoop(const Model& model, const SchedulerOptions& options, int max_waiting,
                        std::chrono::steady_clock::time_point origin, int omp_threads,
-                       TraceLevel trace)
+                       TraceLevel trace, const EnergyMeter* energy)
     : scheduler_(model, options, origin), origin_(origin), max_waiting_(max_waiting),
       omp_threads_(omp_threads) {
+  if (energy) {
+    spans_ = std::make_unique<StepSpanEnergy>(*energy, kEnergySpan);
+    energy_ = Energy{};
+  }
   if (trace != TraceLevel::kOff) {
     trace_ = std::make_unique<ServeTrace>(trace, model.backend(), origin);
     trace_->attach(scheduler_);
@@ -121,6 +125,11 @@ std::vector<StepStats> EngineLoop::step_log() const {
 std::vector<ServedRequest> EngineLoop::request_log() const {
   std::lock_guard<std::mutex> lock(mu_);
   return requests_;
+}
+
+std::optional<EngineLoop::Energy> EngineLoop::energy() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return energy_;
 }
 
 // Called with mu_ held.
@@ -260,7 +269,10 @@ void EngineLoop::run() {
     cancels.clear();
     if (scheduler_.idle()) {
       publish_trace(/*idle=*/true);
+      // Requests cancelled or aborted between steps left the engine idle: close the span.
+      if (spans_) spans_->after_step(0, true);
       std::lock_guard<std::mutex> lock(mu_);
+      if (spans_) energy_ = Energy{spans_->total(), spans_->failed_spans()};
       counters_.running = 0;
       counters_.waiting = int(inbox_.size());
       counters_.kv_blocks_used = scheduler_.blocks_used();
@@ -270,6 +282,7 @@ void EngineLoop::run() {
     StepStats st;
     std::vector<RequestUpdate> updates;
     std::string failure;
+    if (spans_) spans_->before_step();
     try {
       updates = scheduler_.step(&st, [this] {
         std::lock_guard<std::mutex> lock(mu_);
@@ -278,9 +291,19 @@ void EngineLoop::run() {
     } catch (const std::exception& e) {
       failure = e.what();
     }
+    const auto tokens = std::count_if(updates.begin(), updates.end(),
+                                      [](const RequestUpdate& u) { return u.token.has_value(); });
     {
       std::lock_guard<std::mutex> lock(mu_);
       publish_step(failure, updates, st);
+    }
+    if (spans_) {
+      // After the step's tokens are on the host (the step has synchronised) and after
+      // publish_step, whose stop strings may have ended the last requests: an idle engine
+      // closes its span here, before it waits for work.
+      spans_->after_step(std::int64_t(tokens), scheduler_.idle());
+      std::lock_guard<std::mutex> lock(mu_);
+      energy_ = Energy{spans_->total(), spans_->failed_spans()};
     }
     if (failure.empty()) publish_trace(/*idle=*/false);
   }

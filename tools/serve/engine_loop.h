@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/bench/energy.h"
 #include "engine/serving/scheduler.h"
 #include "tools/serve/stop_strings.h"
 #include "tools/serve/serve_trace.h"
@@ -90,9 +91,12 @@ class EngineLoop {
   // omp_threads > 0: the engine thread's OpenMP thread count (a new thread does not inherit
   // the main thread's omp_set_num_threads). trace steps|ops: the engine's steps (and their
   // ops) are recorded (serve_trace.h) and handed to the log.
+  // energy (optional, outliving the loop): the board's counter, read around spans of engine
+  // steps of at least kEnergySpan (or up to the step that leaves the engine idle), so
+  // energy() gives J per output token (docs/metrics.md, "Energy per phase").
   EngineLoop(const Model& model, const SchedulerOptions& options, int max_waiting,
              std::chrono::steady_clock::time_point origin, int omp_threads = 0,
-             TraceLevel trace = TraceLevel::kOff);
+             TraceLevel trace = TraceLevel::kOff, const EnergyMeter* energy = nullptr);
   ~EngineLoop();  // aborts everything and joins the thread
 
   // Throws BadInput for a request the engine cannot run (Scheduler::validate). Thread-safe.
@@ -118,6 +122,16 @@ class EngineLoop {
   // The logs so far (copies; bounded: the oldest half goes past a million entries).
   std::vector<StepStats> step_log() const;
   std::vector<ServedRequest> request_log() const;
+  // The energy of the busy step spans so far (tokens: output tokens generated in them) and the
+  // spans lost to a failed read; nullopt without a meter.
+  struct Energy {
+    PhaseEnergy busy;
+    int failed_spans = 0;
+  };
+  std::optional<Energy> energy() const;
+  // The shortest span of steps the energy counter is read around (its update is a few to tens
+  // of milliseconds on the boards measured so far; docs/metrics.md).
+  static constexpr std::chrono::milliseconds kEnergySpan{100};
 
  private:
   void run();
@@ -137,6 +151,7 @@ class EngineLoop {
   int max_waiting_;
   int omp_threads_;
   std::unique_ptr<ServeTrace> trace_;  // serve --trace; used on the engine thread only
+  std::unique_ptr<StepSpanEnergy> spans_;  // with a meter; used on the engine thread only
   std::thread thread_;
   mutable std::mutex mu_;  // everything below
   std::condition_variable cv_;
@@ -155,6 +170,7 @@ class EngineLoop {
   EngineLog* log_ = nullptr;
   std::vector<StepStats> steps_;
   std::vector<ServedRequest> requests_;
+  std::optional<Energy> energy_;  // spans_'s totals, copied after each step
 };
 
 }  // namespace llmbench

@@ -41,7 +41,7 @@ Server::Server(const Model& model, const SchedulerOptions& scheduler, const Serv
   std::signal(SIGPIPE, SIG_IGN);  // belt and braces: every send already uses MSG_NOSIGNAL
   if (opt_.model_name.empty()) opt_.model_name = model.config().name;
   engine_ = std::make_unique<EngineLoop>(model, scheduler, opt_.max_waiting, origin_,
-                                         opt_.omp_threads, opt_.trace);
+                                         opt_.omp_threads, opt_.trace, opt_.energy);
   HttpServerOptions h;
   h.host = opt_.host;
   h.port = opt_.port;

@@ -54,6 +54,9 @@ struct ServeOptions {
   std::string tokenizer_file;
   // The chat template (nullopt: /v1/chat/completions answers 400 saying how to choose one).
   std::optional<ChatTemplate> chat_template;
+  // serve --backend cuda with NVML: the board's energy counter, read around spans of engine
+  // steps (engine/bench/energy.h; nullptr: not metered). It must outlive the server.
+  const EnergyMeter* energy = nullptr;
 };
 
 class Server {
