@@ -341,7 +341,9 @@ std::vector<RequestUpdate> Scheduler::update_from_output(const StepPlan& plan,
                       logits.begin() + std::ptrdiff_t((sampled + 1) * V));
     u.logprobs = std::move(logprobs_[sampled]);
     ++sampled;
-    const bool eos = !s.req.ignore_eos && opt_.eos_token_id >= 0 && token == opt_.eos_token_id;
+    const auto& eos_ids = opt_.eos_token_ids;
+    const bool eos = !s.req.ignore_eos &&
+                     std::find(eos_ids.begin(), eos_ids.end(), token) != eos_ids.end();
     const auto& stops = s.req.stop_token_ids;
     const bool stop_id = std::find(stops.begin(), stops.end(), token) != stops.end();
     if (stop_id && !eos) u.stop_token = token;

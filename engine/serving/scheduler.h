@@ -50,7 +50,9 @@ struct SchedulerOptions {
   int block_size = 16;
   int kv_cache_tokens = 0;   // pool size in positions; 0: max_num_seqs x 512, at least one context
   int max_len = 0;           // positions per sequence (prompt + max_tokens); 0: the context length
-  int eos_token_id = -1;     // -1: the model has none (random weights), generation stops at length
+  // Generating one of these ends a request (stop) unless it asks to ignore them; none (random
+  // weights): generation stops at length. A checkpoint's: tools/text/end_of_sequence.h.
+  std::vector<std::int32_t> eos_token_ids;
   bool keep_logits = false;  // tests: each update carries the logits its token came from
   // Automatic prefix caching (block_pool.h): a request reuses the cached full blocks of its
   // longest cached prefix and prefills only the rest. Off here, so offline ragged cases time

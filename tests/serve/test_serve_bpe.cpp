@@ -8,7 +8,9 @@
 //   - streamed, every chunk is valid UTF-8 and the chunks join into the non-streamed text.
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "tests/serve/serve_fixture.h"
 #include "tests/text/small_bpe.h"
@@ -98,6 +100,48 @@ TEST_F(ServeTest, ChatSpecialTokensAreSingleTokenizerJsonIds) {
   const json j = json::parse(res->body);
   EXPECT_EQ(j["usage"]["prompt_tokens"], int(prompt.size()));
   EXPECT_EQ(j["choices"][0]["token_ids"].get<Ids>(), offline(prompt, 3));
+}
+
+// The checkpoint's generation_config.json names the ends of a generation (several, as Llama 3
+// Instruct's does): a chat without max_tokens stops at the first one it generates ("stop"),
+// and ignore_eos runs past it.
+TEST_F(ServeTest, AChatEndsAtAnyOfTheCheckpointsEndOfSequenceIds) {
+  const fs::path d = fs::path(LLMBENCH_TEST_SCRATCH) / ("serve_eos_" + std::to_string(::getpid()));
+  llmbench_test::write_small_bpe(d);
+  ServeOptions opt = bpe_options();
+  opt.tokenizer_file = Tokenizer::file_in(d.string());
+  opt.model_root = d.string();
+  const json chat = {{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"max_tokens", 24},
+                     {"ignore_eos", true}};
+  start(*find_preset("tiny"), {}, opt);
+  const auto post = [&](const json& body) {
+    auto res = client().Post("/v1/chat/completions", body.dump(), "application/json");
+    EXPECT_TRUE(res);
+    EXPECT_EQ(res->status, 200) << (res ? res->body : "");
+    return res ? json::parse(res->body) : json();
+  };
+  const Ids g = post(chat)["choices"][0]["token_ids"].get<Ids>();
+  ASSERT_EQ(g.size(), 24u);
+  stop();
+  // Two ids the model generates, the later one listed first; a third it never does.
+  const std::int32_t a = g[6], b = g[3];
+  std::int32_t unused = 0;
+  while (std::find(g.begin(), g.end(), unused) != g.end()) ++unused;
+  std::ofstream(d / "generation_config.json")
+      << json{{"eos_token_id", {a, unused, b}}}.dump();
+  start(*find_preset("tiny"), {}, opt);
+  const auto first = std::size_t(std::find_if(g.begin(), g.end(), [&](std::int32_t t) {
+                                   return t == a || t == b;
+                                 }) - g.begin());
+  json to_eos = chat;
+  to_eos.erase("ignore_eos");
+  to_eos.erase("max_tokens");
+  const json e = post(to_eos);
+  EXPECT_EQ(e["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(e["choices"][0]["token_ids"].get<Ids>(), Ids(g.begin(), g.begin() + first + 1));
+  const json past = post(chat);
+  EXPECT_EQ(past["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(past["choices"][0]["token_ids"].get<Ids>(), g);
 }
 
 }  // namespace

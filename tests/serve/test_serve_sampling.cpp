@@ -261,7 +261,7 @@ TEST_F(Sampling, ChatWithoutMaxTokensRunsToTheContextOrEos) {
   const std::int32_t eos = g[10];
   const std::size_t first = std::size_t(std::find(g.begin(), g.end(), eos) - g.begin());
   stop();
-  sched.eos_token_id = eos;
+  sched.eos_token_ids = {eos};
   start(tiny(), sched, with_chatml());
   const json e = post(body, "/v1/chat/completions");
   EXPECT_EQ(e["usage"]["completion_tokens"], int(first) + 1);

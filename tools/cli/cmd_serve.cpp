@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <omp.h>
 
 #include <chrono>
@@ -209,8 +210,12 @@ int run_serve(ServeArgs a, const std::string& command_line) {
                          (a.serve.trace == TraceLevel::kOps ? " and their ops)" : ")"));
   }
   fmt::print(stderr, "serve: listening on http://{}:{}\n", a.serve.host, port);
-  fmt::print(stderr, "serve: text prompts: {}; chat template: {}\n", server.tokenizer().name(),
-             a.serve.chat_template ? a.serve.chat_template->name : "none (chat requests get 400)");
+  const auto& eos = server.engine().options().eos_token_ids;
+  fmt::print(stderr, "serve: text prompts: {}; chat template: {}; end of sequence: {}\n",
+             server.tokenizer().name(),
+             a.serve.chat_template ? a.serve.chat_template->name : "none (chat requests get 400)",
+             eos.empty() ? std::string("none (generation stops at length)")
+                         : fmt::format("{}", fmt::join(eos, " ")));
   std::fflush(stderr);
 
   std::thread http([&] { server.serve(); });

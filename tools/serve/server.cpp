@@ -11,6 +11,7 @@
 
 #include "kernels/common/error.h"
 #include "tools/serve/chat_request.h"
+#include "tools/text/end_of_sequence.h"
 
 namespace llmbench {
 
@@ -40,7 +41,12 @@ Server::Server(const Model& model, const SchedulerOptions& scheduler, const Serv
                    (std::uint64_t(::getpid()) << 40)) {
   std::signal(SIGPIPE, SIG_IGN);  // belt and braces: every send already uses MSG_NOSIGNAL
   if (opt_.model_name.empty()) opt_.model_name = model.config().name;
-  engine_ = std::make_unique<EngineLoop>(model, scheduler, opt_.max_waiting, origin_,
+  // A checkpoint's end-of-sequence ids (none for a preset), unless the caller chose them.
+  SchedulerOptions sched = scheduler;
+  if (sched.eos_token_ids.empty())
+    sched.eos_token_ids = end_of_sequence_ids(opt_.model_root, tokenizer_,
+                                              model.config().vocab_size);
+  engine_ = std::make_unique<EngineLoop>(model, sched, opt_.max_waiting, origin_,
                                          opt_.omp_threads, opt_.trace, opt_.energy);
   HttpServerOptions h;
   h.host = opt_.host;
