@@ -11,7 +11,10 @@
 # check (tests, serve and one llama2-7b decode: a short re-check after changes), tests (the
 # two CUDA test binaries alone: what a lease of a few minutes allows), cupti (the tests, then
 # llama2-7b fp16 decode traced with --timer events and with the default timer side by side, and
-# op_coverage / top_ops over the result: about 90 s), or peer (issue 32's PyTorch peer:
+# op_coverage / top_ops over the result: about 90 s), energy (issue 44 section 3: llama2-7b
+# fp16 decode at batch 1 and 16 and a prefill with the board's energy counter, checked by
+# scripts/gpu_energy_check.py -- watts between idle and the power limit, batch 16 cheaper per
+# decode token than batch 1 -- then serve's J per output token; about 300 s), or peer (issue 32's PyTorch peer:
 # scripts/gpu_torch_peer.py, its traces imported beside llmbench's own and compared by
 # peer_gemm_compare, and scripts/gpu_serve_load.py's serving targets; about 240 s,
 # docs/gpu-validation.md). Every step has
@@ -91,6 +94,20 @@ if [ "$PART" = cupti ]; then  # the CUPTI op timer against the event pairs (issu
       --max-new-tokens 16 --repeat 2 --trace steps --timer events,device --db "$OUT/steps.db"
   cp "$OUT/steps.db" /tmp/steps-copy.db
   step op_coverage_steps 30 "$LB" query /tmp/steps-copy.db op_coverage
+fi
+if [ "$PART" = energy ]; then  # issue 44 section 3: energy per phase through NVML
+  here=$(dirname "$0")
+  # Decode long enough that each repetition's decode span covers many counter updates; the
+  # prefill at 512 tokens x 16 sequences so its span is not shorter than one.
+  step energy_decode 200 "$LB" run --backend cuda --model llama2-7b --dtype fp16 --batch 1,16 \
+      --prompt-len 512 --max-new-tokens 256 --repeat 5 --trace off --db "$OUT/energy.db"
+  cp "$OUT/energy.db" /tmp/energy-copy.db
+  step energy_run_check 30 python3 "$here/gpu_energy_check.py" run /tmp/energy-copy.db
+  step energy_cases 30 "$LB" query /tmp/energy-copy.db "SELECT batch, prefill_j_per_token,
+      decode_j_per_token, prefill_w, decode_w, idle_w, power_limit_w, energy_update_ms,
+      energy_check FROM bench_case"
+  step energy_serve 300 python3 "$here/gpu_energy_check.py" serve "$LB" \
+      "${SERVE_MODEL:-tinyllama-1.1b}" "$OUT"
 fi
 if [ "$PART" = extra ] || [ "$PART" = all ]; then
   step case_study 90 "$LB" run --config batch16-single-token --backend cuda --db "$OUT/case.db"

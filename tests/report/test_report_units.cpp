@@ -248,3 +248,28 @@ TEST(RatioAxis, TicksNeverCrowd) {
 }
 
 }  // namespace
+
+// Energy per phase in the report (#44 section 3): a real tiny run whose cases were given energy
+// columns (the figures a CUDA run with NVML stores; this machine has no GPU) gets the energy
+// chart with exactly the stored values; the same run without them gets none.
+TEST(ReportEnergy, ChartDrawsTheStoredEnergyAndOnlyWhenPresent) {
+  const fs::path dir = scratch();
+  const fs::path db = dir / "energy.db";
+  for (const char* f : {"energy.db", "energy.db-wal", "energy.db-shm"}) fs::remove(dir / f);
+  const auto r = llmbench_test::run_llmbench("run --model tiny --batch 1,4 --prompt-len 16 --max-new-tokens 4 "
+                              "--repeat 2 --trace off --peak-bw-gbps 10 --peak-tflops 1 --db " +
+                                  db.string(), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(find_chart(report(db), "energy"), nullptr);
+  {
+    llmbench::Db d(db.string(), llmbench::Db::Mode::kReadWrite);
+    d.exec("UPDATE bench_case SET decode_j_per_token = CASE batch WHEN 1 THEN 1.25 ELSE 0.375 END,"
+           " prefill_j_per_token = 0.0625, decode_w = 250.5, prefill_w = 300.5");
+  }
+  const json data = report(db);
+  const json* c = find_chart(data, "energy");
+  ASSERT_NE(c, nullptr) << data.dump();
+  const std::string all = c->dump();
+  for (const char* v : {"1.25", "0.375", "0.0625", "250.5", "300.5"})
+    EXPECT_NE(all.find(v), std::string::npos) << v << " in " << all;
+}

@@ -6,7 +6,8 @@
 // `run --batch 16 --max-new-tokens 1`) gets a summary card per case instead of lone dots.
 // A case whose roof_check is not "ok" (a probe that moved, a stale cached peak, a utilisation
 // above 1) is named in the section's warnings with what to do, and its card and utilisation
-// points are drawn in the warning style.
+// points are drawn in the warning style. Cases with energy per phase (a CUDA run with NVML,
+// docs/metrics.md) get it on their cards and, with a batch sweep, J per token against batch.
 #include "tools/report/report_section.h"
 
 #include <algorithm>
@@ -113,6 +114,13 @@ json case_cards(const std::vector<CaseRow>& rows, bool advise) {
     if (!r.roof_check.empty())
       item("roof check", r.roof_check, "probes before and after the case",
            roof_flagged(r.roof_check));
+    // Energy per phase, where the case has it (the board's counter through NVML).
+    if (!get(r, "prefill_j_per_token").is_null())
+      item("energy per prompt token (J)", text(r, "prefill_j_per_token"),
+           "prefill at " + text(r, "prefill_w") + " W");
+    if (!get(r, "decode_j_per_token").is_null())
+      item("energy per decode token (J)", text(r, "decode_j_per_token"),
+           "decode at " + text(r, "decode_w") + " W");
     json card = {{"title", r.label + " b" + std::to_string(r.batch)}, {"items", items}};
     if (advise && (roof_flagged(r.roof_check) || mfu_high || mbu_high))
       card["advice"] = "What to do: " + roof_advice(roof_flagged(r.roof_check) ? r.roof_check
@@ -129,7 +137,7 @@ std::vector<CaseRow> read_case_rows(Ctx& c) {
   const std::vector<std::string> wanted = {
       "ttft_ms_p10", "ttft_ms_p50", "ttft_ms_p90", "ttft_ms_p99", "tpot_ms_p10", "tpot_ms_p50",
       "tpot_ms_p90", "tpot_ms_p99", "tpot_ms_mean", "e2e_ms_p50", "throughput_tok_s", "mfu",
-      "mbu"};
+      "mbu", "prefill_j_per_token", "decode_j_per_token", "prefill_w", "decode_w"};
   const bool has_roof = cols.count("roof_check") > 0;
   std::vector<std::string> present;
   std::string sel = "SELECT model, dtype, variants, prompt_len, max_new_tokens, batch";
@@ -284,6 +292,38 @@ void utilisation_chart(Ctx& c, json& s, const Series& sr) {
                               {"series", "batch", "mbu (fraction)", "mfu (fraction)"}, trows));
 }
 
+// Energy per token against batch (decode solid, prefill dashed), only when some case has it.
+void energy_chart(json& s, const Series& sr) {
+  json ds = json::array(), trows = json::array();
+  for (const auto& label : sr.order) {
+    json decode = json::array(), prefill = json::array();
+    for (const auto& r : sr.rows) {
+      if (r.label != label) continue;
+      const json d = get(r, "decode_j_per_token"), p = get(r, "prefill_j_per_token");
+      if (d.is_null() && p.is_null()) continue;
+      trows.push_back({label, r.batch, d, p, get(r, "decode_w"), get(r, "prefill_w")});
+      if (!d.is_null()) decode.push_back({{"x", r.batch}, {"y", d}});
+      if (!p.is_null()) prefill.push_back({{"x", r.batch}, {"y", p}});
+    }
+    if (!decode.empty())
+      ds.push_back({{"label", label + " decode"}, {"data", decode}, {"series", label}});
+    if (!prefill.empty())
+      ds.push_back({{"label", label + " prefill"}, {"data", prefill}, {"series", label},
+                    {"dash", true}});
+  }
+  if (ds.empty()) return;
+  std::vector<double> ys;
+  for (const auto& d : ds) collect(ys, d["data"], "y");
+  s["charts"].push_back(chart("energy",
+                              "Board energy per token (J): decode (solid) and prefill (dashed), "
+                              "against batch (NVML's counter over every repetition's phase)",
+                              "line", ds,
+                              {{"x", sr.batch_x}, {"y", value_axis("energy per token (J)", ys)}},
+                              {"series", "batch", "decode_j_per_token", "prefill_j_per_token",
+                               "decode_w", "prefill_w"},
+                              trows));
+}
+
 }  // namespace
 
 void sweep_section(Ctx& c, json& sections) {
@@ -316,6 +356,7 @@ void sweep_section(Ctx& c, json& sections) {
   band_chart(c, s, sr, "tpot", "TPOT", "tpot_ms");
   throughput_chart(c, s, sr, "throughput_latency");
   utilisation_chart(c, s, sr);
+  energy_chart(s, sr);
   sections.push_back(std::move(s));
 }
 
