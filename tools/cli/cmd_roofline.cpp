@@ -3,6 +3,9 @@
 // chosen as `run` chooses it (engine/model/backend_factory.h): cpu (read bandwidth, OpenBLAS sgemm),
 // or cuda (device-to-device copy and read bandwidth, cuBLAS GEMM per dtype;
 // engine/bench/cuda_roofline.h); then the per-case read probe once (engine/bench/read_probe.h).
+// On the CPU, then the decode op classes' kernel paths (tools/run/dispatch_cache.h): each path
+// this CPU has timed at --model's decode shapes, the winner cached with the peaks and printed;
+// --dispatch-only measures that alone (any backend: it is the CPU kernels' table).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <omp.h>
@@ -13,8 +16,12 @@
 #include "engine/model/cpu_backend.h"
 #include "engine/bench/read_probe.h"
 #include "kernels/common/error.h"
+#include "kernels/cpu/decode_dispatch.h"
 #include "tools/cli/commands.h"
+#include "tools/run/dispatch_cache.h"
+#include "tools/run/machine_load.h"
 #include "tools/run/peaks_cache.h"
+#include "tools/run/run_plan.h"
 
 namespace llmbench {
 
@@ -30,9 +37,34 @@ void print_probe(const std::string& backend) {
              p.seconds * 1e3);
 }
 
-int run_cpu_roofline(int threads) {
+// The decode op classes' table at `model`'s shapes: measured and cached, one line per class.
+void print_dispatch(const std::string& model, int threads) {
+  const ModelConfig c = resolve_model(model);
+  if (cpu::cpu_isa_forced()) {
+    fmt::print("CPU kernel paths: {} for every op class, forced by LLMBENCH_CPU_ISA (no table "
+               "measured)\n", cpu::cpu_isa_name());
+    return;
+  }
+  fmt::print("CPU kernel paths of the decode matmul ({}; {}), median pass of {} interleaved "
+             "rounds ...\n", c.name, decode_shapes(c).signature, kDispatchRounds);
+  const MachineLoad load = current_machine_load();
+  if (load.busy())
+    fmt::print(stderr, "warning: the machine is busy ({}): the kernel paths timed now may not be "
+               "the ones a quiet machine picks; the cache marks them so\n", load.describe());
+  const DispatchMeasurement m = measure_and_cache_dispatch(c, threads);
+  fmt::print("{}", describe_dispatch(m));
+  fmt::print("dispatch measured in {:.2f} s and cached in {} under {} (run reads it for this "
+             "model's shapes; prefill rows keep the widest path, {})\n",
+             m.seconds, roofline_cache_path(), dispatch_cache_key(threads), cpu::cpu_isa_name());
+}
+
+int run_cpu_roofline(int threads, const std::string& model, bool dispatch_only) {
   CpuBackend backend(threads);
   const int t = backend.threads();
+  if (dispatch_only) {
+    print_dispatch(model, t);
+    return 0;
+  }
   const std::string key = roofline_cache_key("cpu", t);
   fmt::print("measuring {} ...\n", key);
   const RooflineResult r = measure_and_cache_roofline(key, true);
@@ -52,6 +84,7 @@ int run_cpu_roofline(int threads) {
   fmt::print("cached in {} (run uses the best GEMM of each dtype as the MFU peak; the read figure "
              "is MBU's reference, each case with decode steps divides by its own probe)\n",
              roofline_cache_path());
+  print_dispatch(model, t);
   return 0;
 }
 
@@ -90,7 +123,9 @@ int run_cuda_roofline() {
 }
 #endif
 
-int run_roofline(const std::string& backend_name, int threads) {
+int run_roofline(const std::string& backend_name, int threads, const std::string& model,
+                 bool dispatch_only) {
+  if (dispatch_only) return run_cpu_roofline(threads, model, true);
   // auto: cuda when a device is present, else cpu with a notice; cuda without a device (or
   // without CUDA compiled in): BadInput, exit 2.
   const BackendChoice choice = choose_backend(backend_name);
@@ -98,7 +133,7 @@ int run_roofline(const std::string& backend_name, int threads) {
 #if defined(LLMBENCH_HAVE_CUDA)
   if (choice.name == "cuda") return run_cuda_roofline();
 #endif
-  return run_cpu_roofline(threads);
+  return run_cpu_roofline(threads, model, false);
 }
 
 }  // namespace
@@ -107,13 +142,22 @@ void add_roofline_command(CLI::App& root, CommandContext& ctx) {
   auto backend = std::make_shared<std::string>("auto");
   auto threads = std::make_shared<int>(0);
   CLI::App* cmd = root.add_subcommand("roofline", "Measure peak bandwidth and FLOP/s");
-  cmd->footer("Examples:\n  llmbench roofline\n  llmbench roofline --threads 1\n  llmbench roofline --backend cuda");
+  auto model = std::make_shared<std::string>("tinyllama-1.1b");
+  auto dispatch_only = std::make_shared<bool>(false);
+  cmd->footer("Examples:\n  llmbench roofline\n  llmbench roofline --threads 1\n  llmbench roofline --backend cuda\n"
+              "  llmbench roofline --dispatch-only --model small");
   cmd->add_option("--backend", *backend, "auto|cpu|cuda")->capture_default_str();
   cmd->add_option("--threads", *threads, "CPU threads; 0 = all")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  cmd->callback([backend, threads, &ctx] {
-    ctx.exit_code = run_roofline(*backend, *threads > 0 ? *threads : omp_get_max_threads());
+  cmd->add_option("--model", *model,
+                  "PRESET|HF_DIR whose decode shapes the CPU kernel paths are timed at")
+      ->capture_default_str();
+  cmd->add_flag("--dispatch-only", *dispatch_only,
+                "measure only the CPU decode kernel paths, not the peaks");
+  cmd->callback([backend, threads, model, dispatch_only, &ctx] {
+    ctx.exit_code = run_roofline(*backend, *threads > 0 ? *threads : omp_get_max_threads(),
+                                 *model, *dispatch_only);
   });
 }
 

@@ -3,7 +3,8 @@
 //   0  success (and --help, --version)
 //   1  a failed case, a regression found by `compare`, or an internal error
 //   3  `compare` could not decide (inconclusive; --allow-inconclusive makes it 0)
-//   2  bad input: one `error: ...` line on stderr naming what was wrong -- a mistyped
+//   2  bad input: one `error: ...` line on stderr naming what was wrong (a bad LLMBENCH_CPU_ISA
+//      too, before any command) -- a mistyped
 //      subcommand or flag gets the nearest known one ("did you mean run?", suggest.h); a bare
 //      `llmbench` prints the usage on stderr and exits 2 too, as grep does, since it did nothing
 // A subcommand may return another code of its own; its file's header says so.
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "kernels/common/error.h"
+#include "kernels/cpu/cpu_isa.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/suggest.h"
 #include "tools/build_info/version.h"
@@ -57,6 +59,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    // LLMBENCH_CPU_ISA (kernels/cpu/cpu_isa.h), checked before any command runs: a bad value is
+    // bad input; a path this CPU lacks is said once, here.
+    cpu::cpu_isa();
+    if (const std::string note = cpu::cpu_isa_note(); !note.empty())
+      fmt::print(stderr, "note: {}\n", note);
     app.parse(argc, argv);
     return ctx.exit_code;
   } catch (const CLI::CallForHelp& e) {

@@ -42,9 +42,7 @@ std::string roofline_cache_key(const std::string& backend, int threads) {
 
 std::string cuda_roofline_cache_key(const std::string& gpu_name) { return "cuda|" + gpu_name; }
 
-namespace {
-
-json load_cache() {
+json read_roofline_cache() {
   std::ifstream in(roofline_cache_path());
   if (!in) return json::object();
   // A corrupt (or hostile: nested, huge) cache is re-measured, not fatal.
@@ -52,10 +50,8 @@ json load_cache() {
   return j.is_object() ? j : json::object();
 }
 
-// cache[key] = entry, written to a temporary file and renamed over the cache, so a reader never
-// sees half a file. An unwritable cache only costs a re-measurement next time.
-void store_cache_entry(const std::string& key, json entry) {
-  json cache = load_cache();
+void write_roofline_cache_entry(const std::string& key, json entry) {
+  json cache = read_roofline_cache();
   cache[key] = std::move(entry);
   const fs::path path = roofline_cache_path();
   std::error_code ec;
@@ -64,6 +60,16 @@ void store_cache_entry(const std::string& key, json entry) {
     write_file_atomically(path.string(), cache.dump(2) + "\n", "roofline cache");
   } catch (const BadInput&) {
   }
+}
+
+namespace {
+
+json load_cache() { return read_roofline_cache(); }
+
+// cache[key] = entry, written to a temporary file and renamed over the cache, so a reader never
+// sees half a file.
+void store_cache_entry(const std::string& key, json entry) {
+  write_roofline_cache_entry(key, std::move(entry));
 }
 
 // The cached entry `key` when it is an object holding a number under every field; else null

@@ -4,6 +4,7 @@
 // CPU entries are keyed by backend, CPU model and thread count, since bandwidth depends on all
 // three; CUDA entries by GPU name ("cuda|NVIDIA H100 80GB HBM3").
 #pragma once
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -17,6 +18,12 @@
 namespace llmbench {
 
 std::string roofline_cache_path();
+
+// The whole cache as a JSON object ({} when missing or corrupt: re-measured, never fatal), and
+// cache[key] = entry written atomically (an unwritable cache only costs a re-measurement).
+// For the other tables kept beside the peaks (tools/run/dispatch_cache.h).
+nlohmann::json read_roofline_cache();
+void write_roofline_cache_entry(const std::string& key, nlohmann::json entry);
 std::string roofline_cache_key(const std::string& backend, int threads);
 // "cuda|<gpu name>".
 std::string cuda_roofline_cache_key(const std::string& gpu_name);

@@ -23,6 +23,7 @@
 #include "engine/bench/compute_probe.h"
 #include "engine/bench/nvml.h"
 #include "tools/store/case_key.h"
+#include "tools/run/dispatch_cache.h"
 #include "tools/run/peaks_cache.h"
 #include "tools/run/progress.h"
 #include "tools/console/build_warning.h"
@@ -165,6 +166,13 @@ void open_run(const RunOptions& opts, const RunPlan& plan, const std::vector<std
     run.store.emplace(opts.db);
     std::optional<std::int64_t> previous = opts.resume ? run.store->find_run(pkey) : std::nullopt;
     run.backend = make_backend(plan.backend, plan.threads, opts.sync_check);
+    if (plan.backend == "cpu") {
+      // The decode op classes' CPU paths (dispatch_cache.h), before the run row names them:
+      // measured on first use unless both peaks are given (then nothing is measured).
+      const bool may_measure = !(opts.peak_bw_gbps && opts.peak_tflops);
+      notice(opts, install_cpu_dispatch(resolve_model(plan.cases.front().model), plan.threads,
+                                        may_measure));
+    }
     run.probe = make_read_probe(plan.backend);
     run.compute = make_compute_probe(plan.backend);
     if (run.backend->name() == "cuda") {

@@ -8,7 +8,7 @@
 #include <ctime>
 
 #include "engine/model/cpu_backend.h"
-#include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/decode_dispatch.h"
 #include "tools/build_info/version.h"
 
 namespace llmbench {
@@ -31,7 +31,7 @@ RunInfo current_run_info() {
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) == 0) r.host = host;
   r.cpu = cpu_model_name();
-  r.cpu_isa = cpu::cpu_isa_name();
+  r.cpu_isa = cpu::cpu_dispatch_description();
   return r;
 }
 

@@ -20,7 +20,8 @@ struct RunInfo {
   std::string build_type;      // CMAKE_BUILD_TYPE
   std::string host;            // hostname
   std::string cpu;             // CPU model
-  std::string cpu_isa;         // the CPU kernels' ISA path (kernels/cpu/cpu_isa.h); "" unknown
+  std::string cpu_isa;         // the CPU kernels' ISA path and any decode op class off it
+                               // (cpu::cpu_dispatch_description); "" unknown
   std::string gpu;             // "" without a GPU backend
   std::string driver;          // GPU driver version, "" on CPU
   int threads = 0;
