@@ -103,15 +103,12 @@ DispatchMeasurement measure_decode_dispatch(const DecodeShapes& shapes, int roun
             cpu::decode_matmul_on(p, y.data(), x.data(), w->at(copy, int(i)), dtype, m, n, k, k);
           }
       };
-      // Warm-up: every candidate once (OpenMP team awake, code and x in cache); the widest's
-      // time sets how many passes one sample takes (at least about 2 ms, so that a model
-      // that fits in cache is not timed at the clock's resolution).
-      double widest_s = 0;
-      for (cpu::IsaPath p : cand) {
-        const auto ts = Clock::now();
-        pass(p);
-        if (p == cand.front()) widest_s = std::chrono::duration<double>(Clock::now() - ts).count();
-      }
+      // Warm-up: the widest candidate once (OpenMP team awake, x in cache; the candidates read
+      // the same weights); its time sets how many passes one sample takes (at least about
+      // 2 ms, so that a model that fits in cache is not timed at the clock's resolution).
+      const auto tw = Clock::now();
+      pass(cand.front());
+      const double widest_s = std::chrono::duration<double>(Clock::now() - tw).count();
       ct.passes_per_sample = int(std::clamp(2e-3 / std::max(widest_s, 1e-7), 1.0, 1000.0));
       std::vector<std::vector<double>> ms(cand.size());
       std::vector<bool> in(cand.size(), true);
@@ -126,16 +123,17 @@ DispatchMeasurement measure_decode_dispatch(const DecodeShapes& shapes, int roun
           ms[i].push_back(std::chrono::duration<double, std::milli>(Clock::now() - ts).count() /
                           ct.passes_per_sample);
         }
-        // From two samples each: a candidate whose fastest sample is kDispatchDropRatio x the
-        // slowest sample of another cannot win; it stops being timed (the portable quantised
-        // paths take 3-8x the AVX2 time, and would otherwise cost most of the measurement).
-        if (r < 1) continue;
+        // A candidate whose fastest sample is kDispatchDropRatio x the slowest sample of
+        // another cannot win (after one sample each: twice that ratio); it stops being timed
+        // (the portable quantised paths take 3-8x the AVX2 time, and would otherwise cost most
+        // of the measurement).
+        const double ratio = r == 0 ? 2 * kDispatchDropRatio : kDispatchDropRatio;
         double best_worst = 1e300;
         for (std::size_t i = 0; i < cand.size(); ++i)
           if (in[i]) best_worst = std::min(best_worst, *std::max_element(ms[i].begin(), ms[i].end()));
         int left = 0;
         for (std::size_t i = 0; i < cand.size(); ++i) {
-          if (in[i] && *std::min_element(ms[i].begin(), ms[i].end()) > kDispatchDropRatio * best_worst)
+          if (in[i] && *std::min_element(ms[i].begin(), ms[i].end()) > ratio * best_worst)
             in[i] = false;
           left += in[i] ? 1 : 0;
         }

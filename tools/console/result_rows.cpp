@@ -65,6 +65,7 @@ nlohmann::ordered_json run_json(std::int64_t run_id, const RunInfo& info) {
           {"build_type", info.build_type},
           {"host", info.host},
           {"cpu", info.cpu},
+          {"cpu_isa", info.cpu_isa},  // the CPU kernels' paths (run.cpu_isa)
           {"gpu", info.gpu},
           {"driver", info.driver},
           {"threads", info.threads},
