@@ -120,7 +120,7 @@ TEST(Schema, Version14GainsEnergyColumnsNullInOldRows) {
     EXPECT_EQ(d.user_version(), 14);
   }
   ResultStore s(db.string());
-  EXPECT_EQ(s.db().user_version(), 15);
+  EXPECT_EQ(s.db().user_version(), kSchemaVersion);
   for (const char* c : kCaseColumns) EXPECT_TRUE(s.db().has_column("bench_case", c)) << c;
   auto q = s.db().prepare("SELECT model, energy_j, j_per_output_token, energy_note FROM serve_session");
   ASSERT_TRUE(q.step());
@@ -128,6 +128,42 @@ TEST(Schema, Version14GainsEnergyColumnsNullInOldRows) {
   EXPECT_TRUE(q.column_is_null(1));
   EXPECT_TRUE(q.column_is_null(2));
   EXPECT_TRUE(q.column_is_null(3));
+}
+
+// Version 16 (kernels of llmbench's own CUDA traces): a version-15 database's device_op is
+// replaced by the one that lists a case's GPU-track kernels (with their op as the launch)
+// instead of its ops, and still lists the ops of a case without a GPU track.
+TEST(Schema, Version15DeviceOpReadsOwnKernelsWhereACaseHasThem) {
+  const fs::path db = fresh_dir("v15_kernels") / "v15.db";
+  {
+    Db d(db.string(), Db::Mode::kCreate);
+    create_schema_version(d, 15);
+    EXPECT_EQ(d.user_version(), 15);
+  }
+  ResultStore s(db.string());
+  EXPECT_EQ(s.db().user_version(), 16);
+  Db& d = s.db();
+  d.exec("PRAGMA foreign_keys=OFF");  // tracks and events without their run and cases
+  // Case 1: a thread track with a range and an op; case 2 the same plus a GPU track whose
+  // kernel is the op's child.
+  d.exec("INSERT INTO track (id, name, type, case_id) VALUES (1, 'a', 'thread', 1),"
+         " (2, 'b', 'thread', 2), (3, 'GPU 0 stream 7', 'gpu', 2)");
+  d.exec("INSERT INTO event (id, ts, dur, track_id, category, name, depth, parent_id) VALUES"
+         " (1, 0, 100, 1, 'range', 'decode_step', 0, NULL),"
+         " (2, 10, 50, 1, 'gemm', 'qkv_proj', 1, 1),"
+         " (3, 0, 100, 2, 'range', 'decode_step', 0, NULL),"
+         " (4, 10, 50, 2, 'gemm', 'qkv_proj', 1, 3),"
+         " (5, 12, 40, 3, 'kernel', 'gemv_half', 2, 4)");
+  auto q = d.prepare("SELECT case_id, id, name, launch_id FROM device_op ORDER BY case_id, id");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.column_int(0), 1);
+  EXPECT_EQ(q.column_text(2), "qkv_proj") << "a case without kernels lists its ops";
+  EXPECT_EQ(q.column_int(3), 2) << "an op is its own launch";
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.column_int(0), 2);
+  EXPECT_EQ(q.column_text(2), "gemv_half") << "a case with kernels lists them, not its ops";
+  EXPECT_EQ(q.column_int(3), 4) << "a kernel's launch is its op";
+  EXPECT_FALSE(q.step());
 }
 
 TEST(Schema, ForeignAndNewerDatabasesAreRefused) {

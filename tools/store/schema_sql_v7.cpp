@@ -296,6 +296,30 @@ ALTER TABLE serve_session ADD COLUMN power_limit_w REAL;         -- the enforced
 ALTER TABLE serve_session ADD COLUMN energy_note TEXT;           -- ok, the check's findings, or why NULL
 )sql";
 
+
+// Version 16: the kernels of llmbench's own CUDA traces (--timer cupti; docs/schema.md, "Kernels
+// of llmbench's own traces"). Each kernel, memcpy and memset CUPTI reported is an event on a
+// GPU track of the case (track.type 'gpu', its device and stream), a child of the op that
+// launched it (parent_id). device_op lists those instead of the ops for a case that has them,
+// with the op as the launch, so the device queries read llmbench's trace as an imported one;
+// a case without a GPU track (the CPU backend, event pairs) still lists its ops.
+constexpr const char* kSchemaV16 = R"sql(
+DROP VIEW IF EXISTS device_op;
+CREATE VIEW IF NOT EXISTS device_op AS
+  SELECT s.id, s.ts, s.dur, s.track_id, s.name, s.category, s.bytes, t.import_id, t.case_id,
+         t.latest,
+         CASE WHEN t.own AND t.type = 'gpu' THEN s.parent_id
+              WHEN t.own THEN s.id
+              ELSE (SELECT MIN(f.slice_out) FROM flow AS f WHERE f.slice_in = s.id) END AS launch_id
+  FROM slice AS s JOIN track_scope AS t ON t.id = s.track_id
+  WHERE (NOT t.own AND lower(COALESCE(s.category, ''))
+                       IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'memcpy', 'memset'))
+     OR (t.own AND t.type = 'gpu')
+     OR (t.own AND s.category IS NOT 'range'
+         AND NOT EXISTS (SELECT 1 FROM track AS g WHERE g.case_id = t.case_id AND g.type = 'gpu'));
+CREATE INDEX IF NOT EXISTS track_case_type ON track(case_id, type);
+)sql";
+
 }  // namespace
 
 const char* schema_step_sql_from_v7(int version) {
@@ -309,6 +333,7 @@ const char* schema_step_sql_from_v7(int version) {
     case 13: return kSchemaV13;
     case 14: return kSchemaV14;
     case 15: return kSchemaV15;
+    case 16: return kSchemaV16;
   }
   return nullptr;
 }
