@@ -1,11 +1,11 @@
--- purpose: GPU kernels (llmbench's ops for its own traces) attributed to the innermost NVTX / record_function range enclosing the API call that launched them, by range and kernel
+-- purpose: GPU kernels (for llmbench's own traces: the kernels the CUPTI timer recorded, else its ops) attributed to the innermost NVTX / record_function range enclosing the API call that launched them, by range and kernel
 -- params: import_id = NULL (import.id; NULL: the latest import, or the latest traced case when the database holds no import); case_id = NULL (bench_case.id: read this llmbench trace instead of an import)
 -- columns: range_name (innermost enclosing range; '(no range)' when the launch is in none), name (kernel or op), category (kernel, gpu_memcpy, gpu_memset, or op category), n (calls), total_us (us of device time), avg_us (us), share_of_range (of the device time attributed to this range, 0..1)
 
 -- A kernel runs on a GPU stream, outside every host range; its launch does not. The launch is
 -- the host slice a flow leads from (the CUDA runtime call with the kernel's correlation id in
--- nsys imports, the ac2g flow's source in Kineto traces); for llmbench's own traces the op
--- itself sits in its ranges. From there the walk goes up the parents to the first range.
+-- nsys imports, the ac2g flow's source in Kineto traces); for llmbench's own traces the op that
+-- launched the kernel (its parent event), or the op itself where no kernels were recorded. From there the walk goes up the parents to the first range.
 -- device_op (a view of the schema, docs/schema.md): the device work of every trace, with the
 -- host slice that launched it; `latest` marks the default trace.
 WITH ops AS (

@@ -1,4 +1,4 @@
--- purpose: GPU kernels, memcpys and memsets (llmbench's ops for its own traces) by name: calls, time and share of all device time, for an imported GPU trace or a traced case
+-- purpose: GPU kernels, memcpys and memsets (for llmbench's own traces: the kernels the CUPTI timer recorded, else its ops) by name: calls, time and share of all device time, for an imported GPU trace or a traced case
 -- params: import_id = NULL (import.id; NULL: the latest import, or the latest traced case when the database holds no import); case_id = NULL (bench_case.id: read this llmbench trace instead of an import); top_n = 50 (rows listed)
 -- columns: name (kernel or op), category (kernel, gpu_memcpy, gpu_memset; op category for llmbench traces), n (calls), total_ms (ms), avg_us (us), median_us (us), min_us (us), max_us (us), share (of all device time in scope, 0..1), bytes (bytes moved, memcpy and memset; analytic bytes for llmbench ops)
 

@@ -30,6 +30,7 @@ ops AS (
   JOIN target ON t.case_id = target.case_id
   CROSS JOIN peaks AS p
   WHERE s.category IS NOT 'range' AND (:phase IS NULL OR s.phase = :phase)
+    AND t.type IS NOT 'gpu'  -- ops, not their kernels
 )
 SELECT phase, name, category,
        COUNT(*) * 1.0 / MAX(1, COUNT(DISTINCT rep)) AS calls,

@@ -15,7 +15,7 @@ case_slices AS NOT MATERIALIZED (
   FROM slice AS s
   JOIN track AS t ON t.id = s.track_id
   JOIN target ON t.case_id = target.case_id
-  WHERE :phase IS NULL OR s.phase = :phase
+  WHERE (:phase IS NULL OR s.phase = :phase) AND t.type IS NOT 'gpu'  -- ops, not their kernels
 ),
 phase_time AS (
   SELECT phase, SUM(dur) AS dur, MAX(1, COUNT(DISTINCT rep)) AS reps

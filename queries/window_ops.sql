@@ -11,6 +11,7 @@ WITH target AS (
 ),
 case_tracks AS (
   SELECT t.id FROM track AS t JOIN target ON t.case_id = target.case_id
+  WHERE t.type IS NOT 'gpu'  -- ops, not their kernels (kernel_by_nvtx_range has those)
 ),
 win AS (
   SELECT id, ts AS t0, ts + dur AS t1, dur, depth

@@ -2,7 +2,7 @@
 # GPU validation of the CUDA backend (docs/gpu-validation.md), in one pass that fits a short
 # lease on a machine with an NVIDIA GPU.
 #
-#   scripts/gpu_validate.sh BIN_DIR OUT_DIR [core|extra|all|check|tests|peer]
+#   scripts/gpu_validate.sh BIN_DIR OUT_DIR [core|extra|all|check|tests|cupti|energy|stalls|peer]
 #
 # BIN_DIR holds llmbench, test_cuda_kernels, test_cuda_forward and bench_cuda_kernels built with
 # -DCMAKE_CUDA_ARCHITECTURES=90 (a lib/ beside it may hold the shared libraries that machine
@@ -14,7 +14,11 @@
 # op_coverage / top_ops over the result: about 90 s), energy (issue 44 section 3: llama2-7b
 # fp16 decode at batch 1 and 16 and a prefill with the board's energy counter, checked by
 # scripts/gpu_energy_check.py -- watts between idle and the power limit, batch 16 cheaper per
-# decode token than batch 1 -- then serve's J per output token; about 300 s), or peer (issue 32's PyTorch peer:
+# decode token than batch 1 -- then serve's J per output token; about 300 s), stalls (issue 44
+# section 2: llama2-7b fp16 decode at batch 1 and 16 traced with the CUPTI timer, checked by
+# scripts/gpu_stall_check.py -- trace_overhead_tpot <= 1.02 at batch 1, no traced step with a
+# gap over 0.5 ms that the untraced steps lack, kernels stored -- then op_gaps and the three
+# kernel queries on llmbench's own trace; about 200 s), or peer (issue 32's PyTorch peer:
 # scripts/gpu_torch_peer.py, its traces imported beside llmbench's own and compared by
 # peer_gemm_compare, and scripts/gpu_serve_load.py's serving targets; about 240 s,
 # docs/gpu-validation.md). Every step has
@@ -108,6 +112,26 @@ if [ "$PART" = energy ]; then  # issue 44 section 3: energy per phase through NV
       energy_check FROM bench_case"
   step energy_serve 300 python3 "$here/gpu_energy_check.py" serve "$LB" \
       "${SERVE_MODEL:-tinyllama-1.1b}" "$OUT"
+fi
+if [ "$PART" = stalls ]; then  # issue 44 section 2: CUPTI's buffers off the launching thread
+  here=$(dirname "$0")
+  step test_cuda_forward 200 "$BIN/test_cuda_forward"
+  # The shape of the second and third calls of 2026-11-26 (trace_overhead_tpot 1.033 and 1.039
+  # at batch 1, ~4 ms stalls every ~33 steps), now with the pooled buffers.
+  step stalls_run 200 "$LB" run --backend cuda --model llama2-7b --dtype fp16 --batch 1,16 \
+      --prompt-len 128 --max-new-tokens 128 --repeat 5 --timer device --trace ops \
+      --db "$OUT/stalls.db"
+  cp "$OUT/stalls.db" /tmp/stalls-copy.db
+  step stall_check 30 python3 "$here/gpu_stall_check.py" /tmp/stalls-copy.db
+  step op_coverage_stalls 30 "$LB" query /tmp/stalls-copy.db op_coverage
+  step op_gaps_b1 30 "$LB" query /tmp/stalls-copy.db op_gaps --param case_id=1 \
+      --param phase=decode --param top_n=5
+  # Kernels as child slices: the device queries on llmbench's own trace (case 1, batch 1).
+  step own_kernel_summary 30 "$LB" query /tmp/stalls-copy.db kernel_summary --param case_id=1 \
+      --param top_n=15
+  step own_kernel_by_range 30 "$LB" query /tmp/stalls-copy.db kernel_by_nvtx_range \
+      --param case_id=1
+  step own_launch_overhead 30 "$LB" query /tmp/stalls-copy.db launch_overhead --param case_id=1
 fi
 if [ "$PART" = extra ] || [ "$PART" = all ]; then
   step case_study 90 "$LB" run --config batch16-single-token --backend cuda --db "$OUT/case.db"

@@ -66,6 +66,7 @@ struct CaseResult {
   // The traced repetition (when spec.trace != off): its records, its own timings, and how
   // much slower tracing made it than the untraced repetitions the headline metrics use.
   std::vector<OpRecord> trace;
+  DeviceTrace trace_device;  // the kernels of `trace`'s ops (the CUPTI timer), else empty
   std::optional<RepSample> traced_sample;
   std::optional<double> trace_overhead_ttft;  // traced TTFT / median untraced TTFT
   std::optional<double> trace_overhead_tpot;  // traced mean TPOT / untraced mean TPOT
@@ -166,6 +167,7 @@ void add_traced_repetition(CaseResult& r, const CaseSpec& spec, const Model& mod
   if (generated != r.generated)
     throw Error("the traced repetition generated other tokens than the untraced ones");
   r.trace = tracer.records();
+  r.trace_device = tracer.device_trace();
   set_trace_overheads(r);
 }
 

@@ -27,12 +27,15 @@ std::vector<SlotDeviceTime> ActivityAttribution::resolve() {
   std::vector<SlotDeviceTime> out(parent_.size());
   for (std::size_t s = 0; s < out.size(); ++s) out[s].spans = range_[s];
   unattributed_ = 0;
-  for (const DeviceActivity& a : activities_) {
+  slot_of_.assign(activities_.size(), -1);
+  for (std::size_t i = 0; i < activities_.size(); ++i) {
+    const DeviceActivity& a = activities_[i];
     const auto it = external_of_.find(a.correlation_id);
     if (it == external_of_.end() || it->second < base_ || it->second - base_ >= out.size()) {
       ++unattributed_;
       continue;
     }
+    slot_of_[i] = int(it->second - base_);
     SlotDeviceTime& t = out[std::size_t(it->second - base_)];
     ++t.activities;
     t.busy_ns += std::max<std::int64_t>(0, a.end_ns - a.start_ns);
@@ -51,6 +54,53 @@ std::vector<SlotDeviceTime> ActivityAttribution::resolve() {
     up.last_ns = std::max(up.last_ns, out[s].last_ns);
   }
   return out;
+}
+
+std::vector<DeviceWorkRecord> ActivityAttribution::device_work(std::int64_t offset_ns) const {
+  std::vector<DeviceWorkRecord> out;
+  out.reserve(activities_.size());
+  for (std::size_t i = 0; i < activities_.size() && i < slot_of_.size(); ++i) {
+    if (slot_of_[i] < 0) continue;
+    const DeviceActivity& a = activities_[i];
+    DeviceWorkRecord r;
+    r.op = slot_of_[i];
+    r.name = a.name;
+    r.kind = a.kind;
+    r.device = a.device;
+    r.stream = a.stream;
+    r.correlation_id = a.correlation_id;
+    r.start_ns = a.start_ns + offset_ns;
+    r.dur_ns = std::max<std::int64_t>(0, a.end_ns - a.start_ns);
+    r.bytes = a.bytes;
+    out.push_back(r);
+  }
+  std::sort(out.begin(), out.end(), [](const DeviceWorkRecord& x, const DeviceWorkRecord& y) {
+    if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
+    if (x.op != y.op) return x.op < y.op;
+    return x.correlation_id < y.correlation_id;
+  });
+  return out;
+}
+
+int KernelNames::intern(const char* name) {
+  std::string key = name != nullptr ? name : "(unnamed)";
+  const auto it = index_.find(key);
+  if (it != index_.end()) return it->second;
+  const int id = int(names_.size());
+  names_.push_back(key);
+  index_.emplace(std::move(key), id);
+  return id;
+}
+
+const char* memcpy_name(int copy_kind) {
+  switch (copy_kind) {
+    case 1: return "Memcpy HtoD";
+    case 2: return "Memcpy DtoH";
+    case 8: return "Memcpy DtoD";
+    case 9: return "Memcpy HtoH";
+    case 10: return "Memcpy PtoP";
+  }
+  return "Memcpy";
 }
 
 bool ActivityAttribution::interval(const SlotDeviceTime& t, std::int64_t& start_ns,

@@ -4,11 +4,15 @@
 // kernel, memcpy and memset with the correlation id of the API call that launched it, and
 // external-correlation records that map those API calls to the pushed id. Here: the maps from
 // activity to slot, and each slot's device interval (its own activities, and its descendants'
-// for slots that have children). Not here: reading CUPTI's buffers (cupti_timer.cpp).
+// for slots that have children), and each activity as a record of its slot (DeviceWorkRecord),
+// its name stored once (KernelNames). Not here: reading CUPTI's buffers (cupti_timer.cpp).
 #pragma once
 #include <cstdint>
+#include <string>
 #include <unordered_map>
 #include <vector>
+
+#include "engine/model/trace.h"
 
 namespace llmbench {
 
@@ -17,7 +21,27 @@ struct DeviceActivity {
   std::uint32_t correlation_id = 0;
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
+  DeviceWorkKind kind = DeviceWorkKind::kKernel;
+  int name = 0;                 // KernelNames index
+  std::uint32_t device = 0, stream = 0;
+  std::int64_t bytes = 0;       // copied or set; 0 for kernels
 };
+
+// Names of device work, each stored once and numbered in the order first seen. CUPTI's kernel
+// name is a pointer into CUPTI's memory; what a trace keeps is a copy of it.
+class KernelNames {
+ public:
+  int intern(const char* name);  // nullptr: "(unnamed)"
+  const std::vector<std::string>& names() const { return names_; }
+
+ private:
+  std::unordered_map<std::string, int> index_;
+  std::vector<std::string> names_;
+};
+
+// The name of a memcpy of CUPTI's copy kind (CUpti_ActivityMemcpyKind: 1 HtoD, 2 DtoH, 8 DtoD,
+// 9 HtoH, 10 PtoP; the array kinds and unknown ones are "Memcpy"), as Kineto names copies.
+const char* memcpy_name(int copy_kind);
 
 // The device time of one slot.
 struct SlotDeviceTime {
@@ -51,12 +75,18 @@ class ActivityAttribution {
   // its kernels, without the launch gaps between them). False when nothing ran for it.
   static bool interval(const SlotDeviceTime& t, std::int64_t& start_ns, std::int64_t& dur_ns);
 
+  // After resolve(): every attributed activity as a record of its slot (op = slot), its times
+  // moved by `offset_ns` (device clock to the tracer's), in start order (then slot, then
+  // correlation id, so equal starts keep one order).
+  std::vector<DeviceWorkRecord> device_work(std::int64_t offset_ns) const;
+
  private:
   std::uint64_t base_ = 0;
   std::vector<int> parent_;
   std::vector<bool> range_;
   std::unordered_map<std::uint32_t, std::uint64_t> external_of_;
   std::vector<DeviceActivity> activities_;
+  std::vector<int> slot_of_;  // per activity after resolve(): its slot, -1 unattributed
   int unattributed_ = 0;
 };
 

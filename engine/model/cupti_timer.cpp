@@ -1,18 +1,20 @@
-// The CUPTI op timer (see cupti_timer.h): CUPTI's buffer callbacks, the records read from them,
-// and the OpTimer that pushes one external correlation id per op.
+// The CUPTI op timer (see cupti_timer.h): CUPTI's buffer callbacks over a pool of recycled
+// buffers (activity_buffer_pool.h), the records read from them on the pool's consumer thread,
+// and the OpTimer that pushes one external correlation id per op and gives each op its kernels.
 #include "engine/model/cupti_timer.h"
 
 #include <cupti.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "engine/model/activity_attribution.h"
+#include "engine/model/activity_buffer_pool.h"
 #include "kernels/common/error.h"
 
 namespace llmbench {
@@ -26,20 +28,38 @@ void cupti_check(CUptiResult rc, const char* what) {
   throw Error(std::string("--timer cupti: ") + what + " failed: " + text);
 }
 
-// Activity buffers of 8 MiB, allocated when CUPTI asks. On an H200 (2026-11-26) a llama2-7b
-// batch-1 decode step stalled ~4 ms at each buffer hand-over (one every ~33 steps); a pool of
-// pre-faulted 32 MiB buffers with a warm-up repetition measured worse overall in the same
-// setting (docs/gpu-validation.md, third call), so the plain version stays.
+// Activity buffers: a pool of 8 buffers of 8 MiB, allocated, zeroed and touched once, when the
+// first CUPTI timer starts, and recycled (activity_buffer_pool.h). On an H200 (2026-11-26) a
+// llama2-7b batch-1 decode step filled one 8 MiB buffer every ~33 steps, and each hand-over
+// stalled the launching thread up to ~4 ms while the buffer was allocated on request, zeroed by
+// CUPTI on that thread (CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER at its default) and
+// parsed inside the completion callback under a lock. Now the request takes a pre-zeroed buffer
+// without a lock, CUPTI is told the buffers come zeroed, and the completion only queues the
+// buffer for the pool's consumer thread, which parses, zeroes and frees it again: the launching
+// thread never allocates, zeroes, parses or waits. A buffer is back in the pool within
+// milliseconds of its hand-over, so 8 (64 MiB) leave a wide margin at one hand-over per ~0.2 s;
+// when none is free CUPTI drops records, and the repetition is refused saying so (collect()).
+// No periodic flush (cuptiActivityFlushPeriod): each flush would hand over a part-filled buffer
+// and make the launching thread ask for a new one sooner. One forced flush when the traced
+// repetition is over delivers the rest. (A pool of 4 pre-faulted 32 MiB buffers, still zeroed
+// by CUPTI and parsed in the callback, measured worse on the H200: docs/gpu-validation.md,
+// third call.)
 constexpr std::size_t kBufferBytes = std::size_t{8} << 20;
-constexpr std::size_t kBufferAlign = 8;  // CUPTI's required alignment of activity buffers
+constexpr std::size_t kPoolBuffers = 8;
 
-// What CUPTI delivered, process-wide: CUPTI has one pair of buffer callbacks per process. The
-// completion callback runs on CUPTI's own thread, hence the mutex.
+// memcpy_name() (activity_attribution.h) takes CUPTI's copy kinds by number.
+static_assert(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD == 1 && CUPTI_ACTIVITY_MEMCPY_KIND_DTOH == 2 &&
+              CUPTI_ACTIVITY_MEMCPY_KIND_DTOD == 8 && CUPTI_ACTIVITY_MEMCPY_KIND_HTOH == 9 &&
+              CUPTI_ACTIVITY_MEMCPY_KIND_PTOP == 10);
+
+// What CUPTI delivered, process-wide: CUPTI has one pair of buffer callbacks per process.
+// Filled in by the pool's consumer thread; read by the timer after the pool is drained.
 struct Delivered {
   std::mutex mu;
   std::vector<DeviceActivity> activities;
   std::vector<std::pair<std::uint32_t, std::uint64_t>> correlations;
-  std::size_t dropped = 0;
+  KernelNames names;
+  std::atomic<std::size_t> dropped{0};  // added to by the completion callback
 };
 
 Delivered& delivered() {
@@ -47,32 +67,44 @@ Delivered& delivered() {
   return d;
 }
 
-void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size,
-                               std::size_t* max_records) {
-  *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(kBufferAlign, kBufferBytes));
-  *size = *buffer != nullptr ? kBufferBytes : 0;
-  *max_records = 0;
-}
-
-// Kernel, memcpy and memset records share the three fields read here.
+// Kernel, memcpy and memset records share the fields read here.
 template <class Record>
-void add_interval(const CUpti_Activity* rec, Delivered& d) {
+DeviceActivity interval_of(const CUpti_Activity* rec, DeviceWorkKind kind) {
   const auto* r = reinterpret_cast<const Record*>(rec);
-  d.activities.push_back({r->correlationId, std::int64_t(r->start), std::int64_t(r->end)});
+  DeviceActivity a;
+  a.correlation_id = r->correlationId;
+  a.start_ns = std::int64_t(r->start);
+  a.end_ns = std::int64_t(r->end);
+  a.kind = kind;
+  a.device = r->deviceId;
+  a.stream = r->streamId;
+  return a;
 }
 
 void read_record(const CUpti_Activity* rec, Delivered& d) {
   switch (rec->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-      add_interval<CUpti_ActivityKernel10>(rec, d);
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+      DeviceActivity a = interval_of<CUpti_ActivityKernel10>(rec, DeviceWorkKind::kKernel);
+      a.name = d.names.intern(reinterpret_cast<const CUpti_ActivityKernel10*>(rec)->name);
+      d.activities.push_back(a);
       break;
-    case CUPTI_ACTIVITY_KIND_MEMCPY:
-      add_interval<CUpti_ActivityMemcpy6>(rec, d);
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
+      DeviceActivity a = interval_of<CUpti_ActivityMemcpy6>(rec, DeviceWorkKind::kMemcpy);
+      a.name = d.names.intern(memcpy_name(m->copyKind));
+      a.bytes = std::int64_t(m->bytes);
+      d.activities.push_back(a);
       break;
-    case CUPTI_ACTIVITY_KIND_MEMSET:
-      add_interval<CUpti_ActivityMemset4>(rec, d);
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+      DeviceActivity a = interval_of<CUpti_ActivityMemset4>(rec, DeviceWorkKind::kMemset);
+      a.name = d.names.intern("Memset");
+      a.bytes = std::int64_t(reinterpret_cast<const CUpti_ActivityMemset4*>(rec)->bytes);
+      d.activities.push_back(a);
       break;
+    }
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
       const auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(rec);
       if (e->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
@@ -84,19 +116,32 @@ void read_record(const CUpti_Activity* rec, Delivered& d) {
   }
 }
 
-void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t,
-                               std::size_t valid_bytes) {
+// On the pool's consumer thread: every record of one filled buffer.
+void parse_buffer(std::uint8_t* buffer, std::size_t valid_bytes) {
   Delivered& d = delivered();
-  {
-    std::lock_guard<std::mutex> lock(d.mu);
-    CUpti_Activity* rec = nullptr;
-    while (cuptiActivityGetNextRecord(buffer, valid_bytes, &rec) == CUPTI_SUCCESS)
-      read_record(rec, d);
-    std::size_t dropped = 0;
-    if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS)
-      d.dropped += dropped;
-  }
-  std::free(buffer);
+  std::lock_guard<std::mutex> lock(d.mu);
+  CUpti_Activity* rec = nullptr;
+  while (cuptiActivityGetNextRecord(buffer, valid_bytes, &rec) == CUPTI_SUCCESS)
+    read_record(rec, d);
+}
+
+// Made by the first timer and never destroyed: CUPTI may hand buffers back as the process ends,
+// after static destructors would have run.
+ActivityBufferPool* g_pool = nullptr;
+
+void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size,
+                               std::size_t* max_records) {
+  *size = 0;
+  *buffer = g_pool != nullptr ? g_pool->request(*size) : nullptr;
+  *max_records = 0;
+}
+
+void CUPTIAPI buffer_completed(CUcontext ctx, std::uint32_t stream_id, std::uint8_t* buffer,
+                               std::size_t, std::size_t valid_bytes) {
+  std::size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(ctx, stream_id, &dropped) == CUPTI_SUCCESS && dropped > 0)
+    delivered().dropped += dropped;
+  if (g_pool != nullptr) g_pool->complete(buffer, valid_bytes);
 }
 
 // The activity kinds a timer turns on: the device work, and the API records (runtime and
@@ -120,6 +165,13 @@ class CuptiOpTimer final : public OpTimer {
     std::lock_guard<std::mutex> lock(timers_mu());
     if (g_timer_alive) throw Error("--timer cupti: one CUPTI-timed repetition at a time");
     if (!g_callbacks_registered) {
+      if (g_pool == nullptr) g_pool = new ActivityBufferPool(kBufferBytes, kPoolBuffers, parse_buffer);
+      // The pool's buffers come zeroed: CUPTI must not zero them on the launching thread.
+      std::uint8_t zeroed = 1;
+      std::size_t zeroed_size = sizeof(zeroed);
+      cupti_check(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER,
+                                            &zeroed_size, &zeroed),
+                  "cuptiActivitySetAttribute(ZEROED_OUT_ACTIVITY_BUFFER)");
       cupti_check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed),
                   "cuptiActivityRegisterCallbacks");
       g_callbacks_registered = true;
@@ -132,6 +184,8 @@ class CuptiOpTimer final : public OpTimer {
       }
     }
     g_timer_alive = true;
+    exhausted_before_ = g_pool->stats().exhausted;
+    failures_before_ = g_pool->stats().consume_failures;
     base_ = g_next_base;
     std::uint64_t now = 0;
     cupti_check(cuptiGetTimestamp(&now), "cuptiGetTimestamp");
@@ -146,14 +200,25 @@ class CuptiOpTimer final : public OpTimer {
     for (CUpti_ActivityKind k : kKinds) cuptiActivityDisable(k);
     g_next_base = base_ + std::uint64_t(host_start_.size()) + 1;
     g_timer_alive = false;
+    g_pool->drain();
     Delivered& d = delivered();
     std::lock_guard<std::mutex> dl(d.mu);
     d.activities.clear();
     d.correlations.clear();
+    d.names = KernelNames{};
     d.dropped = 0;
   }
 
   bool resolves_at_end() const override { return true; }
+
+  void device_work(std::chrono::steady_clock::time_point origin, DeviceTrace& out) override {
+    if (times_.size() != host_start_.size()) collect();
+    using std::chrono::duration_cast;
+    using std::chrono::nanoseconds;
+    out.names = names_;
+    out.records = attribution_.device_work(
+        -anchor_device_ns_ + duration_cast<nanoseconds>(anchor_host_ - origin).count());
+  }
 
   void mark_range(int slot) override { next_range_ = slot; }
 
@@ -196,18 +261,28 @@ class CuptiOpTimer final : public OpTimer {
   }
 
  private:
-  // After the caller's synchronisation: every record delivered, then attributed.
+  // After the caller's synchronisation: every record delivered and parsed, then attributed.
   void collect() {
     cupti_check(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
+    g_pool->drain();
+    const ActivityBufferStats pool = g_pool->stats();
     Delivered& d = delivered();
     std::lock_guard<std::mutex> lock(d.mu);
-    if (d.dropped > 0)
+    if (d.dropped > 0 || pool.exhausted > exhausted_before_ ||
+        pool.consume_failures > failures_before_)
       throw Error("--timer cupti: CUPTI dropped " + std::to_string(d.dropped) +
-                  " activity records; op times would be incomplete");
+                  " activity records (its buffer requests found the pool of " +
+                  std::to_string(pool.buffers) + " x " +
+                  std::to_string(pool.buffer_bytes >> 20) + " MiB empty " +
+                  std::to_string(pool.exhausted - exhausted_before_) + " times, at most " +
+                  std::to_string(pool.max_in_use) + " out at once; " +
+                  std::to_string(pool.consume_failures - failures_before_) +
+                  " buffers failed to parse); op times would be incomplete");
     for (const auto& [corr, ext] : d.correlations) attribution_.add_correlation(corr, ext);
     for (const DeviceActivity& a : d.activities) attribution_.add_activity(a);
     d.correlations.clear();
     d.activities.clear();
+    names_ = d.names.names();
     times_ = attribution_.resolve();
   }
 
@@ -219,6 +294,8 @@ class CuptiOpTimer final : public OpTimer {
   int next_range_ = -1;  // the slot mark_range() named, until its start()
   std::vector<std::chrono::steady_clock::time_point> host_start_, host_stop_;
   std::vector<SlotDeviceTime> times_;
+  std::vector<std::string> names_;  // of the device work, DeviceActivity::name indexes it
+  std::uint64_t exhausted_before_ = 0, failures_before_ = 0;  // the pool's counts at the start
 };
 
 }  // namespace

@@ -39,6 +39,15 @@ std::string_view category_name(OpCategory c) {
   return "?";
 }
 
+std::string_view device_work_category(DeviceWorkKind k) {
+  switch (k) {
+    case DeviceWorkKind::kKernel: return "kernel";
+    case DeviceWorkKind::kMemcpy: return "gpu_memcpy";
+    case DeviceWorkKind::kMemset: return "gpu_memset";
+  }
+  return "?";
+}
+
 std::string_view phase_name(Phase p) { return p == Phase::kPrefill ? "prefill" : "decode"; }
 
 std::string_view timer_mode_name(TimerMode m) {
@@ -122,6 +131,10 @@ void Tracer::finish() {
   for (; resolved_ < records_.size(); ++resolved_) {
     OpRecord& r = records_[resolved_];
     timer_->resolve(int(resolved_), origin_, r.start_ns, r.dur_ns);
+  }
+  if (timer_->resolves_at_end()) {
+    device_ = DeviceTrace{};
+    timer_->device_work(origin_, device_);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -55,6 +56,31 @@ struct OpRecord {
   std::int64_t bytes = 0;         // analytic bytes read + written (0 for ranges)
 };
 
+// One kernel, memcpy or memset the device ran for a traced op (the CUPTI op timer on CUDA):
+// stored as a child slice of the op's event on a GPU track (docs/schema.md, version 16).
+enum class DeviceWorkKind { kKernel, kMemcpy, kMemset };
+std::string_view device_work_category(DeviceWorkKind k);  // "kernel" | "gpu_memcpy" | "gpu_memset"
+
+struct DeviceWorkRecord {
+  int op = -1;                    // index of the OpRecord of the op that launched it
+  int name = 0;                   // index into DeviceTrace::names
+  DeviceWorkKind kind = DeviceWorkKind::kKernel;
+  std::uint32_t device = 0;       // CUDA device
+  std::uint32_t stream = 0;       // CUDA stream id (CUPTI's)
+  std::uint32_t correlation_id = 0;  // of the API call that launched it
+  std::int64_t start_ns = 0;      // device time, ns since the tracer's origin
+  std::int64_t dur_ns = 0;
+  std::int64_t bytes = 0;         // copied or set; 0 for kernels
+};
+
+// The device work of one traced repetition, in start order, with its names stored once each:
+// kernel names come from CUPTI's records and must outlive them, while OpRecord keeps its string
+// literal (the CPU path allocates nothing per op).
+struct DeviceTrace {
+  std::vector<std::string> names;
+  std::vector<DeviceWorkRecord> records;
+};
+
 // Times ops for a Tracer. start/stop are called in pairs per slot and must not synchronise;
 // resolve() is called after the backend's synchronisation and returns each slot's interval:
 // after each step, or only once the traced repetition is over when resolves_at_end() (a timer
@@ -70,6 +96,10 @@ class OpTimer {
   // The slot's start and duration in ns since `origin`.
   virtual void resolve(int slot, std::chrono::steady_clock::time_point origin,
                        std::int64_t& start_ns, std::int64_t& dur_ns) = 0;
+  // After every slot was resolved, for a timer that resolves at the end: the kernels, copies
+  // and sets the device ran for each slot (DeviceWorkRecord::op = the slot), on the clock of
+  // resolve(). Nothing for a timer that does not see them.
+  virtual void device_work(std::chrono::steady_clock::time_point /*origin*/, DeviceTrace& /*out*/) {}
 };
 
 // steady_clock at start and stop, nothing else. On the CPU backend ops run synchronously, so
@@ -109,6 +139,9 @@ class Tracer {
   // timer. records() is complete after this.
   void finish();
   const std::vector<OpRecord>& records() const { return records_; }
+  // The device work of the records (DeviceWorkRecord::op indexes records()), complete after
+  // finish(); empty unless the timer sees each kernel (the CUPTI timer).
+  const DeviceTrace& device_trace() const { return device_; }
   // True when only finish() resolves the records (the timer reads everything back at once).
   bool resolves_at_end() const { return timer_->resolves_at_end(); }
   // Moves out every record, resolved, and starts again from none, the timer's slots reused
@@ -124,6 +157,7 @@ class Tracer {
   Phase phase_ = Phase::kPrefill;
   int step_ = 0;
   std::vector<OpRecord> records_;
+  DeviceTrace device_;
   std::vector<int> open_;      // indices of records begun and not ended
   std::size_t resolved_ = 0;   // records before this index are resolved
 };

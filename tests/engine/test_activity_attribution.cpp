@@ -191,3 +191,57 @@ TEST(ActivityAttribution, TheCpuBackendRefusesTheCuptiTimer) {
 }
 
 }  // namespace llmbench
+
+namespace llmbench {
+
+// Each attributed activity becomes a record of its slot, moved to the tracer's clock and in
+// start order; unattributed ones are left out; names are stored once each.
+TEST(ActivityAttribution, DeviceWorkListsEachAttributedActivityOfItsSlot) {
+  ActivityAttribution a = three_level(100);
+  KernelNames names;
+  const int gemv = names.intern("gemv_half");
+  const int copy = names.intern(memcpy_name(2));
+  EXPECT_EQ(names.intern("gemv_half"), gemv) << "a name is stored once";
+  EXPECT_EQ(names.intern(nullptr), 2);
+  EXPECT_EQ(names.names(), (std::vector<std::string>{"gemv_half", "Memcpy DtoH", "(unnamed)"}));
+  a.add_correlation(11, 102);
+  a.add_correlation(12, 104);
+  DeviceActivity k{11, 5000, 5400, DeviceWorkKind::kKernel, gemv, 0, 7, 0};
+  DeviceActivity c{12, 4000, 4100, DeviceWorkKind::kMemcpy, copy, 0, 9, 4096};
+  DeviceActivity stray{99, 1000, 2000, DeviceWorkKind::kKernel, gemv, 0, 7, 0};
+  a.add_activity(k);
+  a.add_activity(c);
+  a.add_activity(stray);
+  a.resolve();
+  const std::vector<DeviceWorkRecord> w = a.device_work(-1000);
+  ASSERT_EQ(w.size(), 2u) << "the activity with no correlation record is not listed";
+  EXPECT_EQ(w[0].op, 4);
+  EXPECT_EQ(w[0].kind, DeviceWorkKind::kMemcpy);
+  EXPECT_EQ(w[0].start_ns, 3000);
+  EXPECT_EQ(w[0].dur_ns, 100);
+  EXPECT_EQ(w[0].bytes, 4096);
+  EXPECT_EQ(w[0].stream, 9u);
+  EXPECT_EQ(w[0].correlation_id, 12u);
+  EXPECT_EQ(w[1].op, 2);
+  EXPECT_EQ(w[1].name, gemv);
+  EXPECT_EQ(w[1].start_ns, 4000);
+  EXPECT_EQ(w[1].dur_ns, 400);
+}
+
+TEST(ActivityAttribution, CopiesAreNamedByCuptiCopyKind) {
+  EXPECT_STREQ(memcpy_name(1), "Memcpy HtoD");
+  EXPECT_STREQ(memcpy_name(2), "Memcpy DtoH");
+  EXPECT_STREQ(memcpy_name(8), "Memcpy DtoD");
+  EXPECT_STREQ(memcpy_name(9), "Memcpy HtoH");
+  EXPECT_STREQ(memcpy_name(10), "Memcpy PtoP");
+  EXPECT_STREQ(memcpy_name(3), "Memcpy");
+  EXPECT_STREQ(memcpy_name(0), "Memcpy");
+}
+
+TEST(Trace, DeviceWorkCategoriesAreTheImportersNames) {
+  EXPECT_EQ(device_work_category(DeviceWorkKind::kKernel), "kernel");
+  EXPECT_EQ(device_work_category(DeviceWorkKind::kMemcpy), "gpu_memcpy");
+  EXPECT_EQ(device_work_category(DeviceWorkKind::kMemset), "gpu_memset");
+}
+
+}  // namespace llmbench

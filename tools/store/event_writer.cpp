@@ -1,6 +1,12 @@
 // See event_writer.h.
 #include "tools/store/event_writer.h"
 
+#include <map>
+#include <string>
+#include <utility>
+
+#include "kernels/common/error.h"
+
 namespace llmbench {
 
 namespace {
@@ -38,8 +44,9 @@ std::int64_t EventWriter::write(const EventRow& r) {
   return db_.last_insert_id();
 }
 
-void write_op_records(EventWriter& events, std::int64_t track_id,
-                      const std::vector<OpRecord>& records, std::optional<std::int64_t> case_id) {
+std::vector<std::int64_t> write_op_records(EventWriter& events, std::int64_t track_id,
+                                           const std::vector<OpRecord>& records,
+                                           std::optional<std::int64_t> case_id) {
   std::vector<std::int64_t> ids(records.size());
   EventRow row;  // one row refilled: its strings keep their buffers from record to record
   row.track_id = track_id;
@@ -68,6 +75,43 @@ void write_op_records(EventWriter& events, std::int64_t track_id,
     }
     row.enqueue_ts = r.enqueue_ns;
     ids[i] = events.write(row);
+  }
+  return ids;
+}
+
+void write_device_work(Db& db, EventWriter& events, std::int64_t upid, std::int64_t case_id,
+                       const std::vector<OpRecord>& records,
+                       const std::vector<std::int64_t>& op_event_ids, const DeviceTrace& work) {
+  LLMBENCH_CHECK(op_event_ids.size() == records.size(), "one event id per op record");
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::int64_t> tracks;  // (device, stream)
+  Stmt add_track = db.prepare(
+      "INSERT INTO track (name, type, upid, case_id, device_id, stream_id)"
+      " VALUES (?, 'gpu', ?, ?, ?, ?)");
+  EventRow row;
+  for (const DeviceWorkRecord& w : work.records) {
+    LLMBENCH_CHECK(w.op >= 0 && std::size_t(w.op) < records.size() && w.name >= 0 &&
+                       std::size_t(w.name) < work.names.size(),
+                   "device work names an op and a name of its trace");
+    const auto key = std::make_pair(w.device, w.stream);
+    auto it = tracks.find(key);
+    if (it == tracks.end()) {
+      add_track.bind(1, "GPU " + std::to_string(w.device) + " stream " + std::to_string(w.stream))
+          .bind(2, upid).bind(3, case_id).bind(4, std::int64_t(w.device))
+          .bind(5, std::int64_t(w.stream));
+      add_track.run();
+      it = tracks.emplace(key, db.last_insert_id()).first;
+    }
+    row.ts = w.start_ns;
+    row.dur = w.dur_ns;
+    row.track_id = it->second;
+    row.category = device_work_category(w.kind);
+    row.name = work.names[std::size_t(w.name)];
+    row.depth = records[std::size_t(w.op)].depth + 1;
+    row.parent_id = op_event_ids[std::size_t(w.op)];
+    row.bytes.reset();
+    if (w.kind != DeviceWorkKind::kKernel) row.bytes = w.bytes;
+    row.correlation_id = std::int64_t(w.correlation_id);
+    events.write(row);
   }
 }
 

@@ -41,8 +41,19 @@ class EventWriter {
 // llmbench's own op records (engine/model/trace.h) on `track_id`, in begin order, so a parent's
 // event id is known before its children's: a traced case (`case_id` set, repetition 0) or a
 // served session's steps (`serve --trace`, no case). One writer serves many calls (a served
-// session's commit writes every queued step through one prepared INSERT).
-void write_op_records(EventWriter& events, std::int64_t track_id, const std::vector<OpRecord>& records,
-                      std::optional<std::int64_t> case_id = std::nullopt);
+// session's commit writes every queued step through one prepared INSERT). Returns each
+// record's event id.
+std::vector<std::int64_t> write_op_records(EventWriter& events, std::int64_t track_id,
+                                           const std::vector<OpRecord>& records,
+                                           std::optional<std::int64_t> case_id = std::nullopt);
+
+// The kernels, copies and sets of a traced case (the CUPTI op timer) as child events of their
+// ops (`op_event_ids`: write_op_records' ids of the records the DeviceWorkRecords index), on
+// one 'gpu' track of the case per device and stream, made here under process `upid`
+// (docs/schema.md, "Kernels of llmbench's own traces"). The events carry no case, phase or
+// step: their op has them.
+void write_device_work(Db& db, EventWriter& events, std::int64_t upid, std::int64_t case_id,
+                       const std::vector<OpRecord>& records,
+                       const std::vector<std::int64_t>& op_event_ids, const DeviceTrace& work);
 
 }  // namespace llmbench

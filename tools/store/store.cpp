@@ -192,7 +192,9 @@ void ResultStore::write_trace(std::int64_t run_id, std::int64_t case_id, const C
   const std::int64_t track_id = db_.last_insert_id();
 
   EventWriter events(db_);
-  write_op_records(events, track_id, c.trace, case_id);
+  const std::vector<std::int64_t> ids = write_op_records(events, track_id, c.trace, case_id);
+  if (!c.trace_device.records.empty())
+    write_device_work(db_, events, upid, case_id, c.trace, ids, c.trace_device);
 }
 
 }  // namespace llmbench
