@@ -4,7 +4,8 @@
 // arithmetic on readings, fed by an EnergyMeter (NVML's counter for a CUDA device,
 // engine/bench/nvml.h, or any function in tests), so every figure is tested without a GPU.
 // Deliberately not: per-decode-step energy. A step takes milliseconds and the counter advances
-// every few to tens of milliseconds, so a step's difference is mostly 0 or one whole update;
+// in steps NVML does not specify (measured by calibrate()), so a step's difference can be 0 or
+// one whole update;
 // a phase is measured over its whole span in each repetition and summed over repetitions, and
 // energy_check says when a phase's span is shorter than the counter's update.
 #pragma once

@@ -129,8 +129,8 @@ class EngineLoop {
     int failed_spans = 0;
   };
   std::optional<Energy> energy() const;
-  // The shortest span of steps the energy counter is read around (its update is a few to tens
-  // of milliseconds on the boards measured so far; docs/metrics.md).
+  // The shortest span of steps the energy counter is read around: several of the counter's
+  // updates, which NVML does not specify (energy_update_ms measures it; docs/metrics.md).
   static constexpr std::chrono::milliseconds kEnergySpan{100};
 
  private:
