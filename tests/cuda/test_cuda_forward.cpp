@@ -512,7 +512,9 @@ TEST_F(CudaForward, CuptiTimerAttributesEveryOpAndChangesNoToken) {
   // --timer cupti: each op's time is the sum of the kernels CUPTI saw it launch, each range
   // spans its ops. The same records and tokens as the event timer; every GEMM, attention and
   // norm ran device work; every op lies inside its parent; a step's ops add up to no more than
-  // the step; and a second CUPTI-timed repetition works after the first.
+  // the step; a second CUPTI-timed repetition works after the first; and the kernels kept for
+  // each op (its child slices when stored) add up to the op, lie inside the op's parent range,
+  // carry names, and every GEMM has one.
 #if !defined(LLMBENCH_HAVE_CUPTI)
   GTEST_SKIP() << "this build has no CUPTI";
 #else
@@ -524,6 +526,7 @@ TEST_F(CudaForward, CuptiTimerAttributesEveryOpAndChangesNoToken) {
   const Generation a = generate(gpu, c, 6, prompts, 2, 19, kDecodeSteps, &events);
   for (int round = 0; round < 2; ++round) {
     std::vector<OpRecord> recs;
+    DeviceTrace work;
     Generation b;
     {
       // Round 0 by name, round 1 as the default (which is CUPTI in a build with it).
@@ -532,6 +535,7 @@ TEST_F(CudaForward, CuptiTimerAttributesEveryOpAndChangesNoToken) {
       b = generate(gpu, c, 6, prompts, 2, 19, kDecodeSteps, &cupti);
       cupti.finish();
       recs = cupti.records();
+      work = cupti.device_trace();
     }
     expect_bit_identical(a, b, "cupti vs event timer");
     ASSERT_EQ(recs.size(), events.records().size());
@@ -554,6 +558,32 @@ TEST_F(CudaForward, CuptiTimerAttributesEveryOpAndChangesNoToken) {
       if (r.category != OpCategory::kRange) ops_in_step[root] += r.dur_ns;
     }
     for (const auto& [step, sum] : ops_in_step) EXPECT_LE(sum, step_dur[step]);
+
+    ASSERT_FALSE(work.records.empty()) << "round " << round;
+    std::map<int, std::int64_t> kernel_sum;
+    for (const DeviceWorkRecord& w : work.records) {
+      ASSERT_GE(w.op, 0);
+      ASSERT_LT(std::size_t(w.op), recs.size());
+      ASSERT_LT(std::size_t(w.name), work.names.size());
+      EXPECT_FALSE(work.names[std::size_t(w.name)].empty());
+      const OpRecord& op = recs[std::size_t(w.op)];
+      kernel_sum[w.op] += w.dur_ns;
+      EXPECT_GE(w.start_ns, op.start_ns) << op.name;
+      if (op.parent >= 0) {
+        const OpRecord& p = recs[std::size_t(op.parent)];
+        EXPECT_LE(w.start_ns + w.dur_ns, p.start_ns + p.dur_ns) << op.name;
+      }
+    }
+    for (std::size_t i = 0; i < recs.size(); ++i) {
+      if (recs[i].category == OpCategory::kRange) continue;
+      const auto sum = kernel_sum.find(int(i));
+      if (recs[i].category == OpCategory::kGemm) {
+        EXPECT_NE(sum, kernel_sum.end()) << recs[i].name << " has no kernel";
+      }
+      if (sum != kernel_sum.end()) {
+        EXPECT_EQ(sum->second, recs[i].dur_ns) << recs[i].name << ": its kernels' sum";
+      }
+    }
   }
 #endif
 }
