@@ -4,11 +4,10 @@
 #include "tools/text/chat_template.h"
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "kernels/common/error.h"
-#include "engine/checkpoint/json_input.h"
+#include "tools/text/json_file.h"
 
 namespace llmbench {
 
@@ -130,13 +129,9 @@ std::optional<ChatTemplate> recognise_chat_template(const std::string& jinja) {
 
 std::optional<ChatTemplate> checkpoint_chat_template(const std::string& dir) {
   const std::filesystem::path file = std::filesystem::path(dir) / "tokenizer_config.json";
-  std::ifstream in(file);
-  if (!in) return std::nullopt;
-  const std::string text(std::istreambuf_iterator<char>(in), {});
-  auto parsed = parse_json(text);
-  if (!parsed.ok()) throw BadInput("'" + file.string() + "': not valid JSON (" + parsed.error + ")");
-  const nlohmann::json config = std::move(parsed.value);
-  if (!config.is_object()) throw BadInput("'" + file.string() + "': expected a JSON object");
+  const auto read = read_json_object(file);
+  if (!read) return std::nullopt;
+  const nlohmann::json& config = *read;
   auto it = config.find("chat_template");
   if (it == config.end() || it->is_null()) return std::nullopt;
   std::string jinja;

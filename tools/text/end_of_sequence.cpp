@@ -3,30 +3,15 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
-#include "engine/checkpoint/json_input.h"
 #include "kernels/common/error.h"
+#include "tools/text/json_file.h"
 
 namespace llmbench {
 
 namespace {
-
-// The file's top-level object; nullopt when there is no such file.
-std::optional<nlohmann::json> read_object(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) return std::nullopt;
-  const std::string text(std::istreambuf_iterator<char>(in), {});
-  auto parsed = parse_json(text);
-  if (!parsed.ok()) throw BadInput("'" + file.string() + "': not valid JSON (" + parsed.error + ")");
-  if (!parsed.value.is_object()) throw BadInput("'" + file.string() + "': expected a JSON object");
-  return std::move(parsed.value);
-}
 
 // `eos_token_id` of a generation_config.json or config.json: absent or null, one id, or a list.
 bool add_eos_ids(const nlohmann::json& config, const std::filesystem::path& file,
@@ -56,7 +41,7 @@ std::vector<std::int32_t> end_of_sequence_ids(const std::string& dir, const Toke
   const std::filesystem::path root(dir);
   std::vector<std::int32_t> ids;
 
-  if (const auto tc = read_object(root / "tokenizer_config.json")) {
+  if (const auto tc = read_json_object(root / "tokenizer_config.json")) {
     const auto it = tc->find("eos_token");
     std::string text;
     if (it != tc->end() && it->is_string()) text = it->get<std::string>();
@@ -65,11 +50,11 @@ std::vector<std::int32_t> end_of_sequence_ids(const std::string& dir, const Toke
       if (const auto id = tokenizer.special_id(text); id && *id < vocab_size) ids.push_back(*id);
   }
   const auto gen_file = root / "generation_config.json";
-  const auto gen = read_object(gen_file);
+  const auto gen = read_json_object(gen_file);
   const bool from_generation = gen && add_eos_ids(*gen, gen_file, vocab_size, ids);
   if (!from_generation) {
     const auto config_file = root / "config.json";
-    if (const auto config = read_object(config_file))
+    if (const auto config = read_json_object(config_file))
       add_eos_ids(*config, config_file, vocab_size, ids);
   }
   if (ids.empty() && tokenizer.is_sentencepiece())
