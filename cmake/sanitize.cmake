@@ -6,9 +6,13 @@
 # sanitized copy too; nothing lists sources by hand.
 set(LLMBENCH_SANITIZE_FLAGS -fsanitize=address,undefined -fno-omit-frame-pointer
                             -fno-sanitize-recover=all)
+# Sanitized code is compiled at -O1 with line tables only (-g1): enough for the sanitizers' stack
+# traces with file and line, and about 2.5x quicker to compile than the Release -O3 -g it replaced
+# (run_options.cpp: 59 s -> 23 s on 2 cores), which kept CI's build over its time budget.
+set(LLMBENCH_SANITIZE_COMPILE_FLAGS ${LLMBENCH_SANITIZE_FLAGS} -O1 -g1)
 
 function(llmbench_sanitize_target target)
-  target_compile_options(${target} PRIVATE ${LLMBENCH_SANITIZE_FLAGS} -g)
+  target_compile_options(${target} PRIVATE ${LLMBENCH_SANITIZE_COMPILE_FLAGS})
   target_link_options(${target} PRIVATE ${LLMBENCH_SANITIZE_FLAGS})
 endfunction()
 
@@ -21,6 +25,6 @@ function(llmbench_sanitized_copy lib)
   target_include_directories(${lib}_asan PUBLIC
                              $<TARGET_PROPERTY:${lib},INTERFACE_INCLUDE_DIRECTORIES>)
   target_link_libraries(${lib}_asan PUBLIC ${S_DEPS})
-  target_compile_options(${lib}_asan PRIVATE ${LLMBENCH_SANITIZE_FLAGS} -g)
+  target_compile_options(${lib}_asan PRIVATE ${LLMBENCH_SANITIZE_COMPILE_FLAGS})
   target_link_options(${lib}_asan INTERFACE ${LLMBENCH_SANITIZE_FLAGS})
 endfunction()
