@@ -121,7 +121,7 @@ TEST(HistoryImport, RunPointsCarryMediansIntervalsAndTheMachine) {
   run.run.git_commit = "0123456789ab";
   run.run.started_at = "2026-01-05T00:00:00Z";
   run.run.cpu = "Test CPU";
-  run.run.cpu_isa = "avx2";
+  run.run.cpu_isa = "avx2 (decode_fp32_m1 portable)";  // the series keys on the path alone
   run.run.threads = 2;
   run.run.profile = "/x/profiles/ci-smoke.toml";
   CaseSamples c;

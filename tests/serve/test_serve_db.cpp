@@ -41,6 +41,32 @@ std::string scalar(const fs::path& db, const std::string& sql) {
   return out;
 }
 
+// LLMBENCH_CPU_ISA reaches the server as it reaches `run`: forced, nothing is measured, every op
+// class takes the forced path, and the session row says so. (Each test is its own process.)
+TEST(ServeDb, AForcedCpuIsaIsWhatTheSessionRanAndStored) {
+  const fs::path dir = llmbench_test::scratch_dir();
+  const fs::path db = dir / "forced_isa.db";
+  fs::remove(db);
+  ASSERT_EQ(setenv("LLMBENCH_CPU_ISA", "portable", 1), 0);
+  Child c({"serve", "--model", "tiny", "--port", "0", "--threads", "1", "--db", db.string()});
+  const std::string port = c.wait_for(kListening, std::chrono::seconds(30));
+  unsetenv("LLMBENCH_CPU_ISA");
+  ASSERT_FALSE(port.empty()) << c.err;
+  EXPECT_NE(c.err.find("serve: CPU kernels: portable for every op class (forced by "
+                       "LLMBENCH_CPU_ISA)"),
+            std::string::npos)
+      << c.err;
+  httplib::Client cli("127.0.0.1", std::stoi(port));
+  cli.set_read_timeout(10);
+  auto res = cli.Post("/v1/completions", R"({"prompt": [1, 2, 3], "max_tokens": 2})",
+                      "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body;
+  kill(c.pid, SIGTERM);
+  EXPECT_EQ(c.exit_code(std::chrono::seconds(10)), 0);
+  EXPECT_EQ(scalar(db, "SELECT cpu_isa FROM serve_session"), "portable");
+}
+
 TEST(ServeDb, KilledServerKeepsTheRequestsThatFinished) {
   const fs::path dir = llmbench_test::scratch_dir();
   const fs::path db = dir / "killed.db";
@@ -72,6 +98,10 @@ TEST(ServeDb, KilledServerKeepsTheRequestsThatFinished) {
             std::to_string(4 * kRequests));
   EXPECT_NE(scalar(db, "SELECT count(*) FROM serve_step"), "0");
   EXPECT_EQ(scalar(db, "SELECT prefix_caching FROM serve_session"), "1");
+  // The CPU kernels it ran (issue 45): the measured decode dispatch, said and stored as run's.
+  EXPECT_NE(c.err.find("serve: CPU kernels: "), std::string::npos) << c.err;
+  EXPECT_TRUE(std::regex_search(scalar(db, "SELECT cpu_isa FROM serve_session"),
+                                std::regex("^(avx512-bf16|avx512|avx2|portable)")));
   EXPECT_EQ(scalar(db, "SELECT group_concat(cached_tokens) FROM (SELECT cached_tokens FROM"
                        " serve_request ORDER BY request_id)"),
             "0,16,16");

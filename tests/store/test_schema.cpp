@@ -130,6 +130,24 @@ TEST(Schema, Version14GainsEnergyColumnsNullInOldRows) {
   EXPECT_TRUE(q.column_is_null(3));
 }
 
+// Version 17 (the CPU kernels a serving session ran): a version-16 database's serve_session gains
+// cpu_isa, NULL in the sessions it had.
+TEST(Schema, Version16ServeSessionGainsCpuIsaNullInOldRows) {
+  const fs::path db = fresh_dir("v16_cpu_isa") / "v16.db";
+  {
+    Db d(db.string(), Db::Mode::kCreate);
+    create_schema_version(d, 16);
+    d.exec("INSERT INTO serve_session (started_unix_ns, model) VALUES (1, 'tiny')");
+    EXPECT_FALSE(d.has_column("serve_session", "cpu_isa"));
+  }
+  ResultStore s(db.string());
+  EXPECT_EQ(s.db().user_version(), kSchemaVersion);
+  auto q = s.db().prepare("SELECT model, cpu_isa FROM serve_session");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.column_text(0), "tiny");
+  EXPECT_TRUE(q.column_is_null(1));
+}
+
 // Version 16 (kernels of llmbench's own CUDA traces): a version-15 database's device_op is
 // replaced by the one that lists a case's GPU-track kernels (with their op as the launch)
 // instead of its ops, and still lists the ops of a case without a GPU track.
@@ -141,7 +159,7 @@ TEST(Schema, Version15DeviceOpReadsOwnKernelsWhereACaseHasThem) {
     EXPECT_EQ(d.user_version(), 15);
   }
   ResultStore s(db.string());
-  EXPECT_EQ(s.db().user_version(), 16);
+  EXPECT_EQ(s.db().user_version(), kSchemaVersion);
   Db& d = s.db();
   d.exec("PRAGMA foreign_keys=OFF");  // tracks and events without their run and cases
   // Case 1: a thread track with a range and an op; case 2 the same plus a GPU track whose

@@ -21,8 +21,10 @@
 #include "engine/checkpoint/hf_checkpoint.h"
 #include "engine/serving/scheduler.h"
 #include "kernels/common/error.h"
+#include "kernels/cpu/decode_dispatch.h"
 #include "tools/console/build_warning.h"
 #include "tools/cli/commands.h"
+#include "tools/run/dispatch_cache.h"
 #include "tools/run/run_plan.h"
 #include "tools/console/signals.h"
 #include "tools/serve/serve_energy.h"
@@ -136,6 +138,18 @@ int run_serve(ServeArgs a, const std::string& command_line) {
   const BackendChoice choice = choose_backend(a.backend);
   if (!choice.notice.empty()) fmt::print(stderr, "{}\n", choice.notice);
   std::unique_ptr<Backend> backend = make_backend(choice.name, a.threads, false);
+  a.serve.omp_threads = choice.name == "cpu" ? omp_get_max_threads() : 0;
+  // The decode op classes' CPU paths, as `run` takes them (tools/run/dispatch_cache.h): the
+  // table cached for this CPU, thread count and model shape, else measured now (a second or
+  // two on a quiet machine) and cached; on the passing thread, like the load below.
+  std::string cpu_isa;
+  if (a.serve.omp_threads > 0) {
+    const std::string line = on_passing_thread(
+        [&] { return install_cpu_dispatch(c, a.serve.omp_threads, /*may_measure=*/true); },
+        a.serve.omp_threads);
+    fmt::print(stderr, "serve: {}\n", line);
+    cpu_isa = cpu::cpu_dispatch_description();
+  }
   const bool preset = find_preset(a.model) != nullptr;
   a.serve.chat_template = choose_chat_template(a, preset);
   const auto t0 = std::chrono::steady_clock::now();
@@ -143,7 +157,6 @@ int run_serve(ServeArgs a, const std::string& command_line) {
     return preset ? load_weights(c, RandomWeights(a.seed), *backend, *dtype)
                   : load_weights(c, CheckpointWeights(a.model, c), *backend, *dtype);
   };
-  a.serve.omp_threads = choice.name == "cpu" ? omp_get_max_threads() : 0;
   Model model(c, a.serve.omp_threads > 0 ? on_passing_thread(load, a.serve.omp_threads) : load(),
               *backend);
   if (a.serve.model_name.empty()) a.serve.model_name = a.model;
@@ -198,6 +211,7 @@ int run_serve(ServeArgs a, const std::string& command_line) {
                                .count();
     info.trace = a.serve.trace;
     info.pid = std::int64_t(::getpid());
+    info.cpu_isa = cpu_isa;
     info.scheduler = server.engine().options();
     info.kv_blocks = k.kv_blocks_total;
     const std::int64_t id = store->begin_session(info);

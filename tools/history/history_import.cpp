@@ -44,7 +44,11 @@ SeriesKey key_of(const RunInfo& r, const std::string& suite, const std::string& 
   k.case_label = label;
   k.metric = m.column;
   k.cpu = r.cpu;
-  k.cpu_isa = r.cpu_isa;
+  // The ISA path only ("avx2" of "avx2 (decode_fp32_m1 portable)"): which decode classes the
+  // measured table moved off that path can flip between runs on a noisy machine, and a series
+  // split at every flip would never hold enough points for a change point. The run
+  // (source_ref) keeps the whole description.
+  k.cpu_isa = r.cpu_isa.substr(0, r.cpu_isa.find(' '));
   k.threads = r.threads;
   k.gpu = r.gpu;
   k.driver = r.driver;

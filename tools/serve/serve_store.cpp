@@ -94,13 +94,17 @@ void ServeStore::insert_session(const ServeSessionInfo& info) {
   auto s = db.prepare(
       "INSERT INTO serve_session (started_unix_ns, command_line, model, dtype, backend, device,"
       " max_num_seqs, max_num_batched_tokens, chunked_prefill, kv_block_size, kv_blocks,"
-      " prefix_caching) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+      " prefix_caching, cpu_isa) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
   s.bind(1, info.started_unix_ns).bind(2, info.command_line).bind(3, info.model)
       .bind(4, info.dtype).bind(5, info.backend).bind(6, info.device)
       .bind(7, info.scheduler.max_num_seqs).bind(8, info.scheduler.max_num_batched_tokens)
       .bind(9, info.scheduler.chunked_prefill ? 1 : 0).bind(10, info.scheduler.block_size)
-      .bind(11, info.kv_blocks).bind(12, info.scheduler.prefix_caching ? 1 : 0)
-      .run();
+      .bind(11, info.kv_blocks).bind(12, info.scheduler.prefix_caching ? 1 : 0);
+  if (info.cpu_isa.empty())
+    s.bind_null(13);
+  else
+    s.bind(13, info.cpu_isa);
+  s.run();
   session_ = db.last_insert_id();
   trace_ = info.trace;
   transaction(db, [&] {

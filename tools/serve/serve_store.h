@@ -38,6 +38,7 @@ struct ServeSessionInfo {
   int kv_blocks = 0;
   TraceLevel trace = TraceLevel::kOff;  // --trace
   std::int64_t pid = 0;                 // the trace's process (the server's pid)
+  std::string cpu_isa;  // CPU backend: cpu::cpu_dispatch_description(); "" elsewhere (NULL)
 };
 
 class ServeStore : public EngineLog {

@@ -320,6 +320,13 @@ CREATE VIEW IF NOT EXISTS device_op AS
 CREATE INDEX IF NOT EXISTS track_case_type ON track(case_id, type);
 )sql";
 
+// Version 17: the CPU kernels a serving session ran (issue 45): `serve` on the CPU backend
+// installs the measured decode dispatch as `run` does and stores its description, as
+// run.cpu_isa; NULL on other backends and in sessions stored before version 17.
+constexpr const char* kSchemaV17 = R"sql(
+ALTER TABLE serve_session ADD COLUMN cpu_isa TEXT;  -- avx512-bf16 | avx512 | avx2 | portable [+ decode classes off it]
+)sql";
+
 }  // namespace
 
 const char* schema_step_sql_from_v7(int version) {
@@ -334,6 +341,7 @@ const char* schema_step_sql_from_v7(int version) {
     case 14: return kSchemaV14;
     case 15: return kSchemaV15;
     case 16: return kSchemaV16;
+    case 17: return kSchemaV17;
   }
   return nullptr;
 }
