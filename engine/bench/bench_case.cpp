@@ -144,7 +144,12 @@ CaseResult run_static_case(const Model& model, const CaseSpec& spec, const Peaks
   r.metrics = compute_metrics(spec.batch, spec.prompt_len, spec.max_new_tokens, r.cost,
                               r.samples, peaks);
 
+  if (const std::string note = session.graph_note(); !note.empty()) r.notes.push_back(note);
   add_traced_repetition(r, spec, model, origin, session, once);
+  if (session.graphs() && !r.trace.empty())
+    r.notes.push_back("cuda graphs: the traced repetition's decode steps ran eagerly (graph "
+                      "nodes are not attributed to ops), so trace_overhead_tpot compares eager "
+                      "traced steps with graph-replayed untraced ones");
   return r;
 }
 

@@ -74,6 +74,9 @@ struct CaseResult {
   // Energy per phase over the measured repetitions (energy.h; a CUDA case with NVML), or the
   // note saying why there is none.
   CaseEnergy energy;
+  // One line each about how the case ran that its variants do not say: --cuda-graphs on with
+  // the steps run eagerly (why), or the traced repetition's decode steps run eagerly.
+  std::vector<std::string> notes;
 };
 
 // Runs the case on `model` (which must have been built for spec.model / dtype / backend).

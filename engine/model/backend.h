@@ -17,6 +17,8 @@
 
 namespace llmbench {
 
+class GraphDriver;  // cuda_graph.h
+
 // A weight matrix in backend memory, [rows, cols] row-major, with its element type: fp32
 // values, the bits of bf16/fp16 values, or int8/int4 blocks (kernels/cpu/quant.h) (--dtype;
 // docs/metrics.md, "Weight dtypes" and "Quantised weights").
@@ -121,6 +123,24 @@ class Backend {
   virtual void attention(float* out, const float* q, const float* k_cache,
                          const float* v_cache, const AttentionShape& shape,
                          const AttentionStrides& strides) = 0;
+  // kv_cache_write and attention with the pass's length in backend memory instead of an
+  // argument, so a captured decode step replays at every length (--cuda-graphs, cuda_graph.h):
+  // src row r = b * n_new + t goes to position positions[r], and query t of sequence b sees keys
+  // [0, positions[b * n_new + t]] (shape.past_len is not used); positions is the pass's RoPE
+  // array, [batch * n_new] int32. max_keys bounds every query's key count over all the passes
+  // that share the launch (the case's longest context) and sizes the attention's split grid.
+  // The defaults serve a host-visible backend: they read the positions, check that they are
+  // past_len + t for one past_len, and call the ops above. Others override them.
+  virtual void kv_cache_write_at(float* cache, const float* src, int src_stride, int batch,
+                                 int n_new, const std::int32_t* positions, int cache_seq,
+                                 int kv_dim);
+  virtual void attention_at(float* out, const float* q, const float* k_cache,
+                            const float* v_cache, const AttentionShape& shape,
+                            const AttentionStrides& strides, const std::int32_t* positions,
+                            int max_keys);
+  // What records this backend's launches into graphs and replays them (cuda_graph.h); nullptr
+  // when it cannot (the CPU backend; CUDA with --sync-check, which synchronises after each op).
+  virtual GraphDriver* graph_driver() { return nullptr; }
   virtual void paged_attention(float* out, const float* q, const float* k_pool,
                                const float* v_pool, const std::int32_t* block_table,
                                const PagedKv& paged, const AttentionShape& shape,
@@ -151,6 +171,43 @@ class Backend {
                            int dim) = 0;
   virtual void argmax_rows(std::int32_t* out, const float* x, int n_rows, int n_cols) = 0;
 };
+
+namespace detail {
+
+// The past_len of host-visible `positions` that are past_len + t for every sequence's new token
+// t (Backend::kv_cache_write_at and attention_at on a host-visible backend); throws
+// llmbench::Error naming `op` otherwise.
+inline int host_past_len(const Backend& be, const char* op, const std::int32_t* positions,
+                         int batch, int n_new) {
+  if (!be.host_visible())
+    throw Error("backend " + be.name() + ": " + op + " is not implemented");
+  const int past = batch > 0 && n_new > 0 ? positions[0] : 0;
+  for (int b = 0; b < batch; ++b)
+    for (int t = 0; t < n_new; ++t)
+      if (positions[b * n_new + t] != past + t)
+        throw Error(std::string(op) + ": positions are not past_len + t for one past_len");
+  return past;
+}
+
+}  // namespace detail
+
+inline void Backend::kv_cache_write_at(float* cache, const float* src, int src_stride, int batch,
+                                       int n_new, const std::int32_t* positions, int cache_seq,
+                                       int kv_dim) {
+  const int past = detail::host_past_len(*this, "kv_cache_write_at", positions, batch, n_new);
+  kv_cache_write(cache, src, src_stride, batch, n_new, past, cache_seq, kv_dim);
+}
+inline void Backend::attention_at(float* out, const float* q, const float* k_cache,
+                                  const float* v_cache, const AttentionShape& shape,
+                                  const AttentionStrides& strides,
+                                  const std::int32_t* positions, int max_keys) {
+  AttentionShape s = shape;
+  s.past_len = detail::host_past_len(*this, "attention_at", positions, shape.batch, shape.n_new);
+  if (s.past_len + s.n_new > max_keys)
+    throw Error("attention_at: " + std::to_string(s.past_len + s.n_new) +
+                " keys, over max_keys " + std::to_string(max_keys));
+  attention(out, q, k_cache, v_cache, s, strides);
+}
 
 // The refusals of a backend without quantised kernels (every one but the CPU's).
 inline void Backend::matmul_quant(float*, const float*, const void*, DType dtype, int, int, int,

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "engine/model/cuda_graph_driver.h"
 #include "kernels/common/error.h"
 #if defined(LLMBENCH_HAVE_CUPTI)
 #include "engine/model/cupti_timer.h"
@@ -78,9 +79,12 @@ class CudaEventTimer final : public OpTimer {
 };
 
 // A device buffer that only grows; growing frees the old one (cudaFree waits for its readers).
+// Growing tells the graph driver (captured graphs may point at the old buffer), and is refused
+// while a graph is being captured (no allocation inside a capture).
 struct GrowBuffer {
   void* ptr = nullptr;
   std::size_t bytes = 0;
+  CudaGraphDriver* graphs = nullptr;
   GrowBuffer() = default;
   GrowBuffer(const GrowBuffer&) = delete;
   GrowBuffer& operator=(const GrowBuffer&) = delete;
@@ -89,6 +93,10 @@ struct GrowBuffer {
   }
   void* at_least(std::size_t n) {
     if (n > bytes) {
+      if (graphs && graphs->capturing())
+        throw Error("a scratch buffer would grow from " + std::to_string(bytes) + " to " +
+                    std::to_string(n) + " bytes inside a graph capture");
+      if (graphs) graphs->buffer_moved();
       if (ptr) LLMBENCH_CUDA_CHECK(cudaFree(ptr));
       ptr = nullptr;
       bytes = 0;
@@ -128,6 +136,10 @@ struct CudaBackend::Impl {
   // their size in the first (warm-up) pass, so no measured pass allocates.
   GrowBuffer half_x;
   GrowBuffer attention_scratch;
+  // cuBLAS's workspace, set once (cublasSetWorkspace) so that no cuBLAS call allocates one
+  // inside a graph capture; 32 MiB, cuBLAS's own default on Hopper.
+  GrowBuffer cublas_workspace;
+  std::unique_ptr<CudaGraphDriver> graphs;  // --cuda-graphs (cuda_graph.h)
 };
 
 int cuda_device_count() {
@@ -175,6 +187,13 @@ CudaBackend::CudaBackend(int device, bool sync_check)
   LLMBENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking));
   LLMBENCH_CUBLAS_CHECK(cublasCreate(&impl_->cublas));
   LLMBENCH_CUBLAS_CHECK(cublasSetStream(impl_->cublas, impl_->stream));
+  constexpr std::size_t kCublasWorkspaceBytes = std::size_t{32} << 20;
+  LLMBENCH_CUBLAS_CHECK(cublasSetWorkspace(
+      impl_->cublas, impl_->cublas_workspace.at_least(kCublasWorkspaceBytes),
+      kCublasWorkspaceBytes));
+  impl_->graphs = std::make_unique<CudaGraphDriver>(impl_->stream);
+  impl_->half_x.graphs = impl_->graphs.get();
+  impl_->attention_scratch.graphs = impl_->graphs.get();
   // alloc_async: keep freed blocks in the default pool instead of returning them to the driver
   // at every synchronisation, as a framework's caching allocator does.
   cudaMemPool_t pool = nullptr;
@@ -351,6 +370,26 @@ void CudaBackend::attention(float* out, const float* q, const float* k_cache,
   cuda::attention_strided(out, q, k_cache, v_cache, shape, strides, impl_->stream,
                           attention_split(impl_->attention_scratch, impl_->sm_count, shape));
   after_op("attention");
+}
+void CudaBackend::kv_cache_write_at(float* cache, const float* src, int src_stride, int batch,
+                                    int n_new, const std::int32_t* positions, int cache_seq,
+                                    int kv_dim) {
+  cuda::kv_cache_write_at(cache, src, src_stride, batch, n_new, positions, cache_seq, kv_dim,
+                          impl_->stream);
+  after_op("kv_cache_write_at");
+}
+void CudaBackend::attention_at(float* out, const float* q, const float* k_cache,
+                               const float* v_cache, const AttentionShape& shape,
+                               const AttentionStrides& strides, const std::int32_t* positions,
+                               int max_keys) {
+  // Always the attention kernel (no cuBLAS prefill path: that one sizes its work by past_len).
+  cuda::attention_strided_at(out, q, k_cache, v_cache, shape, strides, positions, max_keys,
+                             impl_->stream,
+                             attention_split(impl_->attention_scratch, impl_->sm_count, shape));
+  after_op("attention_at");
+}
+GraphDriver* CudaBackend::graph_driver() {
+  return sync_check_ ? nullptr : impl_->graphs.get();
 }
 void CudaBackend::paged_attention(float* out, const float* q, const float* k_pool,
                                   const float* v_pool, const std::int32_t* block_table,

@@ -55,6 +55,13 @@ class CudaBackend final : public Backend {
   void profiler_stop() override;
 
 #include "engine/model/backend_op_overrides.inc"
+  void kv_cache_write_at(float* cache, const float* src, int src_stride, int batch, int n_new,
+                         const std::int32_t* positions, int cache_seq, int kv_dim) override;
+  void attention_at(float* out, const float* q, const float* k_cache, const float* v_cache,
+                    const AttentionShape& shape, const AttentionStrides& strides,
+                    const std::int32_t* positions, int max_keys) override;
+  // The stream's graph driver (cuda_graph_driver.h); nullptr with sync_check.
+  GraphDriver* graph_driver() override;
 
  private:
   // After each op: with sync_check, synchronise and check, naming the op.

@@ -118,7 +118,9 @@ void KvCache::append(Tracer* tr, int l, const float* k, const float* v, const He
   switch (variants_.kv_cache) {
     case KvCacheKind::kPrealloc: {
       auto write = [&](float* cache, const float* from) {
-        if (variants_.qkv == QkvLayout::kFused) {  // from: rows of the fused projection
+        if (variants_.qkv == QkvLayout::kFused && device_positions_) {
+          be_.kv_cache_write_at(cache, from, int(src.seq), B, T, device_positions_, max_len_, KV);
+        } else if (variants_.qkv == QkvLayout::kFused) {  // from: rows of the fused projection
           be_.kv_cache_write(cache, from, int(src.seq), B, T, P, max_len_, KV);
         } else {
           const HeadStrides to = cache_strides(max_len_);
@@ -164,8 +166,14 @@ void KvCache::attend(Tracer* tr, int l, float* out, const HeadStrides& out_s, co
       // prealloc: the cache has max_len positions; concat: exactly P + T.
       const int cache_len = variants_.kv_cache == KvCacheKind::kPrealloc ? max_len_ : P + T;
       const AttentionStrides strides{q_s, cache_strides(cache_len), out_s};
+      const bool at = device_positions_ && variants_.kv_cache == KvCacheKind::kPrealloc &&
+                      variants_.qkv == QkvLayout::kFused;
       run_op(tr, "attention", C::kAttention, l, work, [&] {
-        be_.attention(out, q, keys_[l].f32(), values_[l].f32(), shape, strides);
+        if (at)
+          be_.attention_at(out, q, keys_[l].f32(), values_[l].f32(), shape, strides,
+                           device_positions_, max_len_);
+        else
+          be_.attention(out, q, keys_[l].f32(), values_[l].f32(), shape, strides);
       });
       return;
     }

@@ -45,6 +45,13 @@ class KvCache {
   void attend(Tracer* tracer, int layer, float* out, const HeadStrides& out_strides,
               const float* q, const HeadStrides& q_strides, int past_len, int n_new);
 
+  // With `positions` (backend memory, [batch * n_new] int32: the pass's RoPE positions), the
+  // prealloc cache over fused rows writes and attends through Backend::kv_cache_write_at and
+  // attention_at, reading the pass's length from those positions instead of past_len, with
+  // the attention grid sized for max_len: what a captured decode step needs to replay at every
+  // length (--cuda-graphs). nullptr: past_len arguments again. Other layouts ignore it.
+  void set_device_positions(const std::int32_t* positions) { device_positions_ = positions; }
+
   // Bytes of KV cache the case can hold at most at once (memory.h estimates the same).
   static std::int64_t max_bytes(const ModelConfig& config, int batch, int max_len,
                                 const Variants& variants);
@@ -69,6 +76,7 @@ class KvCache {
   int mapped_blocks_ = 0;                  // per sequence (all sequences advance together)
   Buffer table_;                           // the table in backend memory
   Buffer gather_k_, gather_v_;             // paged-gather: [batch, max_len, kv_dim]
+  const std::int32_t* device_positions_ = nullptr;  // set_device_positions
 };
 
 }  // namespace llmbench

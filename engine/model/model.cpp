@@ -48,6 +48,25 @@ Session::Session(const Model& model, int batch, int max_prefill, int max_len,
   last_rows_ = be_.alloc(std::size_t(batch) * sizeof(std::int32_t));
   next_ = be_.alloc(std::size_t(batch) * sizeof(std::int32_t));
   next_host_.resize(std::size_t(batch));
+  if (variants.cuda_graphs) {
+    // A captured step must launch the same kernels with the same arguments at every length:
+    // the fast paths read the length from device memory (KvCache::set_device_positions); the
+    // naive variants allocate per pass or copy to the host mid-step.
+    GraphDriver* driver = be_.graph_driver();
+    if (!driver)
+      graphs_unused_ = "cuda graphs: backend " + be_.name() +
+                       " cannot capture graphs (CPU, or --sync-check); decode steps run eagerly";
+    else if (variants.kv_cache != KvCacheKind::kPrealloc || variants.qkv != QkvLayout::kFused ||
+             variants.logits != LogitsMode::kDevice)
+      graphs_unused_ = "cuda graphs: only the fast paths (--kv-cache prealloc, --qkv fused, "
+                       "--logits device) are captured; decode steps run eagerly";
+    else
+      graphs_ = std::make_unique<StepGraphs>(*driver, "decode step");
+  }
+}
+
+std::string Session::graph_note() const {
+  return graphs_ ? graphs_->note() : graphs_unused_;
 }
 
 const std::vector<std::int32_t>& Session::prefill(const std::vector<std::int32_t>& tokens,
@@ -76,6 +95,10 @@ const std::vector<std::int32_t>& Session::decode_step(const std::vector<std::int
     throw Error("decode_step: the KV cache holds " + std::to_string(max_len_) + " positions");
   ++decode_step_;
   host_tokens_ = tokens;
+  if (graphs_ && !tracer_ && !check_ops_) {
+    decode_with_graph();
+    return next_host_;
+  }
   forward(1, Phase::kDecode);
   if (tracer_) tracer_->resolve();
   return next_host_;
@@ -123,6 +146,49 @@ void Session::forward(int T, Phase phase) {
   head(T);
   length_ = P + T;
   last_pass_tokens_ = T;
+}
+
+void Session::decode_with_graph() {
+  const int B = batch_, P = length_, V = c_.vocab_size;
+  using C = OpCategory;
+  dec_.set_pass("decode step", decode_step_);
+  OpScope step(nullptr, "decode_step", C::kRange, -1, 0, 0, /*step_range=*/true);
+  // The step's inputs, written in place where the graph's kernels read them: token ids,
+  // positions (RoPE, the KV write and attention all read the length from them); each
+  // sequence's last row is b for one new token, the same every step.
+  run_op(nullptr, "tokens_to_device", C::kTransfer, -1, {0, 4 * B}, [&] {
+    be_.to_device(tokens_.data(), host_tokens_.data(), std::size_t(B) * sizeof(std::int32_t));
+  });
+  run_op(nullptr, "positions_to_device", C::kTransfer, -1, {0, 4 * 2 * B}, [&] {
+    host_rows_.assign(std::size_t(B), P);
+    be_.to_device(positions_.data(), host_rows_.data(), std::size_t(B) * sizeof(std::int32_t));
+    for (int b = 0; b < B; ++b) host_rows_[b] = b;
+    be_.to_device(last_rows_.data(), host_rows_.data(), std::size_t(B) * sizeof(std::int32_t));
+  });
+  kv_.begin_pass(nullptr, P, 1);  // the prealloc cache: nothing to launch
+  kv_.set_device_positions(positions_.as<std::int32_t>());
+  auto launch = [&] {
+    dec_.embed(nullptr, tokens_.as<std::int32_t>(), B);                 // x: [B, D]
+    dec_.layers(nullptr, B, positions_.as<std::int32_t>(), [&](int l) { attend(l, 1); });
+    dec_.gather_last(nullptr, last_.f32(), last_rows_.as<std::int32_t>(), B);
+    dec_.final_norm_and_head(nullptr, last_.f32(), last_.f32(), B, logits_.f32());  // [B, V]
+    const std::int64_t BV = std::int64_t(B) * V;
+    run_op(nullptr, "argmax", C::kSample, -1, {BV, 4 * BV}, [&] {
+      be_.argmax_rows(next_.as<std::int32_t>(), logits_.f32(), B, V);
+    });
+  };
+  try {
+    graphs_->run({B, 1, max_len_}, launch);
+  } catch (...) {
+    kv_.set_device_positions(nullptr);
+    throw;
+  }
+  kv_.set_device_positions(nullptr);
+  run_op(nullptr, "tokens_to_host", C::kTransfer, -1, {0, 4 * std::int64_t(B)}, [&] {
+    be_.to_host(next_host_.data(), next_.data(), std::size_t(B) * sizeof(std::int32_t));
+  });
+  length_ = P + 1;
+  last_pass_tokens_ = 1;
 }
 
 void Session::attend(int l, int T) {

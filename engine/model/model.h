@@ -7,11 +7,14 @@
 // naive engine's way for the q/k/v layout, the KV cache and the logits.
 #pragma once
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/model/backend.h"
 #include "kernels/common/error.h"
 #include "engine/model/config.h"
+#include "engine/model/cuda_graph.h"
 #include "engine/model/decoder.h"
 #include "engine/model/kv_cache.h"
 #include "engine/model/trace.h"
@@ -62,7 +65,17 @@ class Session {
   // Diagnostic (off by default, and then a not-taken branch per op): checks every op's output
   // after it runs and throws NonFiniteOutput naming the phase, layer and op whose output first
   // holds a NaN or Inf. run_case turns it on only to explain logits that are not finite.
-  void set_check_ops(bool on) { dec_.set_check_ops(on); }
+  void set_check_ops(bool on) {
+    check_ops_ = on;
+    dec_.set_check_ops(on);
+  }
+  // --cuda-graphs on (variants): the decode steps' graphs (cuda_graph.h), nullptr when graphs
+  // are off or cannot be used here (graph_note() says why). Untraced decode steps without
+  // set_check_ops run through it; traced ones and prefill run eagerly.
+  const StepGraphs* graphs() const { return graphs_.get(); }
+  // One line when graphs were asked for and are not (or no longer) used: the backend or the
+  // variants cannot capture, or a capture failed; "" otherwise.
+  std::string graph_note() const;
 
  private:
   // One forward pass over n_new tokens per sequence appended after length_ cached ones; the
@@ -73,6 +86,9 @@ class Session {
   void attend(int l, int T);
   // Final norm, LM head and sampling (--logits): leaves the next tokens in next_host_.
   void head(int T);
+  // A decode step through graphs_: uploads, the captured (or replayed) launches from the
+  // embedding to the device argmax, then the tokens to the host.
+  void decode_with_graph();
 
   const ModelConfig& c_;
   Backend& be_;
@@ -82,6 +98,9 @@ class Session {
   int last_pass_tokens_ = 1;   // new tokens per sequence of the latest pass
   int decode_step_ = 0;        // decode steps since the last prefill
   Tracer* tracer_ = nullptr;
+  bool check_ops_ = false;
+  std::unique_ptr<StepGraphs> graphs_;  // --cuda-graphs on, where it can be used
+  std::string graphs_unused_;           // why not, when it was asked for and cannot
 
   KvCache kv_;
   Decoder dec_;      // the layer body and its activations, for batch * max_prefill rows

@@ -76,6 +76,7 @@ std::string Variants::describe() const {
   }
   if (logits != LogitsMode::kDevice) add("logits", logits_mode_name(logits));
   if (timer != TimerMode::kDevice) add("timer", timer_mode_name(timer));
+  if (cuda_graphs) add("cuda_graphs", "on");
   if (ragged()) {
     add("prompt_len_stddev", stddev_text(prompt_len_stddev));
     add("output_len_stddev", stddev_text(output_len_stddev));

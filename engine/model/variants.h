@@ -47,6 +47,11 @@ struct Variants {
   // scheduler (engine/bench/ragged_case.h) instead of the static Session. 0 and 0: the static path.
   double prompt_len_stddev = 0;
   double output_len_stddev = 0;
+  // --cuda-graphs on: each decode step shape captured once as a CUDA graph and replayed
+  // (engine/model/cuda_graph.h); only where the backend can capture and the KV cache, q/k/v
+  // layout and logits are the fast paths, else the steps run eagerly with a note. Off: every
+  // kernel launched one by one, as always.
+  bool cuda_graphs = false;
 
   bool ragged() const { return prompt_len_stddev > 0 || output_len_stddev > 0; }
 

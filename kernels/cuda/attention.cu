@@ -27,6 +27,21 @@ void attention_strided(float* out, const float* q, const float* k_cache, const f
                            stream);
 }
 
+void attention_strided_at(float* out, const float* q, const float* k_cache, const float* v_cache,
+                          const AttentionShape& s, const AttentionStrides& strides,
+                          const std::int32_t* positions, int max_keys, cudaStream_t stream,
+                          const AttentionSplit& split) {
+  const unsigned blocks = detail::attention_blocks(s, "cuda::attention_strided_at");
+  if (blocks == 0) return;
+  if (max_keys < s.n_new)
+    throw Error("cuda::attention_strided_at: max_keys " + std::to_string(max_keys) +
+                " is below the " + std::to_string(s.n_new) + " new tokens");
+  detail::launch_attention(out, strides.out, q, strides.q, k_cache, v_cache, s,
+                           detail::StridedKvAt{strides.kv},
+                           detail::PositionKeys{positions, s.n_new},
+                           attention_scale(s.head_dim), blocks, max_keys, split, stream);
+}
+
 void attention(float* out, const float* q, const float* k_cache, const float* v_cache,
                const AttentionShape& s, cudaStream_t stream, const AttentionSplit& split) {
   attention_strided(out, q, k_cache, v_cache, s, row_major_strides(s), stream, split);

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "kernels/common/layout.h"
 
@@ -37,5 +38,17 @@ void attention(float* out, const float* q, const float* k_cache, const float* v_
 void attention_strided(float* out, const float* q, const float* k_cache, const float* v_cache,
                        const AttentionShape& s, const AttentionStrides& strides,
                        cudaStream_t stream, const AttentionSplit& split = {});
+
+// attention_strided() with each query's key count read from device memory: query t of
+// sequence b sees keys [0, positions[b * n_new + t]] (positions: device int32, [batch * n_new];
+// s.past_len is not used). max_keys bounds every query's key count over all the calls that
+// share this launch (a captured decode step replayed at growing lengths: the case's longest
+// context) and alone sizes the split grid, so the launch is the same at every length. Equal to
+// attention_strided() with past_len = positions[b * n_new] when the positions are past_len + t
+// and max_keys = past_len + n_new.
+void attention_strided_at(float* out, const float* q, const float* k_cache, const float* v_cache,
+                          const AttentionShape& s, const AttentionStrides& strides,
+                          const std::int32_t* positions, int max_keys, cudaStream_t stream,
+                          const AttentionSplit& split = {});
 
 }  // namespace llmbench::cuda

@@ -59,6 +59,16 @@ struct CausalKeys {
   __device__ int operator()(int /*b*/, int t) const { return past_len + t + 1; }
 };
 
+// How many keys query t of sequence b sees when the step's length lives in device memory:
+// positions[b * n_new + t] + 1 (the query's own position plus one), the array the same step's
+// RoPE reads. A captured decode step (--cuda-graphs) replays with whatever positions were
+// uploaded before the replay, so nothing of the step's length is frozen into the launch.
+struct PositionKeys {
+  const std::int32_t* positions;
+  int n_new;
+  __device__ int operator()(int b, int t) const { return positions[b * n_new + t] + 1; }
+};
+
 // Where the blocks of a split launch leave their partial results: [query][split][head_dim + 2]
 // floats (running max, running sum, then the unnormalised accumulators). keys_per_split == 0:
 // no split, every block writes its final output.
@@ -205,7 +215,10 @@ inline int attention_max_splits(unsigned long long queries, int target_blocks) {
 }
 
 // Launches attention_kernel over `queries` blocks, split over keys when `split` allows it and
-// the longest query (max_keys keys) is long enough, followed by the combine kernel.
+// the longest query (max_keys keys) is long enough, followed by the combine kernel. The grid
+// depends only on max_keys: a caller whose lengths change between replays of one launch
+// (PositionKeys) passes the most keys any replay may see, and splits past a query's keys exit
+// empty (weight zero in the combine).
 template <class KvAt, class KeysOf>
 void launch_attention(float* out, HeadStrides out_s, const float* q, HeadStrides q_s,
                       const float* k, const float* v, const AttentionShape& s, KvAt kv_at,

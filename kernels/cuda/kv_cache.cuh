@@ -4,6 +4,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
+
 namespace llmbench::cuda {
 
 // src row (b * n_new + t) at src + row * src_stride holds kv_dim floats; it is copied to
@@ -11,5 +13,12 @@ namespace llmbench::cuda {
 // Device pointers; not bounds-checked (the engine checks past_len + n_new <= cache_seq).
 void kv_cache_write(float* cache, const float* src, int src_stride, int batch, int n_new,
                     int past_len, int cache_seq, int kv_dim, cudaStream_t stream);
+
+// kv_cache_write() with each row's position read from device memory: src row r = b * n_new + t
+// goes to cache[b, positions[r], :] (positions: device int32, [batch * n_new]), so a captured
+// decode step writes where the positions uploaded before its replay say (--cuda-graphs).
+void kv_cache_write_at(float* cache, const float* src, int src_stride, int batch, int n_new,
+                       const std::int32_t* positions, int cache_seq, int kv_dim,
+                       cudaStream_t stream);
 
 }  // namespace llmbench::cuda

@@ -119,7 +119,9 @@ TEST(VariantsLabel, StoredJsonReadsBackAndPrintsOneWay) {
   Variants ragged;
   ragged.prompt_len_stddev = 8;
   ragged.timer = TimerMode::kHostNoSync;
-  for (const Variants& v : {Variants{}, naive, ragged}) {
+  Variants graphs;
+  graphs.cuda_graphs = true;
+  for (const Variants& v : {Variants{}, naive, ragged, graphs}) {
     const auto back = variants_from_json(variants_json(v));
     ASSERT_TRUE(back.has_value());
     EXPECT_EQ(*back, v);
@@ -127,6 +129,10 @@ TEST(VariantsLabel, StoredJsonReadsBackAndPrintsOneWay) {
   }
   EXPECT_EQ(variants_label(Variants{}), "default");
   EXPECT_EQ(variants_label(naive), "qkv=permute kv_cache=paged/4 logits=all");
+  EXPECT_EQ(variants_label(graphs), "cuda_graphs=on");
+  // Off is the default and leaves the stored JSON (and so every older case key) as it was.
+  EXPECT_FALSE(variants_json(Variants{}).contains("cuda_graphs"));
+  EXPECT_EQ(variants_json(graphs).at("cuda_graphs"), "on");
   EXPECT_EQ(variants_label(std::string("{}")), "default");  // rows from before variants
   EXPECT_EQ(variants_label(std::string("not json")), "not json");
   EXPECT_EQ(variants_label(std::string(R"({"qkv":"sideways"})")), R"({"qkv":"sideways"})");

@@ -618,4 +618,77 @@ TEST_F(CudaForward, SchedulerTokensEqualTheStaticPathOnCuda) {
   EXPECT_EQ(sched.blocks_used(), 0);
 }
 
+// --cuda-graphs on: each decode step shape captured once and replayed, the length read from
+// device memory. Against eager decode on the same GPU: the same greedy tokens at every step and
+// logits within the CUDA-vs-CPU tolerance (the split grid is sized for the case's longest
+// context instead of each step's, so only the summation order of the attention's splits
+// differs), for batch 1, 3 and 16, fp32 and fp16 weights; a second request on the same Session
+// replays every step and repeats the first bit for bit.
+TEST_F(CudaForward, GraphReplayedDecodeGivesTheEagerTokens) {
+  constexpr int kSteps = 8, P = 9;
+  Variants graphs;
+  graphs.cuda_graphs = true;
+  for (const ModelConfig& c : {tiny(), wide()}) {
+    for (const DType dtype : {DType::kFp32, DType::kFp16}) {
+      for (const int batch : {1, 3, 16}) {
+        const std::string what = c.name + " " + std::string(dtype_name(dtype)) + " batch " +
+                                 std::to_string(batch);
+        const auto prompts = synthetic_prompts(31, batch, P, c.vocab_size, true);
+        CudaBackend gpu;
+        const Generation eager = generate(gpu, c, 31, prompts, batch, P, kSteps, nullptr, {},
+                                          dtype);
+        const Model model(c, load_weights(c, RandomWeights(31), gpu, dtype), gpu);
+        Session s(model, batch, P, P + kSteps, graphs);
+        const Generation first = test::generate(s, prompts, P, kSteps);
+        ASSERT_NE(s.graphs(), nullptr) << what;
+        EXPECT_EQ(s.graph_note(), "") << what;
+        EXPECT_EQ(s.graphs()->captures(), 1) << what;
+        EXPECT_EQ(s.graphs()->replays(), kSteps - 2) << what;
+        ASSERT_EQ(first.tokens, eager.tokens) << what;
+        for (std::size_t stage = 0; stage < eager.logits.size(); ++stage) {
+          const double tol = kLogitRelTol * max_abs(eager.logits[stage]);
+          double worst = 0;
+          for (std::size_t i = 0; i < eager.logits[stage].size(); ++i)
+            worst = std::max(worst, std::isfinite(first.logits[stage][i])
+                                        ? std::fabs(double(first.logits[stage][i]) -
+                                                    double(eager.logits[stage][i]))
+                                        : INFINITY);
+          EXPECT_LE(worst, tol) << what << ", " << stage_name(stage);
+        }
+        const Generation second = test::generate(s, prompts, P, kSteps);
+        EXPECT_EQ(s.graphs()->captures(), 1) << what;
+        EXPECT_EQ(s.graphs()->replays(), 2 * kSteps - 2) << what;
+        expect_bit_identical(second, first, what + ", second request");
+      }
+    }
+  }
+}
+
+TEST_F(CudaForward, GraphsAreNotUsedWithSyncCheckOrTracingAndSaySo) {
+  const ModelConfig c = tiny();
+  const auto prompts = synthetic_prompts(7, 2, 7, c.vocab_size, true);
+  Variants graphs;
+  graphs.cuda_graphs = true;
+  CudaBackend checked(0, /*sync_check=*/true);
+  const Model m1(c, load_weights(c, RandomWeights(7), checked), checked);
+  Session s1(m1, 2, 7, 7 + kDecodeSteps, graphs);
+  EXPECT_EQ(s1.graphs(), nullptr);
+  EXPECT_NE(s1.graph_note().find("cannot capture"), std::string::npos) << s1.graph_note();
+
+  // Traced steps run eagerly: no capture, and the tokens of an untraced eager run.
+  CudaBackend gpu;
+  const Generation eager = generate(gpu, c, 7, prompts, 2, 7, kDecodeSteps);
+  const Model m2(c, load_weights(c, RandomWeights(7), gpu), gpu);
+  Session s2(m2, 2, 7, 7 + kDecodeSteps, graphs);
+  Tracer tracer(TraceLevel::kOps, gpu.make_op_timer(TimerMode::kEvents),
+                std::chrono::steady_clock::now());
+  s2.set_tracer(&tracer);
+  const Generation traced = test::generate(s2, prompts, 7, kDecodeSteps);
+  s2.set_tracer(nullptr);
+  tracer.finish();
+  ASSERT_NE(s2.graphs(), nullptr);
+  EXPECT_EQ(s2.graphs()->captures() + s2.graphs()->replays() + s2.graphs()->warmups(), 0);
+  EXPECT_EQ(traced.tokens, eager.tokens);
+}
+
 }  // namespace llmbench

@@ -65,6 +65,30 @@ TEST(VariantSets, NaiveAndFastExpandToTheirBundles) {
   EXPECT_THROW(make_plan(o), BadInput);
 }
 
+TEST(CudaGraphs, FlagIsAVariantListAndNeedsTheCudaBackend) {
+  RunOptions o = options("");
+  o.batch = "1";
+  o.prompt_len = "8";
+  o.max_new_tokens = "1";
+  o.cuda_graphs = "off";
+  const RunPlan off = make_plan(o);
+  ASSERT_EQ(off.cases.size(), 1u);
+  EXPECT_FALSE(off.cases[0].variants.cuda_graphs);
+  EXPECT_TRUE(off.cases[0].variants.is_default());
+  for (const char* bad : {"on", "off,on", "yes", "off,off", ""}) {
+    o.cuda_graphs = bad;
+    EXPECT_THROW(make_plan(o), BadInput) << bad;  // on: the CPU backend has nothing to capture
+  }
+  try {
+    o.cuda_graphs = "on";
+    make_plan(o);
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("--cuda-graphs on needs --backend cuda"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(PlanKey, DependsOnCasesAndShard) {
   const RunPlan p = make_plan(options(""));
   std::vector<std::string> keys;

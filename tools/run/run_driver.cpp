@@ -344,6 +344,7 @@ SweepOutcome run_cases(const RunOptions& opts, const RunPlan& plan,
       std::cout << case_json(result, &stamp).dump() << std::endl;
     }
     progress.finish_case(outcome_text(result));
+    for (const std::string& note : result.notes) notice(opts, "note: " + spec.label() + ": " + note);
     out.results.push_back(std::move(result));
     out.interrupted = interrupt_requested();
   }

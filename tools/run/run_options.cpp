@@ -87,10 +87,19 @@ void add_run_flags(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--logits", o.logits,
                   "device|last|all: argmax on the device, or logits copied to the host")
       ->type_name("LIST")->capture_default_str()->group(variants);
+  cmd->add_option("--fuse", o.fuse,
+                  "none|small: small fuses residual add + RMSNorm, RoPE + KV write (prealloc "
+                  "cache with --qkv fused; other caches keep the unfused ops) and SwiGLU into "
+                  "down_proj (one kernel on CUDA at decode shapes); the same tokens")
+      ->type_name("LIST")->capture_default_str()->group(variants);
   cmd->add_option("--timer", o.timer,
                   "device|cupti|events|host-nosync: how traced ops are timed (device: CUPTI's "
                   "kernel records on CUDA; events: CUDA event pairs); host-nosync is the naive "
                   "way, wrong on purpose (diagnostic)")
+      ->type_name("LIST")->capture_default_str()->group(variants);
+  cmd->add_option("--cuda-graphs", o.cuda_graphs,
+                  "off|on: on captures each decode step shape once as a CUDA graph and "
+                  "replays it (--backend cuda; traced repetitions run eagerly)")
       ->type_name("LIST")->capture_default_str()->group(variants);
 
   const std::string cuda = "CUDA only";

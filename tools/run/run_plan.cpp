@@ -134,7 +134,14 @@ std::vector<T> parse_choice_list(const std::string& flag, const std::string& tex
   return out;
 }
 
-// --qkv x --kv-cache x --logits x --timer, in that nesting order.
+// "off"/"on" for --cuda-graphs.
+std::optional<bool> parse_on_off(std::string_view s) {
+  if (s == "off") return false;
+  if (s == "on") return true;
+  return std::nullopt;
+}
+
+// --qkv x --kv-cache x --logits x --timer x --cuda-graphs, in that nesting order.
 std::vector<Variants> parse_variants(const RunOptions& o) {
   const auto qkvs = parse_choice_list<QkvLayout>("--qkv", o.qkv, "fused or permute",
                                                  parse_qkv_layout);
@@ -144,6 +151,8 @@ std::vector<Variants> parse_variants(const RunOptions& o) {
                                                     parse_logits_mode);
   const auto timers = parse_choice_list<TimerMode>("--timer", o.timer, "device, cupti, events or host-nosync",
                                                    parse_timer_mode);
+  const auto graphs = parse_choice_list<bool>("--cuda-graphs", o.cuda_graphs, "off or on",
+                                              parse_on_off);
   const int block = parse_int("--kv-cache-block", o.kv_cache_block, 1, 1 << 16);
   std::vector<Variants> out;
   if (!o.variant_sets.empty()) {
@@ -167,25 +176,29 @@ std::vector<Variants> parse_variants(const RunOptions& o) {
         throw BadInput("--variants: expected fast or naive, got '" + name + "'");
       }
       v.kv_cache_block = block;
-      for (TimerMode t : timers) {
-        v.timer = t;
-        out.push_back(v);
-      }
+      for (TimerMode t : timers)
+        for (bool g : graphs) {
+          v.timer = t;
+          v.cuda_graphs = g;
+          out.push_back(v);
+        }
     }
     return out;
   }
   for (QkvLayout q : qkvs)
     for (KvCacheKind kv : kvs)
       for (LogitsMode lg : logits)
-        for (TimerMode t : timers) {
-          Variants v;
-          v.qkv = q;
-          v.kv_cache = kv;
-          v.kv_cache_block = block;
-          v.logits = lg;
-          v.timer = t;
-          out.push_back(v);
-        }
+        for (TimerMode t : timers)
+          for (bool g : graphs) {
+            Variants v;
+            v.qkv = q;
+            v.kv_cache = kv;
+            v.kv_cache_block = block;
+            v.logits = lg;
+            v.timer = t;
+            v.cuda_graphs = g;
+            out.push_back(v);
+          }
   return out;
 }
 
@@ -278,6 +291,21 @@ CaseSpec parse_scalars(const RunOptions& o, RunPlan& plan, PlanLists& lists) {
   return common;
 }
 
+// --fuse: every variant once per fuse mode, innermost (so --fuse none,small puts the two side by
+// side in the run table). Named bundles (--variants) leave --fuse alone.
+void apply_fuse_modes(const RunOptions& o, PlanLists& lists) {
+  const auto fuses = parse_choice_list<FuseMode>("--fuse", o.fuse, "none or small",
+                                                 parse_fuse_mode);
+  std::vector<Variants> out;
+  for (const Variants& v : lists.variants)
+    for (FuseMode f : fuses) {
+      Variants with = v;
+      with.fuse = f;
+      out.push_back(with);
+    }
+  lists.variants = std::move(out);
+}
+
 // --prompt-len-stddev and --output-len-stddev: ragged cases, which run on the scheduler and
 // take no engine variant.
 void apply_ragged_lengths(const RunOptions& o, PlanLists& lists) {
@@ -320,6 +348,7 @@ void parse_lists(const RunOptions& o, PlanLists& lists) {
   }
   lists.gens = parse_unique_int_list("--max-new-tokens", o.max_new_tokens, 1, 1 << 24);
   lists.variants = parse_variants(o);
+  apply_fuse_modes(o, lists);
   apply_ragged_lengths(o, lists);
 }
 
@@ -417,6 +446,11 @@ RunPlan make_plan(const RunOptions& o) {
       if (v.timer == TimerMode::kCupti || v.timer == TimerMode::kEvents)
         throw BadInput("--timer " + std::string(timer_mode_name(v.timer)) +
                        " needs --backend cuda (CPU ops are timed by the host clock)");
+  if (plan.backend != "cuda")
+    for (const Variants& v : lists.variants)
+      if (v.cuda_graphs)
+        throw BadInput("--cuda-graphs on needs --backend cuda (the CPU backend launches "
+                       "nothing to capture)");
   common.prompt = lists.prompt_ids;
   std::uint64_t total = 0;
   const std::uint64_t mine_count = check_case_count(o, lists, shard, total);

@@ -51,7 +51,9 @@ struct RunOptions {
   std::string kv_cache = "prealloc";   // prealloc | concat | paged | paged-gather
   std::string kv_cache_block = "16";   // tokens per paged block (one value)
   std::string logits = "device";       // device | last | all
+  std::string fuse = "none";           // none | small (fused small ops)
   std::string timer = "device";        // device | cupti | events | host-nosync
+  std::string cuda_graphs = "off";     // off | on (CUDA decode steps as graphs)
   // Named bundles instead of the three lists: fast (the defaults) and/or naive (permute,
   // concat, all). "" when not used.
   std::string variant_sets;

@@ -13,6 +13,10 @@ nlohmann::json variants_json(const Variants& v) {
                       {"logits", std::string(logits_mode_name(v.logits))},
                       {"timer", std::string(timer_mode_name(v.timer))}};
   if (v.paged()) j["kv_cache_block"] = v.kv_cache_block;
+  // Only when fused, so every unfused case keeps the JSON (and case key) it always had.
+  if (v.fuse != FuseMode::kNone) j["fuse"] = std::string(fuse_mode_name(v.fuse));
+  // Only when on, so every case without graphs keeps the JSON (and case key) it always had.
+  if (v.cuda_graphs) j["cuda_graphs"] = "on";
   // Ragged cases only, so every static case's JSON (and its case key) is what it always was.
   if (v.ragged()) {
     j["prompt_len_stddev"] = v.prompt_len_stddev;
@@ -43,6 +47,12 @@ std::optional<Variants> variants_from_json(const nlohmann::json& j) {
         const auto x = parse_timer_mode(text);
         if (!x) return std::nullopt;
         v.timer = *x;
+      } else if (key == "fuse") {
+        const auto x = parse_fuse_mode(text);
+        if (!x) return std::nullopt;
+        v.fuse = *x;
+      } else if (key == "cuda_graphs" && (text == "on" || text == "off")) {
+        v.cuda_graphs = text == "on";
       } else {
         return std::nullopt;
       }
