@@ -2,7 +2,8 @@
 # GPU validation of the CUDA backend (docs/gpu-validation.md), in one pass that fits a short
 # lease on a machine with an NVIDIA GPU.
 #
-#   scripts/gpu_validate.sh BIN_DIR OUT_DIR [core|extra|all|check|tests|cupti|energy|stalls|peer]
+#   scripts/gpu_validate.sh BIN_DIR OUT_DIR [core|extra|all|check|tests|cupti|energy|stalls|peer|graphs]
+#                           [--dry-run]
 #
 # BIN_DIR holds llmbench, test_cuda_kernels, test_cuda_forward and bench_cuda_kernels built with
 # -DCMAKE_CUDA_ARCHITECTURES=90 (a lib/ beside it may hold the shared libraries that machine
@@ -21,23 +22,123 @@
 # kernel queries on llmbench's own trace; about 200 s), or peer (issue 32's PyTorch peer:
 # scripts/gpu_torch_peer.py, its traces imported beside llmbench's own and compared by
 # peer_gemm_compare, and scripts/gpu_serve_load.py's serving targets; about 240 s,
-# docs/gpu-validation.md). Every step has
+# docs/gpu-validation.md), or graphs (issue 44 section 1: the CUDA-graph tests, then llama2-7b
+# fp16 decode at batch 1 and 16 with --cuda-graphs off,on and scripts/gpu_graphs_check.py --
+# the same tokens with graphs on and off, and TPOT of both; about 300 s). Every step has
 # its own time limit; the log goes to OUT_DIR/validate-PART.log and the databases to OUT_DIR.
+#
+# --dry-run (or GPU_VALIDATE_DRY_RUN=1), on a machine without a GPU: checks the arguments, prints
+# every step's exact command and limit, and runs what needs no device: each `llmbench run` step
+# as a CPU shadow (the same flags on --backend cpu with the tiny preset, prompt 8, at most 4 new
+# tokens, one repetition; device-only values dropped: --timer events/cupti, --cuda-graphs on),
+# each `llmbench query` on the shadow's database, the checkers with their own --dry-run or
+# --self-test, and serve's check on the CPU. BIN_DIR may then be a build tree (tools/llmbench).
+# Exits 1 when a shadow step failed, 2 on bad arguments. The ctests gpu_validate_dry_run_* run it.
 set -u
-BIN=$(cd "$1" && pwd)
-OUT=$(mkdir -p "$2" && cd "$2" && pwd)
-PART=${3:-core}
+DRY=${GPU_VALIDATE_DRY_RUN:-0}
+args=()
+for a in "$@"; do
+  if [ "$a" = --dry-run ]; then DRY=1; else args+=("$a"); fi
+done
+usage="usage: scripts/gpu_validate.sh BIN_DIR OUT_DIR [core|extra|all|check|tests|cupti|energy|stalls|peer|graphs] [--dry-run]"
+if [ ${#args[@]} -lt 2 ] || [ ${#args[@]} -gt 3 ]; then echo "$usage" >&2; exit 2; fi
+PART=${args[2]:-core}
+case "$PART" in
+  core|extra|all|check|tests|cupti|energy|stalls|peer|graphs) ;;
+  *) echo "gpu_validate.sh: unknown PART '$PART'" >&2; echo "$usage" >&2; exit 2 ;;
+esac
+if [ ! -d "${args[0]}" ]; then echo "gpu_validate.sh: BIN_DIR '${args[0]}' is not a directory" >&2; exit 2; fi
+BIN=$(cd "${args[0]}" && pwd)
+OUT=$(mkdir -p "${args[1]}" && cd "${args[1]}" && pwd) || exit 2
 LOG=$OUT/validate-$PART.log
+LB=$BIN/llmbench
+if [ "$DRY" = 1 ] && [ ! -x "$LB" ] && [ -x "$BIN/tools/llmbench" ]; then LB=$BIN/tools/llmbench; fi
+if [ ! -x "$LB" ]; then echo "gpu_validate.sh: no llmbench in BIN_DIR '$BIN'" >&2; exit 2; fi
 export LD_LIBRARY_PATH="$BIN/../lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-if ! ldconfig -p | grep -q libcublas.so.13 && [ ! -e /usr/local/cuda/lib64/libcublas.so.13 ]; then
+if [ "$DRY" != 1 ] && ! ldconfig -p | grep -q libcublas.so.13 &&
+   [ ! -e /usr/local/cuda/lib64/libcublas.so.13 ]; then
   dir=$(dirname "$(find / -name 'libcublas.so.13' -not -path '/proc/*' 2>/dev/null | head -1)")
   export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$dir"
 fi
 export XDG_CACHE_HOME=$OUT/cache  # the roofline cache; removed at the end
-LB=$BIN/llmbench
 summary=()
+dry_failed=0
+
+# The CPU shadow of a step's command (dry run), into SHADOW; SHADOW_KIND says how its exit status
+# counts: "run" must exit 0, "check" may exit 0 or 1 (a checker's verdict on CPU figures) but not
+# 2 (bad arguments) or with a Python traceback; no SHADOW: the step needs the device.
+cpu_shadow() {
+  SHADOW=()
+  SHADOW_KIND=run
+  if [ "$1" = "$LB" ] && [ "${2:-}" = query ]; then SHADOW=("$@"); return; fi
+  if [ "$1" = "$LB" ] && [ "${2:-}" = run ]; then
+    local have=" " t
+    SHADOW=("$LB" run)
+    shift 2
+    while [ $# -gt 0 ]; do
+      case "$1" in
+        --backend) SHADOW+=(--backend cpu) ;;
+        --model) SHADOW+=(--model tiny) ;;
+        --prompt-len) SHADOW+=(--prompt-len 8) ;;
+        --max-new-tokens) if [ "$2" = 1 ]; then SHADOW+=("$1" 1); else SHADOW+=("$1" 4); fi ;;
+        --repeat) SHADOW+=(--repeat 1) ;;
+        --warmup) SHADOW+=(--warmup 0) ;;
+        --timer)
+          t=$(printf '%s' "$2" | tr ',' '\n' | grep -Ex 'device|host-nosync' | paste -sd, -)
+          SHADOW+=(--timer "${t:-device}") ;;
+        --cuda-graphs) SHADOW+=(--cuda-graphs off) ;;
+        --quiet|--sync-check|--profile-range|--distinct-prompts|--resume)
+          SHADOW+=("$1"); have+="$1 "; shift; continue ;;
+        --*) SHADOW+=("$1" "$2") ;;
+        *) SHADOW+=("$1"); have+="$1 "; shift; continue ;;
+      esac
+      have+="$1 "
+      shift 2
+    done
+    for f in --backend:cpu --model:tiny --prompt-len:8 --repeat:1 --warmup:0; do
+      case "$have" in *" ${f%%:*} "*) ;; *) SHADOW+=("${f%%:*}" "${f#*:}") ;; esac
+    done
+    SHADOW+=(--peak-bw-gbps 20 --peak-tflops 0.5 --quiet)
+    return
+  fi
+  if [ "$1" = python3 ]; then
+    case "${2:-}" in
+      */gpu_stall_check.py|*/gpu_graphs_check.py) SHADOW=("$@" --dry-run) ;;
+      */gpu_energy_check.py) if [ "${3:-}" = run ]; then SHADOW=("$@"); SHADOW_KIND=check; fi ;;
+      */gpu_serve_check.py) SHADOW=(python3 "$2" "$3" tiny cpu) ;;
+    esac
+  fi
+}
+
+dry_step() {  # dry_step NAME LIMIT_S COMMAND...
+  local name=$1 limit=$2; shift 2
+  echo "=== [dry-run] $name (limit ${limit} s): $*" | tee -a "$LOG"
+  cpu_shadow "$@"
+  if [ ${#SHADOW[@]} -eq 0 ]; then
+    summary+=("$name: needs the device (not run)")
+    return
+  fi
+  echo "=== [dry-run] $name on the CPU: ${SHADOW[*]}" >>"$LOG"
+  local t0; t0=$(date +%s%N)
+  local tmp; tmp=$(mktemp)
+  timeout "$limit" "${SHADOW[@]}" >"$tmp" 2>&1
+  local rc=$?
+  cat "$tmp" >>"$LOG"
+  local dt=$(( ($(date +%s%N) - t0) / 1000000 ))
+  local verdict=ok
+  if [ "$SHADOW_KIND" = check ]; then
+    if [ $rc -gt 1 ] || grep -q '^Traceback' "$tmp"; then verdict=FAILED; fi
+  elif [ $rc -ne 0 ]; then
+    verdict=FAILED
+  fi
+  rm -f "$tmp"
+  [ $verdict = ok ] || dry_failed=$((dry_failed + 1))
+  echo "=== [dry-run] $name on the CPU: rc=$rc ${dt} ms $verdict" | tee -a "$LOG"
+  summary+=("$name on the CPU: rc=$rc ${dt} ms $verdict")
+}
 
 step() {  # step NAME LIMIT_S COMMAND...
+  if [ "$DRY" = 1 ]; then dry_step "$@"; return; fi
   local name=$1 limit=$2; shift 2
   echo "=== $name: $*" | tee -a "$LOG"
   local t0; t0=$(date +%s%N)
@@ -48,10 +149,14 @@ step() {  # step NAME LIMIT_S COMMAND...
   summary+=("$name rc=$rc ${dt} ms")
 }
 
-{
-  date -u; nvidia-smi; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
-  ldd "$LB" | grep -E 'not found|cublas|cudart'
-} >>"$LOG" 2>&1
+if [ "$DRY" = 1 ]; then
+  { date -u; echo "dry run of part $PART with $LB: no device is used"; } >>"$LOG"
+else
+  {
+    date -u; nvidia-smi; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
+    ldd "$LB" | grep -E 'not found|cublas|cudart'
+  } >>"$LOG" 2>&1
+fi
 
 if [ "$PART" = core ] || [ "$PART" = all ]; then
   step test_cuda_kernels 150 "$BIN/test_cuda_kernels"
@@ -146,6 +251,25 @@ if [ "$PART" = extra ] || [ "$PART" = all ]; then
   step top_ops 30 "$LB" query /tmp/halfs-copy.db top_ops
 fi
 
+if [ "$PART" = graphs ]; then  # issue 44 section 1: decode steps captured as CUDA graphs
+  here=$(dirname "$0")
+  # Graph replay against eager decode on tiny and wide models (fp32, fp16; batch 1, 3, 16), the
+  # kernels that read the length from device memory, one real capture replayed at many lengths.
+  step graph_tests 200 "$BIN/test_cuda_forward" \
+      --gtest_filter='CudaForward.Graph*:CudaGraphKernels.*'
+  # TPOT with graphs off and on, one run, batch 1 and 16 (the issue's shapes; untraced, so the
+  # graphs are what is measured); then the same tokens both ways and the ratio on / off.
+  step graphs_tpot 240 "$LB" run --backend cuda --model llama2-7b --dtype fp16 --batch 1,16 \
+      --prompt-len 128 --max-new-tokens 128 --repeat 5 --trace off --cuda-graphs off,on \
+      --db "$OUT/graphs.db"
+  cp "$OUT/graphs.db" /tmp/graphs-copy.db 2>/dev/null
+  step graphs_check 30 python3 "$here/gpu_graphs_check.py" /tmp/graphs-copy.db
+  # A CPU database has no graphs-on case to pair: the dry run checks the checker on its fixture.
+  [ "$DRY" = 1 ] && step graphs_check_self_test 30 python3 "$here/gpu_graphs_check.py" --self-test
+  step graphs_cases 30 "$LB" query /tmp/graphs-copy.db "SELECT id, batch, variants, status,
+      tpot_ms_mean, tpot_ms_p50, mbu FROM bench_case"
+fi
+
 if [ "$PART" = peer ]; then  # issue 32 section 3: the PyTorch peer, its profile, serving targets
   here=$(dirname "$0")
   export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TORCHINDUCTOR_CACHE_DIR=/tmp/llmbench-inductor
@@ -203,3 +327,7 @@ echo "=== test results"
 grep -E '^\[  (FAILED|PASSED|SKIPPED) |^\[  FAILED  \]' "$LOG" | sort | uniq -c | head -40
 echo "=== summary ($PART)"
 printf '%s\n' "${summary[@]}"
+if [ "$DRY" = 1 ]; then
+  echo "=== dry run: $dry_failed step(s) failed on the CPU"
+  [ "$dry_failed" -eq 0 ] || exit 1
+fi
