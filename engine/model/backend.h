@@ -14,6 +14,7 @@
 #include "kernels/common/dtype.h"
 #include "kernels/common/error.h"
 #include "kernels/common/layout.h"
+#include "kernels/common/rope_kv_shape.h"
 
 namespace llmbench {
 
@@ -167,6 +168,36 @@ class Backend {
                                       int n_rows, int n_heads, int n_kv_heads, int head_dim) = 0;
   virtual void swiglu(float* out, const float* gate_up, int n_rows, int ffn_dim) = 0;
   virtual void add_inplace(float* x, const float* y, std::size_t n) = 0;
+
+  // ---- fused ops (--fuse small, docs/variants.md) ----
+  // Each default runs the unfused ops it replaces, so every backend has them; the CPU and CUDA
+  // backends override what they fuse.
+  // x += residual, then out = rmsnorm(x, weight) (kernels/cpu/add_rmsnorm.h).
+  virtual void add_rmsnorm(float* x, const float* residual, float* out, const float* weight,
+                           int n_rows, int dim, float eps) {
+    add_inplace(x, residual, std::size_t(n_rows) * std::size_t(dim));
+    rmsnorm(out, x, weight, n_rows, dim, eps);
+  }
+  // RoPE on q and k of the fused qkv rows in place, then each row's k and v to the preallocated
+  // caches at its position (kernels/cpu/rope_kv_write.h; positions: s.rows() int32 in backend
+  // memory, equal to past_len + t).
+  virtual void rope_kv_write(float* qkv, float* k_cache, float* v_cache,
+                             const std::int32_t* positions, const RopeKvShape& s) {
+    const int stride = s.qkv_dim(), q = s.q_dim(), kv = s.kv_dim();
+    rope(qkv, s.rows(), stride, s.n_heads, s.head_dim, positions, s.theta);
+    rope(qkv + q, s.rows(), stride, s.n_kv_heads, s.head_dim, positions, s.theta);
+    kv_cache_write(k_cache, qkv + q, stride, s.batch, s.n_new, s.past_len, s.cache_seq, kv);
+    kv_cache_write(v_cache, qkv + q + kv, stride, s.batch, s.n_new, s.past_len, s.cache_seq, kv);
+  }
+  // out [n_rows, dim] = swiglu(gate_up) . w_down^T (kernels/cpu/swiglu_down.h; w_down
+  // [dim, ffn_dim] of any weight dtype). act [n_rows, ffn_dim] is scratch an implementation may
+  // use for the activations (the default writes them there; the CUDA decode kernel does not).
+  virtual void swiglu_down(float* out, const float* gate_up, float* act, WeightRef w_down,
+                           int n_rows, int dim, int ffn_dim) {
+    swiglu(act, gate_up, n_rows, ffn_dim);
+    matmul_weights(out, act, w_down, n_rows, dim, ffn_dim, ffn_dim);
+  }
+
   virtual void gather_rows(float* out, const float* x, const std::int32_t* rows, int n_rows,
                            int dim) = 0;
   virtual void argmax_rows(std::int32_t* out, const float* x, int n_rows, int n_cols) = 0;

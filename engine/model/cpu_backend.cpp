@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/common/error.h"
+#include "kernels/cpu/add_rmsnorm.h"
 #include "kernels/cpu/argmax.h"
 #include "kernels/cpu/attention_decode.h"
 #include "kernels/cpu/attention_gemm.h"
@@ -30,6 +31,7 @@
 #include "kernels/cpu/ragged_attention_gemm.h"
 #include "kernels/cpu/rmsnorm.h"
 #include "kernels/cpu/rope.h"
+#include "kernels/cpu/rope_kv_write.h"
 #include "kernels/cpu/swiglu.h"
 
 namespace llmbench {
@@ -245,6 +247,14 @@ void CpuBackend::swiglu(float* out, const float* gate_up, int n_rows, int ffn_di
 }
 void CpuBackend::add_inplace(float* x, const float* y, std::size_t n) {
   cpu::add_inplace(x, y, n);
+}
+void CpuBackend::add_rmsnorm(float* x, const float* residual, float* out, const float* weight,
+                             int n_rows, int dim, float eps) {
+  cpu::add_rmsnorm(x, residual, out, weight, n_rows, dim, eps);
+}
+void CpuBackend::rope_kv_write(float* qkv, float* k_cache, float* v_cache,
+                               const std::int32_t* positions, const RopeKvShape& s) {
+  cpu::rope_kv_write(qkv, k_cache, v_cache, positions, s);
 }
 void CpuBackend::gather_rows(float* out, const float* x, const std::int32_t* rows, int n_rows,
                              int dim) {

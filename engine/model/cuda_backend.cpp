@@ -16,6 +16,7 @@
 #if defined(LLMBENCH_HAVE_CUPTI)
 #include "engine/model/cupti_timer.h"
 #endif
+#include "kernels/cuda/add_rmsnorm.cuh"
 #include "kernels/cuda/argmax.cuh"
 #include "kernels/cuda/attention.cuh"
 #include "kernels/cuda/attention_gemm.cuh"
@@ -33,7 +34,9 @@
 #include "kernels/cuda/ragged_attention.cuh"
 #include "kernels/cuda/rmsnorm.cuh"
 #include "kernels/cuda/rope.cuh"
+#include "kernels/cuda/rope_kv_write.cuh"
 #include "kernels/cuda/swiglu.cuh"
+#include "kernels/cuda/swiglu_down.cuh"
 
 namespace llmbench {
 
@@ -445,6 +448,33 @@ void CudaBackend::swiglu(float* out, const float* gate_up, int n_rows, int ffn_d
 void CudaBackend::add_inplace(float* x, const float* y, std::size_t n) {
   cuda::add_inplace(x, y, n, impl_->stream);
   after_op("add_inplace");
+}
+void CudaBackend::add_rmsnorm(float* x, const float* residual, float* out, const float* weight,
+                              int n_rows, int dim, float eps) {
+  cuda::add_rmsnorm(x, residual, out, weight, n_rows, dim, eps, impl_->stream);
+  after_op("add_rmsnorm");
+}
+void CudaBackend::rope_kv_write(float* qkv, float* k_cache, float* v_cache,
+                                const std::int32_t* positions, const RopeKvShape& s) {
+  cuda::rope_kv_write(qkv, k_cache, v_cache, positions, s, impl_->stream);
+  after_op("rope_kv_write");
+}
+void CudaBackend::swiglu_down(float* out, const float* gate_up, float* act, WeightRef w_down,
+                              int n_rows, int dim, int ffn_dim) {
+  // The fused GEMV where matmul_half would take gemv_half (decode rows, 16-bit weights).
+  const bool half = w_down.dtype == DType::kBf16 || w_down.dtype == DType::kFp16;
+  if (!half || reinterpret_cast<std::uintptr_t>(w_down.data) % 16 != 0 ||
+      !cuda::swiglu_down_supported(n_rows, ffn_dim)) {
+    Backend::swiglu_down(out, gate_up, act, w_down, n_rows, dim, ffn_dim);
+    return;
+  }
+  if (w_down.dtype == DType::kBf16)
+    cuda::swiglu_down_bf16(out, gate_up, static_cast<const __nv_bfloat16*>(w_down.data), n_rows,
+                           dim, ffn_dim, impl_->stream);
+  else
+    cuda::swiglu_down_f16(out, gate_up, static_cast<const __half*>(w_down.data), n_rows, dim,
+                          ffn_dim, impl_->stream);
+  after_op("swiglu_down");
 }
 void CudaBackend::gather_rows(float* out, const float* x, const std::int32_t* rows, int n_rows,
                               int dim) {

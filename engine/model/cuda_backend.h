@@ -55,6 +55,10 @@ class CudaBackend final : public Backend {
   void profiler_stop() override;
 
 #include "engine/model/backend_op_overrides.inc"
+  // One kernel at decode shapes with 16-bit weights (kernels/cuda/swiglu_down.cuh); else the
+  // unfused default.
+  void swiglu_down(float* out, const float* gate_up, float* act, WeightRef w_down, int n_rows,
+                   int dim, int ffn_dim) override;
   void kv_cache_write_at(float* cache, const float* src, int src_stride, int batch, int n_new,
                          const std::int32_t* positions, int cache_seq, int kv_dim) override;
   void attention_at(float* out, const float* q, const float* k_cache, const float* v_cache,

@@ -10,8 +10,17 @@
 
 namespace llmbench {
 
-Decoder::Decoder(const Model& model, std::size_t max_rows)
-    : c_(model.config()), w_(model.weights()), be_(model.backend()) {
+DecoderFusion decoder_fusion(const Variants& v) {
+  DecoderFusion f;
+  if (v.fuse == FuseMode::kNone) return f;
+  f.residual_norm = true;
+  f.swiglu_down = true;
+  f.rope_in_cache_step = v.kv_cache == KvCacheKind::kPrealloc && v.qkv == QkvLayout::kFused;
+  return f;
+}
+
+Decoder::Decoder(const Model& model, std::size_t max_rows, DecoderFusion fusion)
+    : c_(model.config()), w_(model.weights()), be_(model.backend()), fuse_(fusion) {
   const std::size_t f = sizeof(float), rows = max_rows;
   x_ = be_.alloc(rows * c_.dim * f);
   h_ = be_.alloc(rows * c_.dim * f);
@@ -68,6 +77,7 @@ void Decoder::project_qkv(Tracer* tr, int l, int R, const std::int32_t* position
            [&] { be_.add_bias_rows(qkv, R, QKV, lw.bqkv.f32(), QKV); });
     check_output("qkv_bias", l, qkv, RQKV);
   }
+  if (fuse_.rope_in_cache_step) return;  // rope_kv_write, in the cache step
   run_op(tr, "rope_q", C::kElementwise, l, elementwise_work(std::int64_t(R) * Q, 3, 1, 1), [&] {
     be_.rope(qkv, R, QKV, c_.n_heads, HD, positions, c_.rope_theta);
   });
@@ -78,52 +88,94 @@ void Decoder::project_qkv(Tracer* tr, int l, int R, const std::int32_t* position
   check_output("rope_k", l, qkv, RQKV);
 }
 
+void Decoder::norm(Tracer* tr, const char* op, int l, int R, const float* weight) {
+  const std::int64_t RD = std::int64_t(R) * c_.dim;
+  run_op(tr, op, OpCategory::kNorm, l, elementwise_work(RD, 4, 1, 1), [&] {
+    be_.rmsnorm(h(), x(), weight, R, c_.dim, c_.norm_eps);               // h: [R, D]
+  });
+  check_output(op, l, h(), RD);
+}
+
+void Decoder::residual(Tracer* tr, const char* op, int l, int R) {
+  const std::int64_t RD = std::int64_t(R) * c_.dim;
+  run_op(tr, op, OpCategory::kElementwise, l, elementwise_work(RD, 1, 2, 1), [&] {
+    be_.add_inplace(x(), proj_.f32(), std::size_t(RD));                  // x += proj
+  });
+  check_output(op, l, x(), RD);
+}
+
+void Decoder::residual_norm(Tracer* tr, const char* op, int l, int R, const float* weight) {
+  const std::int64_t RD = std::int64_t(R) * c_.dim;
+  // Reads x and proj, writes x and h: one read of x fewer than the add and the norm apart.
+  run_op(tr, op, OpCategory::kNorm, l, elementwise_work(RD, 5, 2, 2), [&] {
+    be_.add_rmsnorm(x(), proj_.f32(), h(), weight, R, c_.dim, c_.norm_eps);  // x += proj; h
+  });
+  check_output(op, l, x(), RD);
+  check_output(op, l, h(), RD);
+}
+
+void Decoder::mlp_down(Tracer* tr, int l, int R) {
+  const LayerWeights& lw = w_.layers[l];
+  const int D = c_.dim, F = c_.ffn_dim;
+  const std::int64_t RD = std::int64_t(R) * D, RF = std::int64_t(R) * F;
+  const DType wb = w_.head().dtype;
+  float *proj = proj_.f32(), *gate_up = gate_up_.f32(), *act = act_.f32();
+  if (fuse_.swiglu_down) {
+    // The GEMM's work with gate_up [R, 2F] read in place of act [R, F], plus SwiGLU's FLOPs.
+    Work work = gemm_work(R, D, F, wb);
+    work.flops += 5 * RF;
+    work.bytes += 4 * RF;
+    run_op(tr, "swiglu_down", OpCategory::kGemm, l, work, [&] {
+      be_.swiglu_down(proj, gate_up, act, lw.w_down.ref(), R, D, F);      // proj: [R, D]
+    });
+    check_output("swiglu_down", l, proj, RD);
+    return;
+  }
+  run_op(tr, "swiglu", OpCategory::kElementwise, l, {5 * RF, 4 * 3 * RF}, [&] {
+    be_.swiglu(act, gate_up, R, F);                                       // act: [R, F]
+  });
+  check_output("swiglu", l, act, RF);
+  run_op(tr, "down_proj", OpCategory::kGemm, l, gemm_work(R, D, F, wb), [&] {
+    be_.matmul_weights(proj, act, lw.w_down.ref(), R, D, F, F);           // proj: [R, D]
+  });
+  check_output("down_proj", l, proj, RD);
+}
+
 void Decoder::layers(Tracer* tr, int R, const std::int32_t* positions, const Attend& attend) {
   const int D = c_.dim, F = c_.ffn_dim, Q = c_.q_dim();
   const std::int64_t RD = std::int64_t(R) * D, RF = std::int64_t(R) * F;
   const DType wb = w_.head().dtype;  // the weight matrices' dtype (gemm_work counts its bytes)
   using C = OpCategory;
-  float *x = this->x(), *h = this->h(), *att = this->att();
-  float *proj = proj_.f32(), *gate_up = gate_up_.f32(), *act = act_.f32();
+  float *h = this->h(), *att = this->att(), *proj = proj_.f32(), *gate_up = gate_up_.f32();
+  const bool fused = fuse_.residual_norm;
   for (int l = 0; l < c_.n_layers; ++l) {
     const LayerWeights& lw = w_.layers[l];
     OpScope layer(tr, "layer", C::kRange, l);
     // ---- attention block ----
-    run_op(tr, "attn_norm", C::kNorm, l, elementwise_work(RD, 4, 1, 1), [&] {
-      be_.rmsnorm(h, x, lw.attn_norm.f32(), R, D, c_.norm_eps);          // h:    [R, D]
-    });
-    check_output("attn_norm", l, h, RD);
+    if (l == 0 || !fused) norm(tr, "attn_norm", l, R, lw.attn_norm.f32());  // h: [R, D]
     project_qkv(tr, l, R, positions);                                     // qkv:  [R, QKV]
     attend(l);                                                            // att:  [R, Q]
     run_op(tr, "o_proj", C::kGemm, l, gemm_work(R, D, Q, wb), [&] {
       be_.matmul_weights(proj, att, lw.wo.ref(), R, D, Q, Q);             // proj: [R, D]
     });
     check_output("o_proj", l, proj, RD);
-    run_op(tr, "attn_residual", C::kElementwise, l, elementwise_work(RD, 1, 2, 1), [&] {
-      be_.add_inplace(x, proj, std::size_t(RD));                          // x += proj
-    });
-    check_output("attn_residual", l, x, RD);
+    if (fused) {
+      residual_norm(tr, "attn_residual_norm", l, R, lw.ffn_norm.f32());  // x += proj; h
+    } else {
+      residual(tr, "attn_residual", l, R);                                // x += proj
+      norm(tr, "ffn_norm", l, R, lw.ffn_norm.f32());                      // h:   [R, D]
+    }
     // ---- MLP block ----
-    run_op(tr, "ffn_norm", C::kNorm, l, elementwise_work(RD, 4, 1, 1), [&] {
-      be_.rmsnorm(h, x, lw.ffn_norm.f32(), R, D, c_.norm_eps);           // h:   [R, D]
-    });
-    check_output("ffn_norm", l, h, RD);
     run_op(tr, "gate_up_proj", C::kGemm, l, gemm_work(R, 2 * F, D, wb), [&] {
       be_.matmul_weights(gate_up, h, lw.w_gate_up.ref(), R, 2 * F, D, D);  // gate_up: [R, F | F]
     });
     check_output("gate_up_proj", l, gate_up, 2 * RF);
-    run_op(tr, "swiglu", C::kElementwise, l, {5 * RF, 4 * 3 * RF}, [&] {
-      be_.swiglu(act, gate_up, R, F);                                     // act: [R, F]
-    });
-    check_output("swiglu", l, act, RF);
-    run_op(tr, "down_proj", C::kGemm, l, gemm_work(R, D, F, wb), [&] {
-      be_.matmul_weights(proj, act, lw.w_down.ref(), R, D, F, F);         // proj: [R, D]
-    });
-    check_output("down_proj", l, proj, RD);
-    run_op(tr, "ffn_residual", C::kElementwise, l, elementwise_work(RD, 1, 2, 1), [&] {
-      be_.add_inplace(x, proj, std::size_t(RD));                          // x += proj
-    });
-    check_output("ffn_residual", l, x, RD);
+    mlp_down(tr, l, R);                                                   // proj: [R, D]
+    // Fused, the next layer's attn_norm comes with this residual (h for layer l + 1).
+    if (fused && l + 1 < c_.n_layers)
+      residual_norm(tr, "ffn_residual_norm", l, R, w_.layers[l + 1].attn_norm.f32());
+    else
+      residual(tr, "ffn_residual", l, R);                                 // x += proj
   }
 }
 

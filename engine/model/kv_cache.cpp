@@ -153,6 +153,23 @@ void KvCache::append(Tracer* tr, int l, const float* k, const float* v, const He
   }
 }
 
+void KvCache::rope_append(Tracer* tr, int l, float* qkv, const std::int32_t* positions, int P,
+                          int T) {
+  if (variants_.kv_cache != KvCacheKind::kPrealloc || variants_.qkv != QkvLayout::kFused)
+    throw Error("kv cache: rope_append needs --kv-cache prealloc with --qkv fused");
+  RopeKvShape s;
+  s.batch = batch_, s.n_new = T, s.past_len = P, s.cache_seq = max_len_;
+  s.n_heads = c_.n_heads, s.n_kv_heads = c_.n_kv_heads, s.head_dim = c_.head_dim();
+  s.theta = c_.rope_theta;
+  // rope_q and rope_k's FLOPs; q read and written, k read and written in place and to the cache,
+  // v read and written to the cache.
+  const std::int64_t rq = std::int64_t(s.rows()) * s.q_dim(), rkv = std::int64_t(s.rows()) * s.kv_dim();
+  const Work work{3 * (rq + rkv), 4 * (2 * rq + 5 * rkv)};
+  run_op(tr, "rope_kv_write", OpCategory::kElementwise, l, work, [&] {
+    be_.rope_kv_write(qkv, keys_[l].f32(), values_[l].f32(), positions, s);
+  });
+}
+
 void KvCache::attend(Tracer* tr, int l, float* out, const HeadStrides& out_s, const float* q,
                      const HeadStrides& q_s, int P, int T) {
   using C = OpCategory;

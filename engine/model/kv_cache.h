@@ -1,6 +1,7 @@
 // The KV cache of one Session, in one of the --kv-cache variants (variants.h):
 //   prealloc      one buffer per layer for k and for v, sized for the whole case, written in
-//                 place (ops kv_write_k, kv_write_v). The fast path.
+//                 place (ops kv_write_k, kv_write_v). The fast path. With --fuse small and
+//                 --qkv fused, RoPE and both writes are one op (rope_kv_write, rope_append).
 //   concat        no preallocated cache: every pass allocates, per layer, a k and a v buffer
 //                 of length past + new and copies the old cache and the new tokens into it,
 //                 then frees the old one (ops kv_concat_k, kv_concat_v; torch.cat semantics).
@@ -40,6 +41,12 @@ class KvCache {
   // both at `src` strides (head_layout.h).
   void append(Tracer* tracer, int layer, const float* k, const float* v, const HeadStrides& src,
               int past_len, int n_new);
+  // --fuse small on the prealloc cache with fused rows (fuses_rope): rotates q and k of the
+  // fused projection rows `qkv` ([batch * n_new, qkv_dim], before RoPE) in place at `positions`
+  // (backend memory, past_len + t) and appends k and v, as one op (rope_kv_write) in place of
+  // rope_q, rope_k, kv_write_k and kv_write_v.
+  void rope_append(Tracer* tracer, int layer, float* qkv, const std::int32_t* positions,
+                   int past_len, int n_new);
   // out(b, t, h, :) = causal attention of the new queries q(b, t, h, :) over layer `layer`'s
   // cache (traced as attention or paged_attention, after kv_gather_k/v for paged-gather).
   void attend(Tracer* tracer, int layer, float* out, const HeadStrides& out_strides,

@@ -32,7 +32,7 @@ Session::Session(const Model& model, int batch, int max_prefill, int max_len,
     : c_(checked(model.config(), batch, max_prefill, max_len)),
       be_(model.backend()), batch_(batch), max_prefill_(max_prefill), max_len_(max_len),
       variants_(variants), kv_(be_, c_, batch, max_len, variants),
-      dec_(model, std::size_t(batch) * max_prefill) {
+      dec_(model, std::size_t(batch) * max_prefill, decoder_fusion(variants)) {
   const std::size_t f = sizeof(float), rows = std::size_t(batch) * max_prefill;
   if (variants.qkv == QkvLayout::kPermute) {
     q_hm_ = be_.alloc(rows * c_.q_dim() * f);
@@ -202,7 +202,10 @@ void Session::attend(int l, int T) {
   // copies (--qkv permute).
   const HeadStrides rows = token_major(T, QKV, HD);
   if (variants_.qkv == QkvLayout::kFused) {
-    kv_.append(tr, l, qkv + Q, qkv + Q + KV, rows, P, T);
+    if (dec_.fusion().rope_in_cache_step)  // --fuse small: RoPE comes with the write
+      kv_.rope_append(tr, l, qkv, positions_.as<std::int32_t>(), P, T);
+    else
+      kv_.append(tr, l, qkv + Q, qkv + Q + KV, rows, P, T);
     kv_.attend(tr, l, att, token_major(T, Q, HD), qkv, rows, P, T);  // att: [R, Q]
     dec_.check_output("attention", l, att, std::int64_t(R) * Q);
     return;

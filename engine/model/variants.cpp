@@ -28,6 +28,10 @@ std::string_view logits_mode_name(LogitsMode v) {
   return "?";
 }
 
+std::string_view fuse_mode_name(FuseMode v) {
+  return v == FuseMode::kNone ? "none" : "small";
+}
+
 std::optional<QkvLayout> parse_qkv_layout(std::string_view s) {
   if (s == "fused") return QkvLayout::kFused;
   if (s == "permute") return QkvLayout::kPermute;
@@ -46,6 +50,12 @@ std::optional<LogitsMode> parse_logits_mode(std::string_view s) {
   if (s == "device") return LogitsMode::kDevice;
   if (s == "last") return LogitsMode::kLast;
   if (s == "all") return LogitsMode::kAll;
+  return std::nullopt;
+}
+
+std::optional<FuseMode> parse_fuse_mode(std::string_view s) {
+  if (s == "none") return FuseMode::kNone;
+  if (s == "small") return FuseMode::kSmall;
   return std::nullopt;
 }
 
@@ -75,6 +85,7 @@ std::string Variants::describe() const {
     if (paged()) out.append("/").append(std::to_string(kv_cache_block));
   }
   if (logits != LogitsMode::kDevice) add("logits", logits_mode_name(logits));
+  if (fuse != FuseMode::kNone) add("fuse", fuse_mode_name(fuse));
   if (timer != TimerMode::kDevice) add("timer", timer_mode_name(timer));
   if (cuda_graphs) add("cuda_graphs", "on");
   if (ragged()) {

@@ -1,8 +1,9 @@
-// Engine variants (--qkv, --kv-cache, --logits, --timer): per-case switches that make the
+// Engine variants (--qkv, --kv-cache, --logits, --fuse, --timer): per-case switches that make the
 // engine do what naive inference engines do, each step traced as an op of its own name, so a
 // benchmark can reproduce a known pathology next to the fast path and show what it costs
-// (docs/variants.md). Every combination generates the same tokens as the defaults, which are
-// the fast paths.
+// (docs/variants.md); and --fuse, the other way: fused kernels for the small ops, faster than
+// the default (which the lead makes the CUDA default once a device has measured it). Every
+// combination generates the same tokens as the defaults.
 // Not here: how the variants run (model.cpp, kv_cache.cpp, the backends' make_op_timer).
 #pragma once
 #include <optional>
@@ -35,12 +36,21 @@ enum class KvCacheKind { kPrealloc, kConcat, kPaged, kPagedGather };
 // [batch * new tokens, vocab] logits to the host, argmax of each sequence's last row there.
 enum class LogitsMode { kDevice, kLast, kAll };
 
+// none: every op of the layer body its own kernel, as the trace names them.
+// small: the small ops a decode step's trace shows beside the GEMMs, fused (docs/variants.md):
+// residual add + RMSNorm (attn_residual_norm, ffn_residual_norm), RoPE on q and k with the KV
+// write (rope_kv_write; only on the default cache, --kv-cache prealloc with --qkv fused: the other
+// caches keep rope_q, rope_k and their own writes), and SwiGLU into the down projection
+// (swiglu_down). The same tokens as none.
+enum class FuseMode { kNone, kSmall };
+
 struct Variants {
   QkvLayout qkv = QkvLayout::kFused;
   KvCacheKind kv_cache = KvCacheKind::kPrealloc;
   int kv_cache_block = 16;  // tokens per block of the paged caches
   LogitsMode logits = LogitsMode::kDevice;
   TimerMode timer = TimerMode::kDevice;  // how traced ops are timed (trace.h)
+  FuseMode fuse = FuseMode::kNone;
   // Ragged offline batches (--prompt-len-stddev, --output-len-stddev): when either is above 0,
   // each sequence's prompt and output length is drawn from a seeded normal distribution around
   // the case's prompt_len and max_new_tokens, and the case runs through the continuous-batching
@@ -70,8 +80,10 @@ struct Variants {
 std::string_view qkv_layout_name(QkvLayout v);
 std::string_view kv_cache_kind_name(KvCacheKind v);
 std::string_view logits_mode_name(LogitsMode v);
+std::string_view fuse_mode_name(FuseMode v);
 std::optional<QkvLayout> parse_qkv_layout(std::string_view s);
 std::optional<KvCacheKind> parse_kv_cache_kind(std::string_view s);
 std::optional<LogitsMode> parse_logits_mode(std::string_view s);
+std::optional<FuseMode> parse_fuse_mode(std::string_view s);
 
 }  // namespace llmbench
