@@ -12,6 +12,7 @@
 #include "tools/cli/suggest.h"
 #include "tools/console/build_warning.h"
 #include "tools/console/field_rows.h"
+#include "tools/console/result_rows.h"
 #include "tools/store/result_fields.h"
 #include "tools/store/variants_json.h"
 
@@ -136,6 +137,18 @@ TEST(VariantsLabel, StoredJsonReadsBackAndPrintsOneWay) {
   EXPECT_EQ(variants_label(std::string("{}")), "default");  // rows from before variants
   EXPECT_EQ(variants_label(std::string("not json")), "not json");
   EXPECT_EQ(variants_label(std::string(R"({"qkv":"sideways"})")), R"({"qkv":"sideways"})");
+}
+
+// A case's notes (how it ran where its variants do not say) are in its JSON only when it has some.
+TEST(CaseJson, NotesOnlyWhenTheCaseHasSome) {
+  CaseResult r;
+  r.spec.model = "tiny";
+  EXPECT_FALSE(case_json(r).contains("notes"));
+  r.notes = {"cuda graphs: only the fast paths are captured; decode steps run eagerly"};
+  const auto j = case_json(r);
+  ASSERT_TRUE(j.contains("notes"));
+  EXPECT_EQ(j["notes"].size(), 1u);
+  EXPECT_EQ(j["notes"][0], r.notes[0]);
 }
 
 }  // namespace

@@ -29,6 +29,9 @@ nlohmann::ordered_json case_json(const CaseResult& r, const OutputStamp* stamp) 
   if (stamp) add_stamp_json(j, *stamp);
   add_field_json(j, result_fields(), r);
   if (host_nosync(r)) j["timer_warning"] = std::string(kHostNoSyncWarning);
+  // How the case ran where its variants do not say (--cuda-graphs on, run eagerly): only when
+  // there is something to say, so other cases' JSON is as it was.
+  if (!r.notes.empty()) j["notes"] = r.notes;
   if (r.status != "ok") return j;
   j["trace_events"] = r.trace.size();
   json samples = json::array();
