@@ -388,6 +388,33 @@ TEST(Cli, VariantsRunStoreTheirJsonAndTraceTheirOps) {
   EXPECT_FALSE(concat_ops.count("kv_write_k"));
 }
 
+TEST(Cli, FuseSmallRunsTheSameTokensUnderItsOwnLabelAndOps) {
+  const fs::path db = scratch_dir() / "fuse.db";
+  fs::remove(db);
+  const Result r = llmbench("run --model tiny --batch 2 --prompt-len 10 --max-new-tokens 3"
+                            " --repeat 1 --distinct-prompts --format json --quiet --fuse none,small" +
+                            std::string(kPeaks) + "--db " + db.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["cases"].size(), 2u);
+  EXPECT_EQ(j["cases"][1]["generated_ids"], j["cases"][0]["generated_ids"]);
+  EXPECT_EQ(j["cases"][0]["variants"], "default");
+  EXPECT_EQ(j["cases"][1]["variants"], "fuse=small");
+  // Stored only when fused, so unfused cases keep the JSON they always had.
+  EXPECT_EQ(column_text(db, "SELECT variants FROM bench_case ORDER BY id"),
+            (std::vector<std::string>{
+                R"({"kv_cache":"prealloc","logits":"device","qkv":"fused","timer":"device"})",
+                R"({"fuse":"small","kv_cache":"prealloc","logits":"device","qkv":"fused",)"
+                R"("timer":"device"})"}));
+  const auto names = column_text(
+      db, "SELECT DISTINCT name FROM event WHERE case_id = (SELECT max(id) FROM bench_case)");
+  const std::set<std::string> ops(names.begin(), names.end());
+  for (const char* op : {"attn_residual_norm", "ffn_residual_norm", "rope_kv_write", "swiglu_down"})
+    EXPECT_TRUE(ops.count(op)) << op;
+  for (const char* op : {"attn_residual", "ffn_norm", "rope_q", "kv_write_k", "swiglu", "down_proj"})
+    EXPECT_FALSE(ops.count(op)) << op;
+}
+
 TEST(Cli, HostNoSyncIsLabelledInEveryFormat) {
   const fs::path db = scratch_dir() / "nosync.db";
   const std::string base = "run --model tiny --prompt-len 8 --max-new-tokens 2 --repeat 1"
@@ -525,6 +552,9 @@ INSTANTIATE_TEST_SUITE_P(
                     BadInputCase{"--logits none", "--logits"},
                     BadInputCase{"--logits device,everything", "--logits"},
                     BadInputCase{"--timer cuda-events", "--timer"},
+                    BadInputCase{"--fuse all", "--fuse: expected none or small, got 'all'"},
+                    BadInputCase{"--fuse small,small", "--fuse"},
+                    BadInputCase{"--prompt-len-stddev 4 --fuse small", "fuse=small"},
                     BadInputCase{"--prompt-len-stddev -1", "--prompt-len-stddev"},
                     BadInputCase{"--prompt-len-stddev abc", "--prompt-len-stddev"},
                     BadInputCase{"--prompt-len-stddev nan", "--prompt-len-stddev"},
