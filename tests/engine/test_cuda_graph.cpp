@@ -382,6 +382,15 @@ class RecordingBackend final : public Backend, public GraphDriver {
   void argmax_rows(std::int32_t* out, const float* x, int n_rows, int n_cols) override {
     op([=, this] { cpu_.argmax_rows(out, x, n_rows, n_cols); });
   }
+  // --fuse small: the CPU's fused ops (swiglu_down's default is the two ops above).
+  void add_rmsnorm(float* x, const float* residual, float* out, const float* weight, int n_rows,
+                   int dim, float eps) override {
+    op([=, this] { cpu_.add_rmsnorm(x, residual, out, weight, n_rows, dim, eps); });
+  }
+  void rope_kv_write(float* qkv, float* k_cache, float* v_cache, const std::int32_t* positions,
+                     const RopeKvShape& s) override {
+    op([=, this] { cpu_.rope_kv_write(qkv, k_cache, v_cache, positions, s); });
+  }
 
   // GraphDriver
   void begin_capture() override { recording_ = std::make_unique<Recorded>(); }
@@ -463,21 +472,25 @@ Variants with_graphs() {
   return v;
 }
 
+// Unfused and --fuse small (whose fused RoPE + KV write reads its cache rows from the positions).
 TEST(SessionGraphs, ReplayedDecodeStepsEqualEagerOnesBitForBit) {
-  for (int batch : {1, 3}) {
-    CpuBackend cpu(1);
-    const TwoRequests eager = two_requests(cpu, Variants{}, batch);
-    RecordingBackend rec;
-    const TwoRequests replayed = two_requests(rec, with_graphs(), batch);
-    ASSERT_TRUE(replayed.has_graphs);
-    EXPECT_EQ(replayed.note, "");
-    // Request 1: step 1 warms up, step 2 is captured, 3..6 replay; request 2 replays all 6.
-    EXPECT_EQ(replayed.warmups, 1);
-    EXPECT_EQ(replayed.captures, 1);
-    EXPECT_EQ(replayed.replays, 2 * kSteps - 2);
-    for (int r = 0; r < 2; ++r)
-      EXPECT_TRUE(bit_identical(replayed.g[r], eager.g[r])) << "batch " << batch << " request "
-                                                            << r;
+  for (const FuseMode fuse : {FuseMode::kNone, FuseMode::kSmall}) {
+    for (int batch : {1, 3}) {
+      SCOPED_TRACE(::testing::Message() << "fuse " << fuse_mode_name(fuse) << ", batch " << batch);
+      Variants plain, graphs = with_graphs();
+      plain.fuse = graphs.fuse = fuse;
+      CpuBackend cpu(1);
+      const TwoRequests eager = two_requests(cpu, plain, batch);
+      RecordingBackend rec;
+      const TwoRequests replayed = two_requests(rec, graphs, batch);
+      ASSERT_TRUE(replayed.has_graphs);
+      EXPECT_EQ(replayed.note, "");
+      // Request 1: step 1 warms up, step 2 is captured, 3..6 replay; request 2 replays all 6.
+      EXPECT_EQ(replayed.warmups, 1);
+      EXPECT_EQ(replayed.captures, 1);
+      EXPECT_EQ(replayed.replays, 2 * kSteps - 2);
+      for (int r = 0; r < 2; ++r) EXPECT_TRUE(bit_identical(replayed.g[r], eager.g[r])) << r;
+    }
   }
 }
 
