@@ -622,43 +622,48 @@ TEST_F(CudaForward, SchedulerTokensEqualTheStaticPathOnCuda) {
 // device memory. Against eager decode on the same GPU: the same greedy tokens at every step and
 // logits within the CUDA-vs-CPU tolerance (the split grid is sized for the case's longest
 // context instead of each step's, so only the summation order of the attention's splits
-// differs), for batch 1, 3 and 16, fp32 and fp16 weights; a second request on the same Session
-// replays every step and repeats the first bit for bit.
+// differs), for batch 1, 3 and 16, fp32 and fp16 weights, unfused and --fuse small (whose
+// fused kernels read the positions too); a second request on the same Session replays every
+// step and repeats the first bit for bit.
 TEST_F(CudaForward, GraphReplayedDecodeGivesTheEagerTokens) {
   constexpr int kSteps = 8, P = 9;
-  Variants graphs;
-  graphs.cuda_graphs = true;
-  for (const ModelConfig& c : {tiny(), wide()}) {
-    for (const DType dtype : {DType::kFp32, DType::kFp16}) {
-      for (const int batch : {1, 3, 16}) {
-        const std::string what = c.name + " " + std::string(dtype_name(dtype)) + " batch " +
-                                 std::to_string(batch);
-        const auto prompts = synthetic_prompts(31, batch, P, c.vocab_size, true);
-        CudaBackend gpu;
-        const Generation eager = generate(gpu, c, 31, prompts, batch, P, kSteps, nullptr, {},
-                                          dtype);
-        const Model model(c, load_weights(c, RandomWeights(31), gpu, dtype), gpu);
-        Session s(model, batch, P, P + kSteps, graphs);
-        const Generation first = test::generate(s, prompts, P, kSteps);
-        ASSERT_NE(s.graphs(), nullptr) << what;
-        EXPECT_EQ(s.graph_note(), "") << what;
-        EXPECT_EQ(s.graphs()->captures(), 1) << what;
-        EXPECT_EQ(s.graphs()->replays(), kSteps - 2) << what;
-        ASSERT_EQ(first.tokens, eager.tokens) << what;
-        for (std::size_t stage = 0; stage < eager.logits.size(); ++stage) {
-          const double tol = kLogitRelTol * max_abs(eager.logits[stage]);
-          double worst = 0;
-          for (std::size_t i = 0; i < eager.logits[stage].size(); ++i)
-            worst = std::max(worst, std::isfinite(first.logits[stage][i])
-                                        ? std::fabs(double(first.logits[stage][i]) -
-                                                    double(eager.logits[stage][i]))
-                                        : INFINITY);
-          EXPECT_LE(worst, tol) << what << ", " << stage_name(stage);
+  for (const FuseMode fuse : {FuseMode::kNone, FuseMode::kSmall}) {
+    Variants plain, graphs;
+    plain.fuse = graphs.fuse = fuse;
+    graphs.cuda_graphs = true;
+    for (const ModelConfig& c : {tiny(), wide()}) {
+      for (const DType dtype : {DType::kFp32, DType::kFp16}) {
+        for (const int batch : {1, 3, 16}) {
+          const std::string what = c.name + " " + std::string(dtype_name(dtype)) + " batch " +
+                                   std::to_string(batch) + " fuse " +
+                                   std::string(fuse_mode_name(fuse));
+          const auto prompts = synthetic_prompts(31, batch, P, c.vocab_size, true);
+          CudaBackend gpu;
+          const Generation eager = generate(gpu, c, 31, prompts, batch, P, kSteps, nullptr, plain,
+                                            dtype);
+          const Model model(c, load_weights(c, RandomWeights(31), gpu, dtype), gpu);
+          Session s(model, batch, P, P + kSteps, graphs);
+          const Generation first = test::generate(s, prompts, P, kSteps);
+          ASSERT_NE(s.graphs(), nullptr) << what;
+          EXPECT_EQ(s.graph_note(), "") << what;
+          EXPECT_EQ(s.graphs()->captures(), 1) << what;
+          EXPECT_EQ(s.graphs()->replays(), kSteps - 2) << what;
+          ASSERT_EQ(first.tokens, eager.tokens) << what;
+          for (std::size_t stage = 0; stage < eager.logits.size(); ++stage) {
+            const double tol = kLogitRelTol * max_abs(eager.logits[stage]);
+            double worst = 0;
+            for (std::size_t i = 0; i < eager.logits[stage].size(); ++i)
+              worst = std::max(worst, std::isfinite(first.logits[stage][i])
+                                          ? std::fabs(double(first.logits[stage][i]) -
+                                                      double(eager.logits[stage][i]))
+                                          : INFINITY);
+            EXPECT_LE(worst, tol) << what << ", " << stage_name(stage);
+          }
+          const Generation second = test::generate(s, prompts, P, kSteps);
+          EXPECT_EQ(s.graphs()->captures(), 1) << what;
+          EXPECT_EQ(s.graphs()->replays(), 2 * kSteps - 2) << what;
+          expect_bit_identical(second, first, what + ", second request");
         }
-        const Generation second = test::generate(s, prompts, P, kSteps);
-        EXPECT_EQ(s.graphs()->captures(), 1) << what;
-        EXPECT_EQ(s.graphs()->replays(), 2 * kSteps - 2) << what;
-        expect_bit_identical(second, first, what + ", second request");
       }
     }
   }
