@@ -6,13 +6,15 @@
 // shared memory instead of global. The activations cost ffn_dim silu per block, so the grid is
 // sized to the blocks that fit on the GPU at once (each warp then takes several weight rows),
 // not one block per eight rows as gemv_half; and each warp issues its first weight loads before
-// the activations are computed, so the weight stream starts at once.
+// the activations are computed, so the weight stream starts at once. The launch shape is worked
+// out once per device and ffn_dim (grid_blocks).
 // Deliberately not: split-k, tensor cores (as gemv_half), or fp32 weights (cuBLAS keeps those).
 #include "kernels/cuda/swiglu_down.cuh"
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 #include "kernels/common/error.h"
@@ -120,21 +122,41 @@ __global__ void __launch_bounds__(kThreads)
 
 std::size_t shared_bytes(int m, int k) { return static_cast<std::size_t>(m) * k * 2; }
 
+// Blocks of one launch: as many as fit on the GPU at once (each then takes several weight rows),
+// at most one per kWarps rows. Worked out once per (device, ffn_dim) and kept, with the shared
+// memory limit raised then: the driver calls behind it cost microseconds that a launch-bound
+// decode step cannot spare, and none of them runs again while a CUDA graph is captured.
+template <typename T, int M>
+int grid_blocks(int n, int k) {
+  struct Cached {
+    int device = -1, k = -1, sms = 0, per_sm = 0;
+  };
+  static std::mutex mutex;
+  static Cached cached;
+  int device = 0;
+  LLMBENCH_CUDA_CHECK(cudaGetDevice(&device));
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (cached.device != device || cached.k != k) {
+    const auto kernel = swiglu_down_kernel<T, M>;
+    const std::size_t bytes = shared_bytes(M, k);
+    LLMBENCH_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(bytes)));
+    Cached c{device, k, 0, 0};
+    LLMBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&c.sms, cudaDevAttrMultiProcessorCount, device));
+    LLMBENCH_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c.per_sm, kernel, kThreads, bytes));
+    cached = c;
+  }
+  const int needed = (n + kWarps - 1) / kWarps;
+  return std::max(1, std::min(needed, cached.sms * std::max(1, cached.per_sm)));
+}
+
 template <typename T, int M>
 void launch_rows(float* out, const float* gate_up, const T* w, int n, int k,
                  cudaStream_t stream) {
-  const auto kernel = swiglu_down_kernel<T, M>;
-  const std::size_t bytes = shared_bytes(M, k);
-  LLMBENCH_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(bytes)));
-  int device = 0, sms = 0, per_sm = 0;
-  LLMBENCH_CUDA_CHECK(cudaGetDevice(&device));
-  LLMBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  LLMBENCH_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, bytes));
-  const int needed = (n + kWarps - 1) / kWarps;
-  const int blocks = std::max(1, std::min(needed, sms * std::max(1, per_sm)));
-  kernel<<<blocks, kThreads, bytes, stream>>>(out, gate_up, w, n, k);
+  const int blocks = grid_blocks<T, M>(n, k);
+  swiglu_down_kernel<T, M>
+      <<<blocks, kThreads, shared_bytes(M, k), stream>>>(out, gate_up, w, n, k);
   LLMBENCH_CUDA_LAUNCH_CHECK();
 }
 
@@ -157,14 +179,25 @@ void launch(float* out, const float* gate_up, const T* w, int m, int n, int k,
 
 bool swiglu_down_supported(int m, int ffn_dim) {
   if (!gemv_half_supported(m, ffn_dim, ffn_dim)) return false;
-  int device = 0, optin = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
-          cudaSuccess) {
+  // The opt-in shared memory limit of the current device, read once per device.
+  static std::mutex mutex;
+  static int cached_device = -1, cached_optin = 0;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
     (void)cudaGetLastError();
     return false;
   }
-  return shared_bytes(m, ffn_dim) <= static_cast<std::size_t>(optin);
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (device != cached_device) {
+    int optin = 0;
+    if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
+        cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    cached_device = device, cached_optin = optin;
+  }
+  return shared_bytes(m, ffn_dim) <= static_cast<std::size_t>(cached_optin);
 }
 
 void swiglu_down_bf16(float* out, const float* gate_up, const __nv_bfloat16* w, int m, int dim,
