@@ -696,4 +696,38 @@ TEST_F(CudaForward, GraphsAreNotUsedWithSyncCheckOrTracingAndSaySo) {
   EXPECT_EQ(traced.tokens, eager.tokens);
 }
 
+TEST_F(CudaForward, FuseSmallEqualsTheUnfusedOpsBitForBitAndMatchesTheCpu) {
+  // --fuse small on CUDA: each fused kernel does its unfused sequence's arithmetic, so every
+  // variant combination gives the unfused logits bit for bit, and the CPU's within tolerance.
+  // fp32 runs add_rmsnorm and rope_kv_write (swiglu_down is the default pair there); fp16 and
+  // bf16 at batch 2 also run the fused swiglu_down GEMV in every decode step.
+  const ModelConfig c = wide();
+  const int batch = 2, P = 19;
+  const auto prompts = synthetic_prompts(6, batch, P, c.vocab_size, true);
+  CpuBackend cpu;
+  CudaBackend gpu;
+  const Generation ref = generate(cpu, c, 6, prompts, batch, P, kDecodeSteps);
+  for (KvCacheKind kv : {KvCacheKind::kPrealloc, KvCacheKind::kConcat, KvCacheKind::kPaged})
+    for (QkvLayout q : {QkvLayout::kFused, QkvLayout::kPermute}) {
+      Variants v;
+      v.qkv = q;
+      v.kv_cache = kv;
+      v.kv_cache_block = 5;
+      const Generation unfused = generate(gpu, c, 6, prompts, batch, P, kDecodeSteps, nullptr, v);
+      v.fuse = FuseMode::kSmall;
+      const Generation fused = generate(gpu, c, 6, prompts, batch, P, kDecodeSteps, nullptr, v);
+      expect_bit_identical(fused, unfused, "cuda [" + v.describe() + "]");
+      expect_same_generation(fused, ref, c.vocab_size, "cuda [" + v.describe() + "]");
+    }
+  for (const DType t : {DType::kFp16, DType::kBf16}) {
+    Variants v;
+    const Generation unfused =
+        generate(gpu, c, 6, prompts, batch, P, kDecodeSteps, nullptr, v, t);
+    v.fuse = FuseMode::kSmall;
+    const Generation fused = generate(gpu, c, 6, prompts, batch, P, kDecodeSteps, nullptr, v, t);
+    expect_bit_identical(fused, unfused, std::string("cuda ") + std::string(dtype_name(t)) +
+                                             " [fuse=small]");
+  }
+}
+
 }  // namespace llmbench
