@@ -452,8 +452,8 @@ TEST(Cli, HostNoSyncIsLabelledInEveryFormat) {
                                 " --quiet --db " + db.string() + kPeaks);
   ASSERT_EQ(plain.exit_code, 0);
   // Nothing on stderr with --quiet, but for the one debug-build line when built without
-  // optimisation (this test is compiled with the binary's flags).
-#if defined(__OPTIMIZE__)
+  // optimisation (LLMBENCH_PRODUCT_OPTIMIZED: tests/CMakeLists.txt, the binary's build type).
+#if LLMBENCH_PRODUCT_OPTIMIZED
   EXPECT_TRUE(plain.err.empty()) << plain.err;
 #else
   EXPECT_EQ(plain.err, "warning: debug build, performance may be affected\n");

@@ -56,7 +56,7 @@ TEST(Suggest, NearestWordOnlyWhenCloseEnough) {
 TEST(BuildWarning, OneLineOnlyWithoutOptimisation) {
   EXPECT_EQ(debug_build_warning(true), "");
   EXPECT_EQ(debug_build_warning(false), "warning: debug build, performance may be affected\n");
-#if defined(__OPTIMIZE__)
+#if LLMBENCH_PRODUCT_OPTIMIZED  // the libraries' build type (the test code is built at -O0)
   EXPECT_TRUE(built_with_optimisation());
 #else
   EXPECT_FALSE(built_with_optimisation());

@@ -139,19 +139,19 @@ int run_serve(ServeArgs a, const std::string& command_line) {
   if (!choice.notice.empty()) fmt::print(stderr, "{}\n", choice.notice);
   std::unique_ptr<Backend> backend = make_backend(choice.name, a.threads, false);
   a.serve.omp_threads = choice.name == "cpu" ? omp_get_max_threads() : 0;
+  const bool preset = find_preset(a.model) != nullptr;
+  a.serve.chat_template = choose_chat_template(a, preset);
   // The decode op classes' CPU paths, as `run` takes them (tools/run/dispatch_cache.h): the
   // table cached for this CPU, thread count and model shape, else measured now (a second or
   // two on a quiet machine) and cached; on the passing thread, like the load below.
-  std::string cpu_isa;
+  // The line is printed once the server is up, so a start-up refusal stays one line.
+  std::string cpu_isa, dispatch_line;
   if (a.serve.omp_threads > 0) {
-    const std::string line = on_passing_thread(
+    dispatch_line = on_passing_thread(
         [&] { return install_cpu_dispatch(c, a.serve.omp_threads, /*may_measure=*/true); },
         a.serve.omp_threads);
-    fmt::print(stderr, "serve: {}\n", line);
     cpu_isa = cpu::cpu_dispatch_description();
   }
-  const bool preset = find_preset(a.model) != nullptr;
-  a.serve.chat_template = choose_chat_template(a, preset);
   const auto t0 = std::chrono::steady_clock::now();
   auto load = [&] {
     return preset ? load_weights(c, RandomWeights(a.seed), *backend, *dtype)
@@ -197,6 +197,7 @@ int run_serve(ServeArgs a, const std::string& command_line) {
              double(k.kv_pool_bytes) / (1 << 20), a.sched.max_num_seqs,
              a.sched.max_num_batched_tokens, a.sched.chunked_prefill ? "on" : "off",
              a.sched.prefix_caching ? "on" : "off");
+  if (!dispatch_line.empty()) fmt::print(stderr, "serve: {}\n", dispatch_line);
   std::int64_t session_id = 0;
   if (store) {
     ServeSessionInfo info;
