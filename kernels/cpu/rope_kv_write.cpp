@@ -3,12 +3,12 @@
 // variants keep the unfused ops).
 #include "kernels/cpu/rope_kv_write.h"
 
-#include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <vector>
 
 #include "kernels/cpu/rope.h"
+#include "kernels/cpu/rope_rows.h"
 
 namespace llmbench::cpu {
 
@@ -39,31 +39,16 @@ void rope_kv_write(float* qkv, float* k_cache, float* v_cache, const int32_t* po
                    const RopeKvShape& s) {
   const int half = s.head_dim / 2, stride = s.qkv_dim();
   const int heads = s.n_heads + s.n_kv_heads;  // q's heads, then k's: contiguous in the row
-  std::vector<double> inv_freq(half);  // as rope.cpp: theta^(-2i/head_dim) in double
-  for (int i = 0; i < half; ++i)
-    inv_freq[i] = std::pow(static_cast<double>(s.theta), -2.0 * i / s.head_dim);
+  const std::vector<double> inv_freq = detail::rope_inv_freq(s.head_dim, s.theta);
 
 #pragma omp parallel if (static_cast<long>(s.rows()) * stride > (1 << 15))
   {
     std::vector<float> cos_i(half), sin_i(half);  // one table per thread, reused for each row
 #pragma omp for
     for (int r = 0; r < s.rows(); ++r) {
-      for (int i = 0; i < half; ++i) {
-        const double angle = static_cast<double>(positions[r]) * inv_freq[i];
-        cos_i[i] = static_cast<float>(std::cos(angle));
-        sin_i[i] = static_cast<float>(std::sin(angle));
-      }
+      detail::rope_table(positions[r], inv_freq, cos_i.data(), sin_i.data());
       float* row = qkv + static_cast<std::size_t>(r) * stride;
-      for (int h = 0; h < heads; ++h) {
-        float* lo = row + static_cast<std::size_t>(h) * s.head_dim;  // first halves of the pairs
-        float* hi = lo + half;                                       // second halves
-#pragma omp simd
-        for (int i = 0; i < half; ++i) {
-          const float a = lo[i], b = hi[i];
-          lo[i] = a * cos_i[i] - b * sin_i[i];
-          hi[i] = b * cos_i[i] + a * sin_i[i];
-        }
-      }
+      detail::rope_rotate_heads(row, heads, s.head_dim, cos_i.data(), sin_i.data());
       write_row(row, k_cache, v_cache, positions, r, s);
     }
   }

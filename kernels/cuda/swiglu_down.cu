@@ -21,6 +21,7 @@
 #include "kernels/common/op_math.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_common.cuh"
+#include "kernels/cuda/widen.cuh"
 #include "kernels/cuda/gemv_half.cuh"
 
 namespace llmbench::cuda {
@@ -30,26 +31,6 @@ namespace {
 constexpr int kWarps = 32;  // one block per SM's worth of warps: the silu prologue runs once
 constexpr int kThreads = kWarps * detail::kWarpSize;
 constexpr int kUnroll = 4;  // 16-byte loads in flight per lane, as gemv_half.cu
-
-__device__ inline void widen8(const uint4& v, const __nv_bfloat16*, float (&f)[8]) {
-  const auto* h = reinterpret_cast<const __nv_bfloat162*>(&v);
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const float2 p = __bfloat1622float2(h[i]);
-    f[2 * i] = p.x;
-    f[2 * i + 1] = p.y;
-  }
-}
-
-__device__ inline void widen8(const uint4& v, const __half*, float (&f)[8]) {
-  const auto* h = reinterpret_cast<const __half2*>(&v);
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const float2 p = __half22float2(h[i]);
-    f[2 * i] = p.x;
-    f[2 * i + 1] = p.y;
-  }
-}
 
 // Rounding to the weight dtype, as convert.cu's convert_value.
 __device__ inline __nv_bfloat16 narrow(float v, const __nv_bfloat16*) {
@@ -100,12 +81,12 @@ __global__ void __launch_bounds__(kThreads)
         const int c = c0 + u * detail::kWarpSize;
         if (c >= chunks) break;
         float wf[8];
-        widen8(wv[u], static_cast<const T*>(nullptr), wf);
+        detail::widen8(wv[u], static_cast<const T*>(nullptr), wf);
 #pragma unroll
         for (int r = 0; r < M; ++r) {
           const uint4 xv = act_raw[static_cast<std::size_t>(r) * chunks + c];
           float xf[8];
-          widen8(xv, static_cast<const T*>(nullptr), xf);
+          detail::widen8(xv, static_cast<const T*>(nullptr), xf);
 #pragma unroll
           for (int i = 0; i < 8; ++i) acc[r] = fmaf(xf[i], wf[i], acc[r]);
         }

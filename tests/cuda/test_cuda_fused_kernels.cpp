@@ -31,6 +31,7 @@
 #include "kernels/cuda/rope_kv_write.cuh"
 #include "kernels/cuda/swiglu.cuh"
 #include "kernels/cuda/swiglu_down.cuh"
+#include "tests/cuda/cuda_stream_test.h"
 #include "tests/cuda/device_buffer.h"
 #include "tests/kernels/check.h"
 
@@ -43,19 +44,7 @@ using test::random_floats;
 
 constexpr double kAtol = 1e-6, kRtol = 1e-5;  // as test_cuda_kernels.cpp's fp32 kernels
 
-class CudaFusedKernels : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!test::cuda_device_present()) GTEST_SKIP() << "no CUDA device";
-    LLMBENCH_CUDA_CHECK(cudaStreamCreate(&stream_));
-  }
-  void TearDown() override {
-    if (stream_ != nullptr) LLMBENCH_CUDA_CHECK_NOTHROW(cudaStreamDestroy(stream_));
-  }
-  void sync() { LLMBENCH_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
-
-  cudaStream_t stream_ = nullptr;
-};
+class CudaFusedKernels : public test::CudaStreamTest {};
 
 DeviceBuffer<float> nan_floats(std::size_t n) {
   DeviceBuffer<float> buffer(n);

@@ -17,6 +17,7 @@
 #include "kernels/cuda/attention.cuh"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/kv_cache.cuh"
+#include "tests/cuda/cuda_stream_test.h"
 #include "tests/cuda/device_buffer.h"
 #include "tests/kernels/check.h"
 
@@ -30,18 +31,7 @@ using test::random_floats;
 constexpr double kAttentionAtol = 1e-5, kAttentionRtol = 1e-4;  // as test_cuda_kernels.cpp
 constexpr int kTargetBlocks = 264;  // two blocks per SM of an H100/H200
 
-class CudaGraphKernels : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!test::cuda_device_present()) GTEST_SKIP() << "no CUDA device";
-    LLMBENCH_CUDA_CHECK(cudaStreamCreate(&stream_));
-  }
-  void TearDown() override {
-    if (stream_ != nullptr) LLMBENCH_CUDA_CHECK_NOTHROW(cudaStreamDestroy(stream_));
-  }
-  void sync() { LLMBENCH_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
-  cudaStream_t stream_ = nullptr;
-};
+class CudaGraphKernels : public test::CudaStreamTest {};
 
 // Positions past_len + t for every sequence's new token t.
 std::vector<std::int32_t> positions(int batch, int n_new, int past_len) {

@@ -46,6 +46,7 @@
 #include "kernels/cuda/rmsnorm.cuh"
 #include "kernels/cuda/rope.cuh"
 #include "kernels/cuda/swiglu.cuh"
+#include "tests/cuda/cuda_stream_test.h"
 #include "tests/cuda/device_buffer.h"
 #include "tests/kernels/check.h"
 
@@ -63,21 +64,7 @@ constexpr float kInf = INFINITY;
 constexpr double kAtol = 1e-6, kRtol = 1e-5;
 constexpr double kAttentionAtol = 1e-5, kAttentionRtol = 1e-4;
 
-// Each test gets its own stream; without a device, every test is skipped here.
-class CudaKernels : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!test::cuda_device_present()) GTEST_SKIP() << "no CUDA device";
-    LLMBENCH_CUDA_CHECK(cudaStreamCreate(&stream_));
-  }
-  void TearDown() override {
-    if (stream_ != nullptr) LLMBENCH_CUDA_CHECK_NOTHROW(cudaStreamDestroy(stream_));
-  }
-  // Waits for the stream and surfaces any fault from its kernels.
-  void sync() { LLMBENCH_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
-
-  cudaStream_t stream_ = nullptr;
-};
+class CudaKernels : public test::CudaStreamTest {};
 
 // n ints uniform in [lo, hi), from a fixed seed.
 std::vector<int32_t> random_ints(std::size_t n, unsigned seed, int lo, int hi) {

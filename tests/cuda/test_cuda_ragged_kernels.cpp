@@ -12,6 +12,7 @@
 #include "kernels/cpu/ragged_attention.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/ragged_attention.cuh"
+#include "tests/cuda/cuda_stream_test.h"
 #include "tests/cuda/device_buffer.h"
 #include "tests/kernels/check.h"
 
@@ -20,18 +21,7 @@ namespace {
 
 using test::DeviceBuffer;
 
-class CudaRagged : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!test::cuda_device_present()) GTEST_SKIP() << "no CUDA device";
-    LLMBENCH_CUDA_CHECK(cudaStreamCreate(&stream_));
-  }
-  void TearDown() override {
-    if (stream_ != nullptr) LLMBENCH_CUDA_CHECK_NOTHROW(cudaStreamDestroy(stream_));
-  }
-  void sync() { LLMBENCH_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
-  cudaStream_t stream_ = nullptr;
-};
+class CudaRagged : public test::CudaStreamTest {};
 
 void check(cudaStream_t stream, int n_heads, int n_kv_heads, int head_dim, int block_size) {
   const int n_seqs = 3, max_len = 3000, kv_dim = n_kv_heads * head_dim;

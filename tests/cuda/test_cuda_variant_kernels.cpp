@@ -25,6 +25,7 @@
 #include "kernels/cuda/gemm.cuh"
 #include "kernels/cuda/paged_attention.cuh"
 #include "kernels/cuda/paged_kv.cuh"
+#include "tests/cuda/cuda_stream_test.h"
 #include "tests/cuda/device_buffer.h"
 #include "tests/kernels/check.h"
 
@@ -37,19 +38,7 @@ using test::random_floats;
 
 constexpr double kAttentionAtol = 1e-5, kAttentionRtol = 1e-4;
 
-class CudaVariantKernels : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!test::cuda_device_present()) GTEST_SKIP() << "no CUDA device";
-    LLMBENCH_CUDA_CHECK(cudaStreamCreate(&stream_));
-  }
-  void TearDown() override {
-    if (stream_ != nullptr) LLMBENCH_CUDA_CHECK_NOTHROW(cudaStreamDestroy(stream_));
-  }
-  void sync() { LLMBENCH_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
-
-  cudaStream_t stream_ = nullptr;
-};
+class CudaVariantKernels : public test::CudaStreamTest {};
 
 // A block table for `batch` sequences of max_blocks entries, handed out in descending order
 // from the top of a pool of batch * max_blocks blocks, interleaved across sequences.
