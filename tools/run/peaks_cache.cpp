@@ -157,7 +157,7 @@ MeasuredPeaks cpu_peaks(int threads, bool quiet, DType dtype) {
   if (!quiet)
     fmt::print(stderr,
                "measuring the roofline for {} (first run at this thread count: reads of a 1 GiB "
-               "buffer, sgemm 2048^3 and each dtype's GEMM, 10-30 s; cached for later runs, "
+               "buffer, sgemm 2048^3 and each dtype's GEMM, progress below; cached for later runs, "
                "`llmbench roofline` re-measures)\n",
                key);
   const auto t0 = std::chrono::steady_clock::now();
