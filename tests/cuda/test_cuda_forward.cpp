@@ -462,18 +462,10 @@ TEST_F(CudaForward, EveryVariantCombinationMatchesTheCpuFastPath) {
   CpuBackend cpu;
   CudaBackend gpu;
   const Generation ref = generate(cpu, c, 6, prompts, batch, P, kDecodeSteps);
-  for (QkvLayout q : {QkvLayout::kFused, QkvLayout::kPermute})
-    for (KvCacheKind kv : {KvCacheKind::kPrealloc, KvCacheKind::kConcat, KvCacheKind::kPaged,
-                           KvCacheKind::kPagedGather})
-      for (LogitsMode lg : {LogitsMode::kDevice, LogitsMode::kLast, LogitsMode::kAll}) {
-        Variants v;
-        v.qkv = q;
-        v.kv_cache = kv;
-        v.kv_cache_block = 5;
-        v.logits = lg;
-        const Generation got = generate(gpu, c, 6, prompts, batch, P, kDecodeSteps, nullptr, v);
-        expect_same_generation(got, ref, c.vocab_size, "cuda [" + v.describe() + "]");
-      }
+  for (const Variants& v : test::every_variant_combination(5)) {
+    const Generation got = generate(gpu, c, 6, prompts, batch, P, kDecodeSteps, nullptr, v);
+    expect_same_generation(got, ref, c.vocab_size, "cuda [" + v.describe() + "]");
+  }
 }
 
 TEST_F(CudaForward, HostNoSyncTimerIsTheHostClockAndChangesNoToken) {

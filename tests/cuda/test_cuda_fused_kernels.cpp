@@ -52,12 +52,7 @@ DeviceBuffer<float> nan_floats(std::size_t n) {
   return buffer;
 }
 
-// Bit patterns, so NaN sentinels compare equal to themselves.
-std::vector<std::uint32_t> bits(const std::vector<float>& v) {
-  std::vector<std::uint32_t> out(v.size());
-  std::memcpy(out.data(), v.data(), v.size() * sizeof(float));
-  return out;
-}
+using test::bits;
 
 // ---- residual add + RMSNorm ------------------------------------------------------------------
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/model/model.h"
+#include "engine/model/variants.h"
 
 namespace llmbench::test {
 
@@ -27,6 +28,24 @@ inline Generation generate(Session& s, const std::vector<std::int32_t>& prompts,
     g.logits.push_back(s.last_logits());
   }
   return g;
+}
+
+// Every --qkv x --kv-cache x --logits combination (qkv outermost), paged caches in blocks of
+// kv_cache_block tokens; the other variants at their defaults.
+inline std::vector<Variants> every_variant_combination(int kv_cache_block) {
+  std::vector<Variants> out;
+  for (QkvLayout q : {QkvLayout::kFused, QkvLayout::kPermute})
+    for (KvCacheKind kv : {KvCacheKind::kPrealloc, KvCacheKind::kConcat, KvCacheKind::kPaged,
+                           KvCacheKind::kPagedGather})
+      for (LogitsMode lg : {LogitsMode::kDevice, LogitsMode::kLast, LogitsMode::kAll}) {
+        Variants v;
+        v.qkv = q;
+        v.kv_cache = kv;
+        v.kv_cache_block = kv_cache_block;
+        v.logits = lg;
+        out.push_back(v);
+      }
+  return out;
 }
 
 }  // namespace llmbench::test

@@ -23,21 +23,7 @@ namespace {
 constexpr int kPromptLen = 11;
 constexpr int kDecodeSteps = 4;
 
-std::vector<Variants> every_combination() {
-  std::vector<Variants> out;
-  for (QkvLayout q : {QkvLayout::kFused, QkvLayout::kPermute})
-    for (KvCacheKind kv : {KvCacheKind::kPrealloc, KvCacheKind::kConcat, KvCacheKind::kPaged,
-                           KvCacheKind::kPagedGather})
-      for (LogitsMode lg : {LogitsMode::kDevice, LogitsMode::kLast, LogitsMode::kAll}) {
-        Variants v;
-        v.qkv = q;
-        v.kv_cache = kv;
-        v.kv_cache_block = 4;
-        v.logits = lg;
-        out.push_back(v);
-      }
-  return out;
-}
+std::vector<Variants> every_combination() { return test::every_variant_combination(4); }
 
 test::Generation generate(const Model& m, int batch, const Variants& v) {
   const auto prompt = synthetic_prompts(31, batch, kPromptLen, m.config().vocab_size, true);

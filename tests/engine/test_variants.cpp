@@ -34,21 +34,7 @@ Generation generate(Session& s, const std::vector<std::int32_t>& prompt) {
   return test::generate(s, prompt, kPromptLen, kDecodeSteps);
 }
 
-std::vector<Variants> every_combination() {
-  std::vector<Variants> out;
-  for (QkvLayout q : {QkvLayout::kFused, QkvLayout::kPermute})
-    for (KvCacheKind kv : {KvCacheKind::kPrealloc, KvCacheKind::kConcat, KvCacheKind::kPaged,
-                           KvCacheKind::kPagedGather})
-      for (LogitsMode lg : {LogitsMode::kDevice, LogitsMode::kLast, LogitsMode::kAll}) {
-        Variants v;
-        v.qkv = q;
-        v.kv_cache = kv;
-        v.kv_cache_block = kBlock;
-        v.logits = lg;
-        out.push_back(v);
-      }
-  return out;
-}
+std::vector<Variants> every_combination() { return test::every_variant_combination(kBlock); }
 
 double top2_margin(const std::vector<float>& logits, int vocab, int row) {
   std::vector<float> r(logits.begin() + std::ptrdiff_t(row) * vocab,

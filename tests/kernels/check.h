@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <random>
 #include <sstream>
 #include <vector>
@@ -66,6 +68,13 @@ inline ::testing::AssertionResult all_close(const std::vector<float>& got,
       << "; worst [" << worst << "] got " << got[worst] << ", ref " << ref[worst]
       << "; first failures:" << first_bad.str();
   return ::testing::AssertionFailure() << msg.str();
+}
+
+// Bit patterns of floats: NaN sentinels compare equal to themselves here, unlike with ==.
+inline std::vector<std::uint32_t> bits(const std::vector<float>& v) {
+  std::vector<std::uint32_t> out(v.size());
+  std::memcpy(out.data(), v.data(), v.size() * sizeof(float));
+  return out;
 }
 
 }  // namespace llmbench::test

@@ -31,12 +31,7 @@ namespace {
 
 using test::random_floats;
 
-// Bit patterns: NaN sentinels compare equal to themselves here, unlike with ==.
-std::vector<std::uint32_t> bits(const std::vector<float>& v) {
-  std::vector<std::uint32_t> out(v.size());
-  std::memcpy(out.data(), v.data(), v.size() * sizeof(float));
-  return out;
-}
+using test::bits;
 
 // ---- residual add + RMSNorm ------------------------------------------------------------------
 
