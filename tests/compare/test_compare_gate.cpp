@@ -25,7 +25,7 @@ Medians scaled(const Medians& xs, double f) {
   return out;
 }
 
-const Medians kBase = {1.00, 1.02, 0.98, 1.01, 0.99, 1.03, 0.97, 1.00};
+const Medians kBaseRounds = {1.00, 1.02, 0.98, 1.01, 0.99, 1.03, 0.97, 1.00};
 
 }  // namespace
 
@@ -37,7 +37,7 @@ Medians slower_by(const Medians& base, int n) {
 }
 
 TEST(GateDecision, SixRoundsAllSlowerIsTheSmallestPValue) {
-  const Medians base(kBase.begin(), kBase.begin() + 6);
+  const Medians base(kBaseRounds.begin(), kBaseRounds.begin() + 6);
   const PairedMetric m = decide_paired(Metric::kTtft, base, slower_by(base, 6), CompareSettings{});
   EXPECT_EQ(m.rounds, 6);
   std::vector<double> d;
@@ -56,7 +56,7 @@ TEST(GateDecision, SixRoundsAllSlowerIsTheSmallestPValue) {
 }
 
 TEST(GateDecision, FiveRoundsAreTooFewAtAlphaFivePercent) {
-  const Medians base(kBase.begin(), kBase.begin() + 5);
+  const Medians base(kBaseRounds.begin(), kBaseRounds.begin() + 5);
   const PairedMetric m = decide_paired(Metric::kTtft, base, scaled(base, 1.5), CompareSettings{});
   EXPECT_EQ(m.verdict, Verdict::kTooFew);
   EXPECT_EQ(m.rounds, 5);
@@ -70,22 +70,22 @@ TEST(GateDecision, ThresholdAndSignificanceBothRequired) {
   // Significant (all eight rounds agree) but below the 5% threshold.
   auto by = [](double f) {
     Medians out;
-    for (std::size_t r = 0; r < kBase.size(); ++r) out.push_back(*kBase[r] * (f + 0.001 * double(r)));
+    for (std::size_t r = 0; r < kBaseRounds.size(); ++r) out.push_back(*kBaseRounds[r] * (f + 0.001 * double(r)));
     return out;
   };
-  EXPECT_EQ(decide_paired(Metric::kE2e, kBase, by(1.03), CompareSettings{}).verdict, Verdict::kSame);
-  EXPECT_EQ(decide_paired(Metric::kE2e, kBase, by(1.06), CompareSettings{}).verdict, Verdict::kSlower);
-  EXPECT_EQ(decide_paired(Metric::kE2e, kBase, by(0.93), CompareSettings{}).verdict, Verdict::kFaster);
+  EXPECT_EQ(decide_paired(Metric::kE2e, kBaseRounds, by(1.03), CompareSettings{}).verdict, Verdict::kSame);
+  EXPECT_EQ(decide_paired(Metric::kE2e, kBaseRounds, by(1.06), CompareSettings{}).verdict, Verdict::kSlower);
+  EXPECT_EQ(decide_paired(Metric::kE2e, kBaseRounds, by(0.93), CompareSettings{}).verdict, Verdict::kFaster);
   // Large but inconsistent: rounds alternate 1.3x and 0.8x.
   Medians cand;
-  for (std::size_t r = 0; r < kBase.size(); ++r) cand.push_back(*kBase[r] * (r % 2 ? 1.3 : 0.8));
-  const PairedMetric m = decide_paired(Metric::kE2e, kBase, cand, CompareSettings{});
+  for (std::size_t r = 0; r < kBaseRounds.size(); ++r) cand.push_back(*kBaseRounds[r] * (r % 2 ? 1.3 : 0.8));
+  const PairedMetric m = decide_paired(Metric::kE2e, kBaseRounds, cand, CompareSettings{});
   EXPECT_EQ(m.verdict, Verdict::kSame);
   EXPECT_GT(m.test->p_value, 0.05);
 }
 
 TEST(GateDecision, RoundsMissingOnEitherSideAreLeftOut) {
-  Medians base = kBase, cand = slower_by(kBase, 8);
+  Medians base = kBaseRounds, cand = slower_by(kBaseRounds, 8);
   base[1].reset();
   cand[4].reset();
   const PairedMetric m = decide_paired(Metric::kTtft, base, cand, CompareSettings{});
@@ -100,7 +100,7 @@ TEST(GateDecision, RoundsMissingOnEitherSideAreLeftOut) {
 TEST(GateDecision, AANoiseComesFromAdjacentRoundsOfEachSide) {
   // Base rounds (1.00, 1.02), (0.98, 1.01), (0.99, 1.03), (0.97, 1.00): log ratios of 2k over
   // 2k - 1; the candidate (base x 1.1) gives the same four again.
-  const PairedMetric m = decide_paired(Metric::kTtft, kBase, scaled(kBase, 1.1), CompareSettings{});
+  const PairedMetric m = decide_paired(Metric::kTtft, kBaseRounds, scaled(kBaseRounds, 1.1), CompareSettings{});
   EXPECT_EQ(m.aa_pairs, 8);
   const std::vector<double> d = {std::log(1.02), std::log(1.01 / 0.98), std::log(1.03 / 0.99),
                                  std::log(1.00 / 0.97), std::log(1.02), std::log(1.01 / 0.98),
@@ -126,14 +126,14 @@ std::vector<double> run_samples(SampleSource& src, int n, double median, double 
 
 double weather(SampleSource& src, double cv) { return src.lognormal(1, 1.0, cv)[0]; }
 
-struct Rates {
+struct GateRates {
   double old_flag = 0, new_flag = 0, new_slower = 0;
 };
 
 // `trials` gates. Old: one base run, then one candidate run, each with its own weather,
 // compared per repetition. New: `rounds` rounds; both sides of a round share the round's
 // weather, each run adds a small jitter of its own.
-Rates simulate(std::uint64_t seed, int trials, double true_ratio, double weather_cv,
+GateRates simulate(std::uint64_t seed, int trials, double true_ratio, double weather_cv,
                double run_jitter_cv, double rep_cv, int reps, int rounds) {
   SampleSource src(seed);
   const CompareSettings s;
@@ -167,7 +167,7 @@ Rates simulate(std::uint64_t seed, int trials, double true_ratio, double weather
 TEST(GateCalibration, SharedPerRunOffsetFalseAlarmsTheOldTestNotThePairedOne) {
   // Weather: 8% CV between minutes, shared by every repetition of a run; 1% jitter between
   // the two back-to-back runs of a round; 3% CV between repetitions. 10 repetitions, 10 rounds.
-  const Rates aa = simulate(/*seed=*/161, /*trials=*/200, 1.0, 0.08, 0.01, 0.03, 10, 10);
+  const GateRates aa = simulate(/*seed=*/161, /*trials=*/200, 1.0, 0.08, 0.01, 0.03, 10, 10);
   std::printf("A/A, per-run offset cv 8%%: old per-repetition test flags %.4f, paired rounds %.4f\n",
               aa.old_flag, aa.new_flag);
   testing::Test::RecordProperty("aa_old_flag", std::to_string(aa.old_flag));
@@ -175,7 +175,7 @@ TEST(GateCalibration, SharedPerRunOffsetFalseAlarmsTheOldTestNotThePairedOne) {
   EXPECT_GT(aa.old_flag, 0.30);   // the old test reads the weather as a change
   EXPECT_LE(aa.new_flag, 0.05);   // the paired test does not
 
-  const Rates ab = simulate(162, 200, 1.10, 0.08, 0.01, 0.03, 10, 10);
+  const GateRates ab = simulate(162, 200, 1.10, 0.08, 0.01, 0.03, 10, 10);
   std::printf("10%% slower, per-run offset cv 8%%: paired rounds detect %.4f\n", ab.new_slower);
   testing::Test::RecordProperty("slower10_new_detect", std::to_string(ab.new_slower));
   EXPECT_GE(ab.new_slower, 0.80);

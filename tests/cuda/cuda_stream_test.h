@@ -10,6 +10,13 @@
 
 namespace llmbench::test {
 
+// Tolerances (atol, rtol) of the fp32 kernels that compute rather than copy, and of attention.
+inline constexpr double kAtol = 1e-6, kRtol = 1e-5;
+inline constexpr double kAttentionAtol = 1e-5, kAttentionRtol = 1e-4;
+
+// The 16-bit float types of the half-precision kernels' tests.
+enum class HalfType { kBf16, kF16 };
+
 class CudaStreamTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -85,4 +85,11 @@ class DeviceBuffer {
   std::size_t size_ = 0;
 };
 
+// A device buffer of n floats, all NaN (every byte 0xFF).
+inline DeviceBuffer<float> nan_floats(std::size_t n) {
+  DeviceBuffer<float> buffer(n);
+  buffer.fill_bytes(0xFF);
+  return buffer;
+}
+
 }  // namespace llmbench::test

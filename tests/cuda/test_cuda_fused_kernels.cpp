@@ -41,16 +41,12 @@ namespace {
 using test::all_close;
 using test::DeviceBuffer;
 using test::random_floats;
-
-constexpr double kAtol = 1e-6, kRtol = 1e-5;  // as test_cuda_kernels.cpp's fp32 kernels
+using test::kAtol;
+using test::kRtol;
+using test::nan_floats;
+using test::HalfType;
 
 class CudaFusedKernels : public test::CudaStreamTest {};
-
-DeviceBuffer<float> nan_floats(std::size_t n) {
-  DeviceBuffer<float> buffer(n);
-  buffer.fill_bytes(0xFF);
-  return buffer;
-}
 
 using test::bits;
 
@@ -145,8 +141,6 @@ TEST_F(CudaFusedKernels, RopeKvWriteMatchesTheCpuAndTheUnfusedKernels) {
 }
 
 // ---- SwiGLU into down_proj -------------------------------------------------------------------
-
-enum class HalfType { kBf16, kF16 };
 
 void check_swiglu_down(HalfType type, cudaStream_t stream) {
   struct Shape {

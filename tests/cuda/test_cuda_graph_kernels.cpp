@@ -27,8 +27,9 @@ namespace {
 using test::all_close;
 using test::DeviceBuffer;
 using test::random_floats;
+using test::kAttentionAtol;
+using test::kAttentionRtol;
 
-constexpr double kAttentionAtol = 1e-5, kAttentionRtol = 1e-4;  // as test_cuda_kernels.cpp
 constexpr int kTargetBlocks = 264;  // two blocks per SM of an H100/H200
 
 class CudaGraphKernels : public test::CudaStreamTest {};

@@ -56,13 +56,15 @@ namespace {
 using test::all_close;
 using test::DeviceBuffer;
 using test::random_floats;
+using test::kAtol;
+using test::kRtol;
+using test::kAttentionAtol;
+using test::kAttentionRtol;
+using test::nan_floats;
+using test::HalfType;
 
 constexpr int kOddSizes[] = {1, 3, 7, 19, 733};
 constexpr float kInf = INFINITY;
-
-// Tolerances (atol, rtol) of the fp32 kernels that compute rather than copy.
-constexpr double kAtol = 1e-6, kRtol = 1e-5;
-constexpr double kAttentionAtol = 1e-5, kAttentionRtol = 1e-4;
 
 class CudaKernels : public test::CudaStreamTest {};
 
@@ -73,13 +75,6 @@ std::vector<int32_t> random_ints(std::size_t n, unsigned seed, int lo, int hi) {
   std::vector<int32_t> v(n);
   for (int32_t& x : v) x = dist(rng);
   return v;
-}
-
-// A device buffer of n floats, all NaN (every byte 0xFF).
-DeviceBuffer<float> nan_floats(std::size_t n) {
-  DeviceBuffer<float> buffer(n);
-  buffer.fill_bytes(0xFF);
-  return buffer;
 }
 
 // ---- copies: embedding, gather_rows, kv_cache_write (exact) ---------------------------------
@@ -617,7 +612,6 @@ TEST_F(CudaKernels, GemmWithKZeroWritesZeros) {
 // bit-identical: see above); the reference multiplies the narrowed values, so the only difference
 // left is fp32 accumulation on tensor cores, whose alignment of partial sums may truncate
 // (hence a tolerance a few times that of gemm_f32).
-enum class HalfType { kBf16, kF16 };
 
 // Decode shapes for gemv_half: m <= kGemvRowsMax, k and lda multiples of 8, the Llama
 // projections' k (4096, 11008), padded x rows, and n not a multiple of the 8 rows per block.

@@ -35,8 +35,8 @@ namespace {
 using test::all_close;
 using test::DeviceBuffer;
 using test::random_floats;
-
-constexpr double kAttentionAtol = 1e-5, kAttentionRtol = 1e-4;
+using test::kAttentionAtol;
+using test::kAttentionRtol;
 
 class CudaVariantKernels : public test::CudaStreamTest {};
 

@@ -20,15 +20,15 @@
 namespace llmbench {
 namespace {
 
-constexpr int kPromptLen = 11;
-constexpr int kDecodeSteps = 4;
+constexpr int kFusePromptLen = 11;
+constexpr int kFuseDecodeSteps = 4;
 
-std::vector<Variants> every_combination() { return test::every_variant_combination(4); }
+std::vector<Variants> every_fusable_combination() { return test::every_variant_combination(4); }
 
 test::Generation generate(const Model& m, int batch, const Variants& v) {
-  const auto prompt = synthetic_prompts(31, batch, kPromptLen, m.config().vocab_size, true);
-  Session s(m, batch, kPromptLen, kPromptLen + kDecodeSteps, v);
-  return test::generate(s, prompt, kPromptLen, kDecodeSteps);
+  const auto prompt = synthetic_prompts(31, batch, kFusePromptLen, m.config().vocab_size, true);
+  Session s(m, batch, kFusePromptLen, kFusePromptLen + kFuseDecodeSteps, v);
+  return test::generate(s, prompt, kFusePromptLen, kFuseDecodeSteps);
 }
 
 // Every variant combination, fused and not, on `model`: fused logits equal the unfused ones of
@@ -36,7 +36,7 @@ test::Generation generate(const Model& m, int batch, const Variants& v) {
 void expect_fused_equals_unfused(const Model& model, const std::string& what) {
   for (const int batch : {1, 3}) {
     const test::Generation ref = generate(model, batch, Variants{});
-    for (Variants v : every_combination()) {
+    for (Variants v : every_fusable_combination()) {
       const test::Generation unfused = generate(model, batch, v);
       v.fuse = FuseMode::kSmall;
       const test::Generation fused = generate(model, batch, v);
@@ -71,10 +71,10 @@ TEST_F(FuseVariantTest, AQkvBiasStaysBeforeTheFusedRope) {
 // The records of a traced prefill and one decode step (batch 2).
 std::vector<OpRecord> traced(const Model& m, Backend& be, const Variants& v) {
   Tracer tracer(TraceLevel::kOps, be.make_op_timer(v.timer), std::chrono::steady_clock::now());
-  Session s(m, 2, kPromptLen, kPromptLen + 1, v);
+  Session s(m, 2, kFusePromptLen, kFusePromptLen + 1, v);
   s.set_tracer(&tracer);
   const auto next =
-      s.prefill(synthetic_prompts(1, 2, kPromptLen, m.config().vocab_size, true), kPromptLen);
+      s.prefill(synthetic_prompts(1, 2, kFusePromptLen, m.config().vocab_size, true), kFusePromptLen);
   s.decode_step(next);
   return tracer.records();
 }

@@ -13,7 +13,7 @@
 namespace llmbench::cpu {
 namespace {
 
-struct Case {
+struct GemmCase {
   AttentionShape s;
   AttentionStrides st;
   std::vector<float> q, k, v;
@@ -21,9 +21,9 @@ struct Case {
 };
 
 // Token-major operands with padded rows (q_stride, out_stride wider than the heads).
-Case token_major_case(int batch, int n_new, int past_len, int heads, int kv_heads, int d,
+GemmCase token_major_case(int batch, int n_new, int past_len, int heads, int kv_heads, int d,
                       unsigned seed) {
-  Case c;
+  GemmCase c;
   c.s = {.batch = batch, .n_new = n_new, .past_len = past_len, .n_heads = heads,
          .n_kv_heads = kv_heads, .head_dim = d, .q_stride = heads * d + 5,
          .out_stride = heads * d + 3, .cache_seq = past_len + n_new + 2};
@@ -37,9 +37,9 @@ Case token_major_case(int batch, int n_new, int past_len, int heads, int kv_head
 }
 
 // Head-major operands, as --qkv permute keeps them.
-Case head_major_case(int batch, int n_new, int past_len, int heads, int kv_heads, int d,
+GemmCase head_major_case(int batch, int n_new, int past_len, int heads, int kv_heads, int d,
                      unsigned seed) {
-  Case c;
+  GemmCase c;
   const int seq = past_len + n_new;
   c.s = {.batch = batch, .n_new = n_new, .past_len = past_len, .n_heads = heads,
          .n_kv_heads = kv_heads, .head_dim = d, .q_stride = 0, .out_stride = 0, .cache_seq = seq};
@@ -51,7 +51,7 @@ Case head_major_case(int batch, int n_new, int past_len, int heads, int kv_heads
   return c;
 }
 
-void expect_matches_reference(Case c) {
+void expect_matches_reference(GemmCase c) {
   std::vector<float> ref(c.out_size, -7.0f), got(c.out_size, -7.0f);
   attention_strided(ref.data(), c.q.data(), c.k.data(), c.v.data(), c.s, c.st);
   attention_gemm(got.data(), c.q.data(), c.k.data(), c.v.data(), c.s, c.st);
@@ -73,7 +73,7 @@ TEST(AttentionGemm, MatchesTheReferenceOnHeadMajorOperands) {
 
 TEST(AttentionGemm, FutureKeysHaveNoInfluence) {
   // Changing keys and values after a query's position must not change its output.
-  Case c = token_major_case(1, 20, 0, 2, 1, 8, 7);
+  GemmCase c = token_major_case(1, 20, 0, 2, 1, 8, 7);
   std::vector<float> a(c.out_size), b(c.out_size);
   attention_gemm(a.data(), c.q.data(), c.k.data(), c.v.data(), c.s, c.st);
   const int kv_dim = c.s.n_kv_heads * c.s.head_dim;
@@ -91,7 +91,7 @@ TEST(AttentionGemm, FutureKeysHaveNoInfluence) {
 }
 
 TEST(AttentionGemm, IdenticalSequencesGiveIdenticalRows) {
-  Case c = token_major_case(3, 18, 0, 4, 2, 16, 8);
+  GemmCase c = token_major_case(3, 18, 0, 4, 2, 16, 8);
   // Make every sequence a copy of the first.
   const std::size_t q_seq = std::size_t(c.s.n_new) * c.s.q_stride;
   const std::size_t kv_seq = std::size_t(c.s.cache_seq) * c.s.n_kv_heads * c.s.head_dim;

@@ -15,14 +15,14 @@
 namespace llmbench::cpu {
 namespace {
 
-struct Case {
+struct PagedCase {
   AttentionShape s;
   std::vector<float> q, k, v;  // row-major: q [B*T, H*D]; k, v [B, cache_seq, G*D]
 };
 
-Case make_case(int batch, int n_new, int past, int heads, int kv_heads, int head_dim,
+PagedCase make_case(int batch, int n_new, int past, int heads, int kv_heads, int head_dim,
                unsigned seed) {
-  Case c;
+  PagedCase c;
   const int q_dim = heads * head_dim, kv_dim = kv_heads * head_dim;
   c.s = {batch, n_new, past, heads, kv_heads, head_dim, q_dim, q_dim, past + n_new};
   c.q = test::random_floats(std::size_t(batch) * n_new * q_dim, seed);
@@ -31,14 +31,14 @@ Case make_case(int batch, int n_new, int past, int heads, int kv_heads, int head
   return c;
 }
 
-std::vector<float> row_major_attention(const Case& c) {
+std::vector<float> row_major_attention(const PagedCase& c) {
   std::vector<float> out(c.q.size(), -7.0f);
   attention(out.data(), c.q.data(), c.k.data(), c.v.data(), c.s);
   return out;
 }
 
 TEST(AttentionStrided, HeadMajorOperandsGiveTheSameBits) {
-  for (const Case& c : {make_case(2, 7, 5, 4, 2, 16, 60), make_case(3, 1, 40, 8, 2, 64, 61)}) {
+  for (const PagedCase& c : {make_case(2, 7, 5, 4, 2, 16, 60), make_case(3, 1, 40, 8, 2, 64, 61)}) {
     const AttentionShape& s = c.s;
     const int B = s.batch, T = s.n_new, L = s.cache_seq, H = s.n_heads, G = s.n_kv_heads;
     const int D = s.head_dim;
@@ -60,7 +60,7 @@ TEST(AttentionStrided, HeadMajorOperandsGiveTheSameBits) {
 TEST(PagedAttention, ReadsThroughTheTableAndGivesTheSameBits) {
   // Block size 5 divides neither 12 (prefill) nor 13: the last block is partly filled.
   for (const int past : {0, 12}) {
-    const Case c = make_case(3, past == 0 ? 12 : 1, past, 4, 2, 16, 70 + past);
+    const PagedCase c = make_case(3, past == 0 ? 12 : 1, past, 4, 2, 16, 70 + past);
     const AttentionShape& s = c.s;
     const int B = s.batch, L = s.cache_seq, KV = s.n_kv_heads * s.head_dim, bs = 5;
     const PagedKv paged{bs, (L + bs - 1) / bs};

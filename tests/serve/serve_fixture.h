@@ -16,10 +16,21 @@
 #include "engine/model/model.h"
 #include "tests/engine/generation.h"
 #include "tools/serve/server.h"
+#include "tools/text/chat_template.h"
 
 namespace llmbench::test {
 
 using json = nlohmann::json;
+
+// The tiny preset, which every serve test serves unless it needs a slower model.
+inline ModelConfig tiny() { return *find_preset("tiny"); }
+
+// Server options that render chat requests with the ChatML template.
+inline ServeOptions with_chatml() {
+  ServeOptions opt;
+  opt.chat_template = chat_template_by_name("chatml");
+  return opt;
+}
 
 // A model slow enough per step (a few ms on 2 cores) that a stream of 2000 tokens takes
 // seconds: for the disconnect and shutdown tests, which must act mid-stream.

@@ -12,8 +12,6 @@
 namespace llmbench::test {
 namespace {
 
-ModelConfig tiny() { return *find_preset("tiny"); }
-
 TEST_F(ServeTest, StreamedTokensEqualOffline) {
   start(tiny());
   for (int len : {1, 7, 40}) {

@@ -20,8 +20,6 @@
 namespace llmbench::test {
 namespace {
 
-ModelConfig tiny() { return *find_preset("tiny"); }
-
 void expect_json_refusal(int port, const std::string& request, int status) {
   Raw c(port);
   c.send(request);

@@ -9,8 +9,6 @@
 namespace llmbench::test {
 namespace {
 
-ModelConfig tiny() { return *find_preset("tiny"); }
-
 const json kMessages = json::array({{{"role", "system"}, {"content", "Be brief."}},
                                     {{"role", "user"}, {"content", "Hi"}}});
 
@@ -18,12 +16,6 @@ std::vector<std::int32_t> rendered_prompt() {
   const std::string text = render_chat(*chat_template_by_name("chatml"),
                                        {{"system", "Be brief."}, {"user", "Hi"}});
   return Tokenizer(256).encode(text);
-}
-
-ServeOptions with_chatml() {
-  ServeOptions opt;
-  opt.chat_template = chat_template_by_name("chatml");
-  return opt;
 }
 
 TEST_F(ServeTest, ChatCompletionEqualsOfflineTokensOfTheRenderedPrompt) {

@@ -16,8 +16,6 @@
 namespace llmbench::test {
 namespace {
 
-ModelConfig tiny() { return *find_preset("tiny"); }
-
 std::string post(const std::string& path, const std::string& body,
                  const std::string& extra_headers = "") {
   return "POST " + path + " HTTP/1.1\r\nContent-Type: application/json\r\n" + extra_headers +

@@ -14,14 +14,6 @@
 namespace llmbench::test {
 namespace {
 
-ModelConfig tiny() { return *find_preset("tiny"); }
-
-ServeOptions with_chatml() {
-  ServeOptions opt;
-  opt.chat_template = chat_template_by_name("chatml");
-  return opt;
-}
-
 std::string piece(std::int32_t id) { return Tokenizer(256).decode(std::vector<std::int32_t>{id}); }
 
 class Sampling : public ServeTest {
