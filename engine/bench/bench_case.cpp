@@ -146,10 +146,15 @@ CaseResult run_static_case(const Model& model, const CaseSpec& spec, const Peaks
 
   if (const std::string note = session.graph_note(); !note.empty()) r.notes.push_back(note);
   add_traced_repetition(r, spec, model, origin, session, once);
-  if (session.graphs() && !r.trace.empty())
-    r.notes.push_back("cuda graphs: the traced repetition's decode steps ran eagerly (graph "
-                      "nodes are not attributed to ops), so trace_overhead_tpot compares eager "
-                      "traced steps with graph-replayed untraced ones");
+  if (session.graphs() && !r.trace.empty() && session.graphs()->traced_launches() == 0)
+    r.notes.push_back("cuda graphs: the traced repetition's decode steps ran eagerly (only "
+                      "--timer cupti, with CUPTI's callbacks free, gives a replayed graph's "
+                      "kernels to their ops), so trace_overhead_tpot compares eager traced "
+                      "steps with graph-replayed untraced ones");
+  if (const int n = r.trace_device.unmatched_graph_nodes; n > 0)
+    r.notes.push_back("cuda graphs: " + std::to_string(n) + " kernels, copies or sets of "
+                      "replayed graphs ran in nodes no op was recorded for at capture; counted, "
+                      "not stored");
   return r;
 }
 

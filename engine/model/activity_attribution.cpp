@@ -23,10 +23,36 @@ void ActivityAttribution::add_correlation(std::uint32_t correlation_id,
 
 void ActivityAttribution::add_activity(const DeviceActivity& a) { activities_.push_back(a); }
 
+void ActivityAttribution::add_graph_launch(int launch_slot, int first,
+                                           std::shared_ptr<const GraphOps> ops) {
+  LLMBENCH_CHECK(ops != nullptr && first > launch_slot, "a graph's ops follow its launching slot");
+  const bool added = launches_.emplace(launch_slot, GraphLaunch{first, std::move(ops)}).second;
+  LLMBENCH_CHECK(added, "one graph launch per slot");
+}
+
+void ActivityAttribution::add_node_clone(std::uint64_t original, std::uint64_t clone) {
+  original_[clone] = original;
+}
+
+int ActivityAttribution::graph_slot(int slot, const DeviceActivity& a) const {
+  if (a.graph_node == 0) return slot;
+  const auto launch = launches_.find(slot);
+  if (launch == launches_.end()) return slot;  // a graph this timer did not see launched
+  const auto& nodes = launch->second.ops->op_of_node;
+  auto it = nodes.find(a.graph_node);
+  if (it == nodes.end()) {
+    const auto orig = original_.find(a.graph_node);
+    if (orig != original_.end()) it = nodes.find(orig->second);
+  }
+  if (it == nodes.end()) return -1;
+  return it->second < 0 ? slot : launch->second.first + it->second;
+}
+
 std::vector<SlotDeviceTime> ActivityAttribution::resolve() {
   std::vector<SlotDeviceTime> out(parent_.size());
   for (std::size_t s = 0; s < out.size(); ++s) out[s].spans = range_[s];
   unattributed_ = 0;
+  unmatched_graph_nodes_ = 0;
   slot_of_.assign(activities_.size(), -1);
   for (std::size_t i = 0; i < activities_.size(); ++i) {
     const DeviceActivity& a = activities_[i];
@@ -35,8 +61,13 @@ std::vector<SlotDeviceTime> ActivityAttribution::resolve() {
       ++unattributed_;
       continue;
     }
-    slot_of_[i] = int(it->second - base_);
-    SlotDeviceTime& t = out[std::size_t(it->second - base_)];
+    const int slot = graph_slot(int(it->second - base_), a);
+    if (slot < 0 || std::size_t(slot) >= out.size()) {
+      ++unmatched_graph_nodes_;
+      continue;
+    }
+    slot_of_[i] = slot;
+    SlotDeviceTime& t = out[std::size_t(slot)];
     ++t.activities;
     t.busy_ns += std::max<std::int64_t>(0, a.end_ns - a.start_ns);
     t.first_ns = t.first_ns < 0 ? a.start_ns : std::min(t.first_ns, a.start_ns);

@@ -5,13 +5,17 @@
 // external-correlation records that map those API calls to the pushed id. Here: the maps from
 // activity to slot, and each slot's device interval (its own activities, and its descendants'
 // for slots that have children), and each activity as a record of its slot (DeviceWorkRecord),
-// its name stored once (KernelNames). Not here: reading CUPTI's buffers (cupti_timer.cpp).
+// its name stored once (KernelNames). A replayed CUDA graph's kernels all carry the correlation
+// id of its one launch; each is given to the op its graph node was recorded for at capture
+// (graph_ops.h, add_graph_launch). Not here: reading CUPTI's buffers (cupti_timer.cpp).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "engine/model/graph_ops.h"
 #include "engine/model/trace.h"
 
 namespace llmbench {
@@ -25,6 +29,7 @@ struct DeviceActivity {
   int name = 0;                 // KernelNames index
   std::uint32_t device = 0, stream = 0;
   std::int64_t bytes = 0;       // copied or set; 0 for kernels
+  std::uint64_t graph_node = 0;  // CUPTI's id of the graph node that ran it; 0: not in a graph
 };
 
 // Names of device work, each stored once and numbered in the order first seen. CUPTI's kernel
@@ -61,6 +66,13 @@ class ActivityAttribution {
   // An API call made while `external_id` was the innermost pushed id.
   void add_correlation(std::uint32_t correlation_id, std::uint64_t external_id);
   void add_activity(const DeviceActivity& a);
+  // A captured graph launched while `launch_slot` was the innermost op (its external id pushed),
+  // its ops recorded as slots [first, first + ops->ops.size()): each activity of that launch
+  // with a graph node goes to its node's op (op -1: to launch_slot). One launch per slot.
+  void add_graph_launch(int launch_slot, int first, std::shared_ptr<const GraphOps> ops);
+  // The instantiated graph's copy of a captured node: CUPTI names a replay's nodes by their
+  // clones' ids, so a clone takes its original's op.
+  void add_node_clone(std::uint64_t original, std::uint64_t clone);
   // The external id of slot 0 (ids are base + slot); ids outside [base, base + slots) belong to
   // someone else (another timer) and are ignored.
   void set_external_base(std::uint64_t base) { base_ = base; }
@@ -69,6 +81,9 @@ class ActivityAttribution {
   // call has no correlation record, or whose id is not one of ours, are counted in unattributed().
   std::vector<SlotDeviceTime> resolve();
   int unattributed() const { return unattributed_; }
+  // Activities of a graph launch whose node (or its original) has no op recorded: counted, not
+  // attributed, neither to an op nor to the launching one.
+  int unmatched_graph_nodes() const { return unmatched_graph_nodes_; }
 
   // The interval an op reports: a range or a slot with children spans its activities and its
   // descendants' (first start to last end); an op without children reports its first start and the sum of its activities' durations (the device time of
@@ -88,6 +103,15 @@ class ActivityAttribution {
   std::vector<DeviceActivity> activities_;
   std::vector<int> slot_of_;  // per activity after resolve(): its slot, -1 unattributed
   int unattributed_ = 0;
+  struct GraphLaunch {
+    int first = 0;
+    std::shared_ptr<const GraphOps> ops;
+  };
+  std::unordered_map<int, GraphLaunch> launches_;             // by launching slot
+  std::unordered_map<std::uint64_t, std::uint64_t> original_;  // clone -> original node
+  int unmatched_graph_nodes_ = 0;
+  // The slot an activity attributed to `slot` by its correlation belongs to (-1: unmatched).
+  int graph_slot(int slot, const DeviceActivity& a) const;
 };
 
 }  // namespace llmbench

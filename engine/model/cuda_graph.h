@@ -13,6 +13,11 @@
 // buffer epoch moves (a scratch buffer a recorded launch points into was reallocated). When a
 // capture or an instantiation fails, the cache gives up for good: that step and every later one
 // run eagerly (never a half-recorded graph), and note() says why in one line.
+// A traced step (run with a Tracer) has graphs of its own, captured into a Tracer of their own
+// so that a failed capture leaves no record behind: while capturing, a GraphOpRecorder learns
+// the op of each node (graph_ops.h), and every launch of the graph, the captured one included,
+// records those ops in the step's Tracer and hands the launch to its timer, which attributes the
+// replay's kernels to them (Tracer::graph_launch). Untraced graphs stay unobserved.
 // Not here: what a step launches (model.cpp), or how a replay sees the step's length: every
 // kernel of a captured step reads it from device memory updated in place before the replay
 // (Backend::kv_cache_write_at, attention_at, rope's positions).
@@ -24,8 +29,14 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
+
+#include "engine/model/trace.h"
 
 namespace llmbench {
+
+struct GraphOps;  // graph_ops.h
 
 // One instantiated (executable) graph; what it holds is the driver's business.
 class GraphExec {
@@ -51,6 +62,10 @@ class GraphDriver {
   virtual void launch(GraphExec& graph) = 0;
   // Changes whenever a buffer that a recorded launch may point into is reallocated.
   virtual std::uint64_t buffer_epoch() const = 0;
+  // While capturing: the nodes the capture added since begin_capture or the previous call, by
+  // the ids CUPTI's records of a replay carry. Empty where the driver cannot name them (a
+  // build without CUPTI): a traced replay then counts its kernels as unmatched.
+  virtual std::vector<std::uint64_t> new_nodes() { return {}; }
 };
 
 // What changes a decode step's launch sequence: the sequences, the new tokens per sequence and
@@ -86,12 +101,22 @@ class StepGraphs {
   // says. Exceptions from an eager `launch` and from GraphDriver::launch propagate; those of a
   // capture (inside `launch` or the driver's) turn into note() and an eager rerun.
   StepRun run(const StepShape& shape, const std::function<void()>& launch);
+  // The same for a step that may be traced: `launch(tracer)` enqueues the step's launches with
+  // their op scopes in `tracer`; `length` is the step's context length (cached positions).
+  // With a Tracer the shape has a graph of its own, whose capture runs `launch` with a capture
+  // Tracer and whose every launch goes through Tracer::graph_launch (the comment at the top);
+  // the ops' analytic work at other lengths is learned from the traced warm-up step before the
+  // capture (learn_work_per_position). Without a Tracer this is run() above.
+  StepRun run(const StepShape& shape, const std::function<void(Tracer*)>& launch,
+              Tracer* tracer, int length = 0);
 
   // Counts over this object's life.
   int warmups() const { return warmups_; }
   int captures() const { return captures_; }
   int replays() const { return replays_; }
   int eager_steps() const { return eager_; }
+  // Of captures() + replays(): the graph launches of traced steps.
+  int traced_launches() const { return traced_launches_; }
   // True once a capture failed: every later step runs eagerly.
   bool failed() const { return failed_; }
   // One line: why graphs stopped being used ("" while nothing failed).
@@ -104,16 +129,22 @@ class StepGraphs {
     bool warmed = false;
     std::uint64_t epoch = 0;
     std::unique_ptr<GraphExec> exec;
+    std::shared_ptr<const GraphOps> ops;  // a traced shape's: the op of each node
+    std::vector<OpRecord> warm_ops;       // a traced shape's warm-up records, at warm_length
+    int warm_length = 0;
   };
-  // Captures `launch` into e.exec; false (note_ set) when it failed.
-  bool capture(Entry& e, const StepShape& shape, const std::function<void()>& launch);
+  // Captures `launch` into e.exec (and e.ops when `tracer`); false (note_ set) when it failed.
+  bool capture(Entry& e, const StepShape& shape, const std::function<void(Tracer*)>& launch,
+               Tracer* tracer, int length);
+  // Enqueues e's graph, through the Tracer's graph_launch when traced.
+  void launch_graph(Entry& e, Tracer* tracer, int length);
 
   GraphDriver& driver_;
   std::string what_;
-  std::map<StepShape, Entry> entries_;
+  std::map<std::pair<StepShape, bool>, Entry> entries_;  // by shape and traced
   bool failed_ = false;
   std::string note_;
-  int warmups_ = 0, captures_ = 0, replays_ = 0, eager_ = 0;
+  int warmups_ = 0, captures_ = 0, replays_ = 0, eager_ = 0, traced_launches_ = 0;
 };
 
 }  // namespace llmbench

@@ -1,6 +1,9 @@
 // The CUPTI op timer (see cupti_timer.h): CUPTI's buffer callbacks over a pool of recycled
 // buffers (activity_buffer_pool.h), the records read from them on the pool's consumer thread,
 // and the OpTimer that pushes one external correlation id per op and gives each op its kernels.
+// A replayed CUDA graph's kernels go to the ops recorded at its capture by their graph node
+// (graph_ops.h); CUPTI names them by the instantiated graph's node copies, whose originals a
+// resource callback (CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) reports while instantiating.
 #include "engine/model/cupti_timer.h"
 
 #include <cupti.h>
@@ -58,6 +61,7 @@ struct Delivered {
   std::mutex mu;
   std::vector<DeviceActivity> activities;
   std::vector<std::pair<std::uint32_t, std::uint64_t>> correlations;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> clones;  // (original, clone) node ids
   KernelNames names;
   std::atomic<std::size_t> dropped{0};  // added to by the completion callback
 };
@@ -78,6 +82,7 @@ DeviceActivity interval_of(const CUpti_Activity* rec, DeviceWorkKind kind) {
   a.kind = kind;
   a.device = r->deviceId;
   a.stream = r->streamId;
+  a.graph_node = r->graphNodeId;
   return a;
 }
 
@@ -123,6 +128,22 @@ void parse_buffer(std::uint8_t* buffer, std::size_t valid_bytes) {
   CUpti_Activity* rec = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid_bytes, &rec) == CUPTI_SUCCESS)
     read_record(rec, d);
+}
+
+// The resource callback of the timer's subscriber: a node of a graph being instantiated was
+// copied into the executable graph, whose replays CUPTI reports by the copy's id.
+void CUPTIAPI node_cloned(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id,
+                          const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_RESOURCE || id != CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) return;
+  const auto* g = static_cast<const CUpti_GraphData*>(
+      static_cast<const CUpti_ResourceData*>(data)->resourceDescriptor);
+  std::uint64_t original = 0, clone = 0;
+  if (cuptiGetGraphNodeId(g->originalNode, &original) != CUPTI_SUCCESS ||
+      cuptiGetGraphNodeId(g->node, &clone) != CUPTI_SUCCESS)
+    return;  // its replays' kernels count as unmatched
+  Delivered& d = delivered();
+  std::lock_guard<std::mutex> lock(d.mu);
+  d.clones.emplace_back(original, clone);
 }
 
 // Made by the first timer and never destroyed: CUPTI may hand buffers back as the process ends,
@@ -193,10 +214,21 @@ class CuptiOpTimer final : public OpTimer {
     anchor_device_ns_ = std::int64_t(now);
     anchor_host_ = std::chrono::steady_clock::now();
     attribution_.set_external_base(base_);
+    // Graph nodes: without the callback (another CUPTI client holds the one subscriber, e.g.
+    // Nsight), sees_graph_nodes() is false and traced decode steps run eagerly.
+    CUpti_SubscriberHandle sub = nullptr;
+    if (cuptiSubscribe(&sub, node_cloned, nullptr) == CUPTI_SUCCESS) {
+      if (cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE,
+                              CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) == CUPTI_SUCCESS)
+        subscriber_ = sub;
+      else
+        cuptiUnsubscribe(sub);
+    }
   }
 
   ~CuptiOpTimer() override {
     std::lock_guard<std::mutex> lock(timers_mu());
+    if (subscriber_ != nullptr) cuptiUnsubscribe(subscriber_);
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     for (CUpti_ActivityKind k : kKinds) cuptiActivityDisable(k);
     g_next_base = base_ + std::uint64_t(host_start_.size()) + 1;
@@ -206,6 +238,7 @@ class CuptiOpTimer final : public OpTimer {
     std::lock_guard<std::mutex> dl(d.mu);
     d.activities.clear();
     d.correlations.clear();
+    d.clones.clear();
     d.names = KernelNames{};
     d.dropped = 0;
   }
@@ -219,6 +252,15 @@ class CuptiOpTimer final : public OpTimer {
     out.names = names_;
     out.records = attribution_.device_work(
         -anchor_device_ns_ + duration_cast<nanoseconds>(anchor_host_ - origin).count());
+    out.unmatched_graph_nodes = attribution_.unmatched_graph_nodes();
+  }
+
+  bool sees_graph_nodes() const override { return subscriber_ != nullptr; }
+
+  void graph_launch(int launch_slot, int first, std::shared_ptr<const GraphOps> ops,
+                    const std::function<void()>& launch) override {
+    attribution_.add_graph_launch(launch_slot, first, std::move(ops));
+    launch();  // inside launch_slot's scope: its external id is the one pushed
   }
 
   void mark_range(int slot) override { next_range_ = slot; }
@@ -280,6 +322,8 @@ class CuptiOpTimer final : public OpTimer {
                   std::to_string(pool.consume_failures - failures_before_) +
                   " buffers failed to parse); op times would be incomplete");
     for (const auto& [corr, ext] : d.correlations) attribution_.add_correlation(corr, ext);
+    for (const auto& [original, clone] : d.clones) attribution_.add_node_clone(original, clone);
+    d.clones.clear();
     for (const DeviceActivity& a : d.activities) attribution_.add_activity(a);
     d.correlations.clear();
     d.activities.clear();
@@ -297,6 +341,7 @@ class CuptiOpTimer final : public OpTimer {
   std::vector<SlotDeviceTime> times_;
   std::vector<std::string> names_;  // of the device work, DeviceActivity::name indexes it
   std::uint64_t exhausted_before_ = 0, failures_before_ = 0;  // the pool's counts at the start
+  CUpti_SubscriberHandle subscriber_ = nullptr;  // the graph-node clone callback's
 };
 
 }  // namespace

@@ -95,8 +95,10 @@ const std::vector<std::int32_t>& Session::decode_step(const std::vector<std::int
     throw Error("decode_step: the KV cache holds " + std::to_string(max_len_) + " positions");
   ++decode_step_;
   host_tokens_ = tokens;
-  if (graphs_ && !tracer_ && !check_ops_) {
+  // A traced step replays a graph only when the timer gives a replay's kernels to their ops.
+  if (graphs_ && !check_ops_ && (!tracer_ || tracer_->sees_graph_nodes())) {
     decode_with_graph();
+    if (tracer_) tracer_->resolve();
     return next_host_;
   }
   forward(1, Phase::kDecode);
@@ -142,7 +144,7 @@ void Session::forward(int T, Phase phase) {
   kv_.begin_pass(tr, P, T);  // paged caches map blocks here (block_table_to_device)
 
   dec_.embed(tr, tokens_.as<std::int32_t>(), R);                        // x: [R, D]
-  dec_.layers(tr, R, positions_.as<std::int32_t>(), [&](int l) { attend(l, T); });
+  dec_.layers(tr, R, positions_.as<std::int32_t>(), [&](int l) { attend(l, T, tr); });
   head(T);
   length_ = P + T;
   last_pass_tokens_ = T;
@@ -150,51 +152,54 @@ void Session::forward(int T, Phase phase) {
 
 void Session::decode_with_graph() {
   const int B = batch_, P = length_, V = c_.vocab_size;
+  Tracer* tr = tracer_;
+  if (tr) tr->set_phase(Phase::kDecode, decode_step_);
   using C = OpCategory;
   dec_.set_pass("decode step", decode_step_);
-  OpScope step(nullptr, "decode_step", C::kRange, -1, 0, 0, /*step_range=*/true);
+  OpScope step(tr, "decode_step", C::kRange, -1, 0, 0, /*step_range=*/true);
   // The step's inputs, written in place where the graph's kernels read them: token ids,
   // positions (RoPE, the KV write and attention all read the length from them); each
   // sequence's last row is b for one new token, the same every step.
-  run_op(nullptr, "tokens_to_device", C::kTransfer, -1, {0, 4 * B}, [&] {
+  run_op(tr, "tokens_to_device", C::kTransfer, -1, {0, 4 * B}, [&] {
     be_.to_device(tokens_.data(), host_tokens_.data(), std::size_t(B) * sizeof(std::int32_t));
   });
-  run_op(nullptr, "positions_to_device", C::kTransfer, -1, {0, 4 * 2 * B}, [&] {
+  run_op(tr, "positions_to_device", C::kTransfer, -1, {0, 4 * 2 * B}, [&] {
     host_rows_.assign(std::size_t(B), P);
     be_.to_device(positions_.data(), host_rows_.data(), std::size_t(B) * sizeof(std::int32_t));
     for (int b = 0; b < B; ++b) host_rows_[b] = b;
     be_.to_device(last_rows_.data(), host_rows_.data(), std::size_t(B) * sizeof(std::int32_t));
   });
-  kv_.begin_pass(nullptr, P, 1);  // the prealloc cache: nothing to launch
+  kv_.begin_pass(tr, P, 1);  // the prealloc cache: nothing to launch
   kv_.set_device_positions(positions_.as<std::int32_t>());
-  auto launch = [&] {
-    dec_.embed(nullptr, tokens_.as<std::int32_t>(), B);                 // x: [B, D]
-    dec_.layers(nullptr, B, positions_.as<std::int32_t>(), [&](int l) { attend(l, 1); });
-    dec_.gather_last(nullptr, last_.f32(), last_rows_.as<std::int32_t>(), B);
-    dec_.final_norm_and_head(nullptr, last_.f32(), last_.f32(), B, logits_.f32());  // [B, V]
+  // The launches of the step, with their op scopes in `t` (the step's Tracer, a capture's own,
+  // or none): StepGraphs decides which (cuda_graph.h).
+  auto launch = [&](Tracer* t) {
+    dec_.embed(t, tokens_.as<std::int32_t>(), B);                 // x: [B, D]
+    dec_.layers(t, B, positions_.as<std::int32_t>(), [&](int l) { attend(l, 1, t); });
+    dec_.gather_last(t, last_.f32(), last_rows_.as<std::int32_t>(), B);
+    dec_.final_norm_and_head(t, last_.f32(), last_.f32(), B, logits_.f32());  // [B, V]
     const std::int64_t BV = std::int64_t(B) * V;
-    run_op(nullptr, "argmax", C::kSample, -1, {BV, 4 * BV}, [&] {
+    run_op(t, "argmax", C::kSample, -1, {BV, 4 * BV}, [&] {
       be_.argmax_rows(next_.as<std::int32_t>(), logits_.f32(), B, V);
     });
   };
   try {
-    graphs_->run({B, 1, max_len_}, launch);
+    graphs_->run({B, 1, max_len_}, launch, tr, P);
   } catch (...) {
     kv_.set_device_positions(nullptr);
     throw;
   }
   kv_.set_device_positions(nullptr);
-  run_op(nullptr, "tokens_to_host", C::kTransfer, -1, {0, 4 * std::int64_t(B)}, [&] {
+  run_op(tr, "tokens_to_host", C::kTransfer, -1, {0, 4 * std::int64_t(B)}, [&] {
     be_.to_host(next_host_.data(), next_.data(), std::size_t(B) * sizeof(std::int32_t));
   });
   length_ = P + 1;
   last_pass_tokens_ = 1;
 }
 
-void Session::attend(int l, int T) {
+void Session::attend(int l, int T, Tracer* tr) {
   const int B = batch_, R = B * T, P = length_, HD = c_.head_dim();
   const int Q = c_.q_dim(), KV = c_.kv_dim(), QKV = c_.qkv_dim();
-  Tracer* tr = tracer_;
   using C = OpCategory;
   float *qkv = dec_.qkv(), *att = dec_.att();
 

@@ -70,8 +70,9 @@ class Session {
     dec_.set_check_ops(on);
   }
   // --cuda-graphs on (variants): the decode steps' graphs (cuda_graph.h), nullptr when graphs
-  // are off or cannot be used here (graph_note() says why). Untraced decode steps without
-  // set_check_ops run through it; traced ones and prefill run eagerly.
+  // are off or cannot be used here (graph_note() says why). Decode steps without set_check_ops
+  // run through it, traced ones only when the tracer's timer sees graph nodes (the CUPTI
+  // timer: Tracer::sees_graph_nodes); other traced steps and prefill run eagerly.
   const StepGraphs* graphs() const { return graphs_.get(); }
   // One line when graphs were asked for and are not (or no longer) used: the backend or the
   // variants cannot capture, or a capture failed; "" otherwise.
@@ -83,7 +84,8 @@ class Session {
   void forward(int n_new, Phase phase);
   // The static path's cache step of layer l (Decoder::Attend) over the T new tokens of each
   // sequence: (permutes), KV cache write, attention; leaves the attention output in att rows.
-  void attend(int l, int T);
+  // Its op scopes go to `tr` (the Session's tracer, a graph capture's own, or none).
+  void attend(int l, int T, Tracer* tr);
   // Final norm, LM head and sampling (--logits): leaves the next tokens in next_host_.
   void head(int T);
   // A decode step through graphs_: uploads, the captured (or replayed) launches from the

@@ -1,6 +1,7 @@
 // Tracer, host timer and OpScope (see trace.h).
 #include "engine/model/trace.h"
 
+#include "engine/model/graph_ops.h"
 #include "kernels/common/error.h"
 
 #if defined(LLMBENCH_HAVE_NVTX)
@@ -108,6 +109,7 @@ int Tracer::begin(const char* name, OpCategory category, int layer, std::int64_t
   r.bytes = bytes;
   r.enqueue_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                      std::chrono::steady_clock::now() - origin_).count();
+  if (recorder_) recorder_->mark(open_.empty() ? -1 : open_.back());
   const int index = int(records_.size());
   records_.push_back(r);
   open_.push_back(index);
@@ -118,8 +120,25 @@ int Tracer::begin(const char* name, OpCategory category, int layer, std::int64_t
 
 void Tracer::end(int index) {
   LLMBENCH_CHECK(!open_.empty() && open_.back() == index, "trace scopes must nest");
+  if (recorder_) recorder_->mark(index);
   timer_->stop(index);
   open_.pop_back();
+}
+
+void Tracer::graph_launch(std::shared_ptr<const GraphOps> ops, int length,
+                          const std::function<void()>& launch) {
+  LLMBENCH_CHECK(!open_.empty(), "a graph is replayed inside an open scope");
+  const std::size_t base = open_.size();
+  const int launch_slot = open_.back(), first = int(records_.size());
+  // Each op opened after closing what is not its ancestor, as its scope nested at capture.
+  for (std::size_t i = 0; i < ops->ops.size(); ++i) {
+    const OpRecord& op = ops->ops[i];
+    const int parent = op.parent < 0 ? launch_slot : first + op.parent;
+    while (open_.size() > base && open_.back() != parent) end(open_.back());
+    begin(op.name, op.category, op.layer, ops->flops_at(i, length), ops->bytes_at(i, length));
+  }
+  while (open_.size() > base) end(open_.back());
+  timer_->graph_launch(launch_slot, first, std::move(ops), launch);
 }
 
 void Tracer::resolve() {

@@ -7,6 +7,7 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +15,9 @@
 #include <vector>
 
 namespace llmbench {
+
+struct GraphOps;         // graph_ops.h
+class GraphOpRecorder;   // graph_ops.h
 
 enum class TraceLevel { kOff, kSteps, kOps };  // --trace off|steps|ops
 enum class OpCategory { kRange, kGemm, kAttention, kNorm, kElementwise, kCopy, kTransfer, kSample };
@@ -79,6 +83,9 @@ struct DeviceWorkRecord {
 struct DeviceTrace {
   std::vector<std::string> names;
   std::vector<DeviceWorkRecord> records;
+  // Device work of a replayed graph whose node no op was recorded for at capture (a stale
+  // graph's node, or a clone CUPTI did not report): counted here, never given to an op.
+  int unmatched_graph_nodes = 0;
 };
 
 // Times ops for a Tracer. start/stop are called in pairs per slot and must not synchronise;
@@ -100,6 +107,17 @@ class OpTimer {
   // and sets the device ran for each slot (DeviceWorkRecord::op = the slot), on the clock of
   // resolve(). Nothing for a timer that does not see them.
   virtual void device_work(std::chrono::steady_clock::time_point /*origin*/, DeviceTrace& /*out*/) {}
+  // True when graph_launch() gives a replayed graph's device work to the ops recorded at its
+  // capture (the CUPTI timer); a Session replays traced decode steps from graphs only then.
+  virtual bool sees_graph_nodes() const { return false; }
+  // Slots [first, first + ops->ops.size()) were just opened and closed for a captured graph's
+  // ops, inside `launch_slot` (the innermost open scope); `launch` enqueues the graph. A timer
+  // that sees graph nodes attributes the replay's device work to those slots by its node.
+  virtual void graph_launch(int /*launch_slot*/, int /*first*/,
+                            std::shared_ptr<const GraphOps> /*ops*/,
+                            const std::function<void()>& launch) {
+    launch();
+  }
 };
 
 // steady_clock at start and stop, nothing else. On the CPU backend ops run synchronously, so
@@ -144,6 +162,17 @@ class Tracer {
   const DeviceTrace& device_trace() const { return device_; }
   // True when only finish() resolves the records (the timer reads everything back at once).
   bool resolves_at_end() const { return timer_->resolves_at_end(); }
+  // While a traced step is captured into a graph (into a Tracer of its own: cuda_graph.h), the
+  // recorder is told of every scope change and so learns each node's op; nullptr stops it.
+  void set_graph_recorder(GraphOpRecorder* recorder) { recorder_ = recorder; }
+  // Whether graph_launch() attributes a replay's kernels to its ops (OpTimer::sees_graph_nodes).
+  bool sees_graph_nodes() const { return timer_->sees_graph_nodes(); }
+  // A captured graph replayed inside the innermost open scope at context length `length`:
+  // records its ops there, in this phase and step, nested as they were at capture (enqueued
+  // now, their analytic work at `length`: GraphOps::flops_at), then `launch` enqueues the graph
+  // through the timer, which gives each kernel of the replay to its op.
+  void graph_launch(std::shared_ptr<const GraphOps> ops, int length,
+                    const std::function<void()>& launch);
   // Moves out every record, resolved, and starts again from none, the timer's slots reused
   // from 0: a long-running server (serve --trace) drains its tracer after each step. Outside
   // any scope, and for a timer that resolves per step only (Error otherwise: a timer that
@@ -160,6 +189,7 @@ class Tracer {
   DeviceTrace device_;
   std::vector<int> open_;      // indices of records begun and not ended
   std::size_t resolved_ = 0;   // records before this index are resolved
+  GraphOpRecorder* recorder_ = nullptr;
 };
 
 // The scope of one op or range. Records into `tracer` when it is non-null and its level asks

@@ -672,7 +672,8 @@ TEST_F(CudaForward, GraphsAreNotUsedWithSyncCheckOrTracingAndSaySo) {
   EXPECT_EQ(s1.graphs(), nullptr);
   EXPECT_NE(s1.graph_note().find("cannot capture"), std::string::npos) << s1.graph_note();
 
-  // Traced steps run eagerly: no capture, and the tokens of an untraced eager run.
+  // Steps traced by the event timer (which cannot see a graph's nodes) run eagerly: no
+  // capture, and the tokens of an untraced eager run.
   CudaBackend gpu;
   const Generation eager = generate(gpu, c, 7, prompts, 2, 7, kDecodeSteps);
   const Model m2(c, load_weights(c, RandomWeights(7), gpu), gpu);
@@ -686,6 +687,80 @@ TEST_F(CudaForward, GraphsAreNotUsedWithSyncCheckOrTracingAndSaySo) {
   ASSERT_NE(s2.graphs(), nullptr);
   EXPECT_EQ(s2.graphs()->captures() + s2.graphs()->replays() + s2.graphs()->warmups(), 0);
   EXPECT_EQ(traced.tokens, eager.tokens);
+}
+
+TEST_F(CudaForward, TracedGraphReplaysGiveEachKernelToItsOp) {
+  // --cuda-graphs on with --timer cupti: after the traced warm-up step, each traced step is
+  // launched from a graph captured with the op of each node, and CUPTI's records of the replay
+  // are given to their ops by graph node. The eager traced run's records (names, nesting,
+  // analytic work at each step's length), the same kernels per op, none unmatched, each op the
+  // sum of its kernels inside its parent, and the eager tokens.
+#if !defined(LLMBENCH_HAVE_CUPTI)
+  GTEST_SKIP() << "this build has no CUPTI";
+#else
+  CudaBackend gpu;
+  const ModelConfig c = wide();
+  const auto prompts = synthetic_prompts(6, 2, 19, c.vocab_size, true);
+  const auto origin = std::chrono::steady_clock::now();
+  struct Traced {
+    Generation g;
+    std::vector<OpRecord> recs;
+    DeviceTrace work;
+  };
+  Traced eager, replayed;
+  {
+    Tracer t(TraceLevel::kOps, gpu.make_op_timer(TimerMode::kCupti), origin);
+    eager.g = generate(gpu, c, 6, prompts, 2, 19, kDecodeSteps, &t);
+    t.finish();
+    eager.recs = t.records();
+    eager.work = t.device_trace();
+  }
+  Variants graphs;
+  graphs.cuda_graphs = true;
+  const Model m(c, load_weights(c, RandomWeights(6), gpu), gpu);
+  Session s(m, 2, 19, 19 + kDecodeSteps, graphs);
+  {
+    Tracer t(TraceLevel::kOps, gpu.make_op_timer(TimerMode::kCupti), origin);
+    ASSERT_TRUE(t.sees_graph_nodes()) << "CUPTI's callbacks are held by another client";
+    s.set_tracer(&t);
+    replayed.g = test::generate(s, prompts, 19, kDecodeSteps);
+    s.set_tracer(nullptr);
+    t.finish();
+    replayed.recs = t.records();
+    replayed.work = t.device_trace();
+  }
+  ASSERT_NE(s.graphs(), nullptr);
+  EXPECT_EQ(s.graph_note(), "");
+  EXPECT_EQ(s.graphs()->traced_launches(), kDecodeSteps - 1);  // captured at 2, replayed 3..
+  EXPECT_EQ(replayed.g.tokens, eager.g.tokens);
+  EXPECT_EQ(replayed.work.unmatched_graph_nodes, 0);
+  ASSERT_EQ(replayed.recs.size(), eager.recs.size());
+  for (std::size_t i = 0; i < eager.recs.size(); ++i) {
+    const OpRecord &r = replayed.recs[i], &e = eager.recs[i];
+    ASSERT_STREQ(r.name, e.name) << i;
+    EXPECT_EQ(r.parent, e.parent) << i;
+    EXPECT_EQ(r.step, e.step) << i;
+    EXPECT_EQ(r.flops, e.flops) << r.name << " " << i;
+    EXPECT_EQ(r.bytes, e.bytes) << r.name << " " << i;
+  }
+  std::map<int, int> kernels, eager_kernels;
+  std::map<int, std::int64_t> kernel_sum;
+  for (const DeviceWorkRecord& w : eager.work.records) ++eager_kernels[w.op];
+  for (const DeviceWorkRecord& w : replayed.work.records) {
+    ++kernels[w.op];
+    kernel_sum[w.op] += w.dur_ns;
+    const OpRecord& op = replayed.recs[std::size_t(w.op)];
+    EXPECT_GE(w.start_ns, op.start_ns) << op.name;
+    if (op.parent >= 0) {
+      const OpRecord& p = replayed.recs[std::size_t(op.parent)];
+      EXPECT_LE(w.start_ns + w.dur_ns, p.start_ns + p.dur_ns) << op.name;
+    }
+  }
+  EXPECT_EQ(kernels, eager_kernels) << "every op's kernels, replayed or not";
+  for (const auto& [op, sum] : kernel_sum)
+    if (replayed.recs[std::size_t(op)].category != OpCategory::kRange)
+      EXPECT_EQ(replayed.recs[std::size_t(op)].dur_ns, sum) << replayed.recs[std::size_t(op)].name;
+#endif
 }
 
 TEST_F(CudaForward, FuseSmallEqualsTheUnfusedOpsBitForBitAndMatchesTheCpu) {

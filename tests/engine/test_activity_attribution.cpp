@@ -2,7 +2,9 @@
 // reach the op whose external id their API call carried, a leaf reports the sum of its
 // kernels, a range spans its descendants, foreign or uncorrelated activity is counted and left
 // out, and a Tracer whose timer resolves at the end resolves nothing per step and everything at
-// finish().
+// finish(). A replayed CUDA graph's kernels (all of one launch's correlation id) reach the op
+// their graph node was captured in, through CUPTI's clone ids too; a node no op was recorded for
+// (a stale graph's) is counted and given to no op.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -11,6 +13,7 @@
 
 #include "engine/model/activity_attribution.h"
 #include "engine/model/cpu_backend.h"
+#include "engine/model/graph_ops.h"
 #include "engine/model/trace.h"
 #include "kernels/common/error.h"
 
@@ -242,6 +245,140 @@ TEST(Trace, DeviceWorkCategoriesAreTheImportersNames) {
   EXPECT_EQ(device_work_category(DeviceWorkKind::kKernel), "kernel");
   EXPECT_EQ(device_work_category(DeviceWorkKind::kMemcpy), "gpu_memcpy");
   EXPECT_EQ(device_work_category(DeviceWorkKind::kMemset), "gpu_memset");
+}
+
+// ---- a replayed graph's kernels --------------------------------------------------------
+
+namespace {
+
+// A captured step's ops: a layer range (0) holding ops a (1) and b (2), then op c (3) outside
+// the layer. Nodes 501 and 502 were added while a was innermost, 503 in b, 504 in c, 505 while
+// no op was open; `node_base` shifts every id (another capture's nodes).
+std::shared_ptr<const GraphOps> captured_ops(std::uint64_t node_base = 500) {
+  auto g = std::make_shared<GraphOps>();
+  auto op = [&](const char* name, int parent, int depth) {
+    OpRecord r;
+    r.name = name;
+    r.parent = parent;
+    r.depth = depth;
+    g->ops.push_back(r);
+  };
+  op("layer", -1, 0);
+  op("a", 0, 1);
+  op("b", 0, 1);
+  op("c", -1, 0);
+  g->op_of_node = {{node_base + 1, 1}, {node_base + 2, 1}, {node_base + 3, 2},
+                   {node_base + 4, 3}, {node_base + 5, -1}};
+  return g;
+}
+
+// One replay's slots: `step` the launching range, then the graph's four ops after it.
+void add_replay_slots(ActivityAttribution& a, int step) {
+  a.add_slot(step, -1, true);
+  a.add_slot(step + 1, step, true);
+  a.add_slot(step + 2, step + 1);
+  a.add_slot(step + 3, step + 1);
+  a.add_slot(step + 4, step);
+}
+
+DeviceActivity graph_kernel(std::uint32_t corr, std::int64_t start, std::int64_t end,
+                            std::uint64_t node) {
+  DeviceActivity d{corr, start, end};
+  d.graph_node = node;
+  return d;
+}
+
+}  // namespace
+
+TEST(GraphAttribution, AReplaysKernelsReachTheOpsTheirNodesWereCapturedIn) {
+  ActivityAttribution a;
+  add_replay_slots(a, 0);
+  a.add_graph_launch(0, 1, captured_ops());
+  a.add_correlation(50, 0);  // cudaGraphLaunch, inside the step range
+  a.add_activity(graph_kernel(50, 1000, 1100, 501));
+  a.add_activity(graph_kernel(50, 1150, 1400, 502));
+  a.add_activity(graph_kernel(50, 1500, 1530, 503));
+  a.add_activity(graph_kernel(50, 2000, 2600, 504));
+  a.add_activity(graph_kernel(50, 2700, 2710, 505));  // no op open at capture: the step's own
+  a.add_activity(graph_kernel(50, 2800, 2900, 999));  // a node no op was recorded for
+  const std::vector<SlotDeviceTime> t = a.resolve();
+  EXPECT_EQ(a.unmatched_graph_nodes(), 1) << "counted";
+  EXPECT_EQ(a.unattributed(), 0);
+  std::int64_t start = 0, dur = 0;
+  ASSERT_TRUE(ActivityAttribution::interval(t[2], start, dur));
+  EXPECT_EQ(start, 1000);
+  EXPECT_EQ(dur, 100 + 250) << "op a: its two nodes' kernels, as an eager op's";
+  ASSERT_TRUE(ActivityAttribution::interval(t[3], start, dur));
+  EXPECT_EQ(dur, 30);
+  ASSERT_TRUE(ActivityAttribution::interval(t[1], start, dur));
+  EXPECT_EQ(start, 1000);
+  EXPECT_EQ(dur, 530) << "the layer spans its ops";
+  ASSERT_TRUE(ActivityAttribution::interval(t[4], start, dur));
+  EXPECT_EQ(dur, 600);
+  ASSERT_TRUE(ActivityAttribution::interval(t[0], start, dur));
+  EXPECT_EQ(dur, 2710 - 1000) << "the step spans its ops and its own node, not the unmatched one";
+  EXPECT_EQ(t[0].activities, 1);
+  const std::vector<DeviceWorkRecord> w = a.device_work(0);
+  ASSERT_EQ(w.size(), 5u) << "the unmatched kernel is no op's child";
+  const std::vector<int> want_ops = {2, 2, 3, 4, 0};
+  for (std::size_t i = 0; i < w.size(); ++i) EXPECT_EQ(w[i].op, want_ops[i]) << i;
+}
+
+TEST(GraphAttribution, TwoReplaysOfOneGraphKeepTheirOwnKernels) {
+  // Steps 1 and 2 replay one graph: the same node ids, told apart by their launch's correlation.
+  ActivityAttribution a;
+  add_replay_slots(a, 0);
+  add_replay_slots(a, 5);
+  const auto g = captured_ops();
+  a.add_graph_launch(0, 1, g);
+  a.add_graph_launch(5, 6, g);
+  a.add_correlation(50, 0);
+  a.add_correlation(60, 5);
+  for (std::uint64_t node = 501; node <= 504; ++node) {
+    const std::int64_t at = std::int64_t(node - 500) * 100;
+    a.add_activity(graph_kernel(60, 10000 + at, 10000 + at + 10, node));  // step 2 first
+    a.add_activity(graph_kernel(50, at, at + 10, node));
+  }
+  const std::vector<SlotDeviceTime> t = a.resolve();
+  EXPECT_EQ(a.unmatched_graph_nodes(), 0);
+  for (int op = 1; op <= 4; ++op) {
+    EXPECT_LT(t[std::size_t(op)].last_ns, 1000) << "step 1's op " << op;
+    EXPECT_GE(t[std::size_t(5 + op)].first_ns, 10000) << "step 2's op " << op;
+  }
+  EXPECT_EQ(t[2].activities, 2);
+  EXPECT_EQ(t[7].activities, 2);
+  EXPECT_THROW(a.add_graph_launch(5, 6, g), Error) << "one launch per slot";
+}
+
+TEST(GraphAttribution, CloneIdsTakeTheirOriginalsOp) {
+  // CUPTI names a replay's nodes by the executable graph's copies of the captured ones.
+  ActivityAttribution a;
+  add_replay_slots(a, 0);
+  a.add_graph_launch(0, 1, captured_ops());
+  a.add_node_clone(503, 9003);
+  a.add_correlation(50, 0);
+  a.add_activity(graph_kernel(50, 100, 150, 9003));
+  a.add_activity(graph_kernel(50, 200, 250, 9004));  // a clone nobody reported
+  const std::vector<SlotDeviceTime> t = a.resolve();
+  EXPECT_EQ(t[3].activities, 1) << "op b";
+  EXPECT_EQ(a.unmatched_graph_nodes(), 1);
+}
+
+TEST(GraphAttribution, AStaleGraphsNodesAreUnmatchedInTheNewGraphsLaunch) {
+  // The shape was captured again (a buffer moved): the replay launches the new graph, whose
+  // nodes are 601.., so records naming the old graph's nodes belong to no op of it.
+  ActivityAttribution a;
+  add_replay_slots(a, 0);
+  a.add_graph_launch(0, 1, captured_ops(600));
+  a.add_correlation(50, 0);
+  a.add_activity(graph_kernel(50, 100, 150, 501));
+  a.add_activity(graph_kernel(50, 200, 250, 503));
+  a.add_activity(graph_kernel(50, 300, 350, 603));
+  const std::vector<SlotDeviceTime> t = a.resolve();
+  EXPECT_EQ(a.unmatched_graph_nodes(), 2);
+  EXPECT_EQ(t[2].activities, 0) << "not misattributed to op a";
+  EXPECT_EQ(t[3].activities, 1);
+  EXPECT_EQ(a.device_work(0).size(), 1u);
 }
 
 }  // namespace llmbench

@@ -9,8 +9,10 @@
 // a CPU backend whose ops are recorded as closures while capturing (arguments frozen at record
 // time, as a CUDA graph freezes kernel parameters): replays must give the eager tokens and
 // logits bit for bit, and the same backend with one op that takes the length by value at
-// record time must not (so the check can fail). The CUDA driver itself is checked on a device
-// (tests/cuda/test_cuda_forward.cpp).
+// record time must not (so the check can fail). Traced steps: the capture learns each node's
+// op, every launch of the graph records those ops in the step's Tracer, a failed traced capture
+// leaves no record behind, and a traced Session's replayed steps record the eager steps' ops.
+// The CUDA driver itself is checked on a device (tests/cuda/test_cuda_forward.cpp).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -23,6 +25,7 @@
 #include "engine/bench/prompts.h"
 #include "engine/model/cpu_backend.h"
 #include "engine/model/cuda_graph.h"
+#include "engine/model/graph_ops.h"
 #include "engine/model/model.h"
 #include "kernels/common/error.h"
 #include "tests/engine/generation.h"
@@ -54,6 +57,14 @@ class FakeDriver final : public GraphDriver {
     ++begins;
     if (refuse_begin) throw Error("begin refused");
     recording_ = std::make_unique<std::vector<std::function<void()>>>();
+    named_ = 0;
+  }
+  // Node ids: 1000 x the capture's number + the launch's index in it.
+  std::vector<std::uint64_t> new_nodes() override {
+    std::vector<std::uint64_t> out;
+    for (; recording_ && named_ < recording_->size(); ++named_)
+      out.push_back(std::uint64_t(begins) * 1000 + named_);
+    return out;
   }
   std::unique_ptr<GraphExec> end_capture() override {
     ++ends;
@@ -75,7 +86,40 @@ class FakeDriver final : public GraphDriver {
 
  private:
   std::unique_ptr<std::vector<std::function<void()>>> recording_;
+  std::size_t named_ = 0;
 };
+
+// A timer that sees graph nodes as the CUPTI one does: every graph launch it is handed is
+// kept for the test (host times are not what these tests check).
+struct SeenLaunch {
+  int launch_slot = -1, first = -1;
+  std::shared_ptr<const GraphOps> ops;
+};
+class GraphSeeingTimer final : public OpTimer {
+ public:
+  explicit GraphSeeingTimer(std::vector<SeenLaunch>& seen) : seen_(seen) {}
+  bool sees_graph_nodes() const override { return true; }
+  void start(int) override {}
+  void stop(int) override {}
+  void resolve(int, std::chrono::steady_clock::time_point, std::int64_t& start_ns,
+               std::int64_t& dur_ns) override {
+    start_ns = dur_ns = 0;
+  }
+  void graph_launch(int launch_slot, int first, std::shared_ptr<const GraphOps> ops,
+                    const std::function<void()>& launch) override {
+    seen_.push_back({launch_slot, first, std::move(ops)});
+    launch();
+  }
+
+ private:
+  std::vector<SeenLaunch>& seen_;
+};
+
+std::vector<std::string> names_of(const std::vector<OpRecord>& records) {
+  std::vector<std::string> out;
+  for (const OpRecord& r : records) out.push_back(r.name);
+  return out;
+}
 
 // A decode-like step: two launches that read the step's input from "device memory" and write
 // one output each.
@@ -97,6 +141,25 @@ struct FakeStep {
   StepRun step(StepGraphs& g, int len, StepShape shape = {1, 1, 64}) {
     device_len = len;
     return g.run(shape, launch());
+  }
+  // The same two launches, each in an op scope of `t`.
+  std::function<void(Tracer*)> traced_launch() {
+    return [this](Tracer* t) {
+      ++launch_calls;
+      {
+        OpScope op(t, "first", OpCategory::kGemm, 0);
+        driver.enqueue([this] { out.push_back(device_len); });
+      }
+      if (extra) extra();
+      OpScope op(t, "second", OpCategory::kNorm, 0);
+      driver.enqueue([this] { out.push_back(-device_len); });
+    };
+  }
+  // One step inside a decode_step range of `tracer`.
+  StepRun traced_step(StepGraphs& g, Tracer& tracer, int len) {
+    device_len = len;
+    OpScope step(&tracer, "decode_step", OpCategory::kRange, -1, 0, 0, /*step_range=*/true);
+    return g.run({1, 1, 64}, traced_launch(), &tracer);
   }
 };
 
@@ -227,6 +290,156 @@ TEST(StepGraphs, AnEagerStepsErrorPropagates) {
   EXPECT_THROW(s.step(g, 1), Error);  // a warm-up's failure is the step's, not a capture's
   EXPECT_FALSE(g.failed());
   EXPECT_EQ(d.begins, 0);
+}
+
+// ---- traced steps: the op of each node ------------------------------------------------
+
+// A capture's scopes: a layer range holding ops a and b, then op c outside it; `pending` are the
+// nodes the "driver" names at the next mark.
+GraphOps capture_layer(std::vector<std::uint64_t>& pending) {
+  GraphOpRecorder rec([&] {
+    std::vector<std::uint64_t> out;
+    out.swap(pending);
+    return out;
+  });
+  Tracer scratch(TraceLevel::kOps, std::make_unique<HostOpTimer>(), std::chrono::steady_clock::now());
+  scratch.set_graph_recorder(&rec);
+  {
+    OpScope layer(&scratch, "layer", OpCategory::kRange, 0);
+    pending = {1};  // launched in the layer before its first op
+    {
+      OpScope a(&scratch, "a", OpCategory::kGemm, 0, 10, 20);
+      pending = {2, 3};
+    }
+    OpScope b(&scratch, "b", OpCategory::kNorm, 0);
+    pending = {4};
+  }
+  {
+    OpScope c(&scratch, "c", OpCategory::kSample);
+    pending = {5};
+  }
+  pending = {6};  // after every scope ended
+  return rec.finish(scratch.records());
+}
+
+TEST(GraphOps, EachNodeBelongsToTheOpInnermostWhenItWasAdded) {
+  std::vector<std::uint64_t> pending;
+  const GraphOps g = capture_layer(pending);
+  ASSERT_EQ(names_of(g.ops), (std::vector<std::string>{"layer", "a", "b", "c"}));
+  EXPECT_EQ(g.ops[1].parent, 0);
+  EXPECT_EQ(g.ops[1].depth, 1);
+  EXPECT_EQ(g.ops[1].flops, 10);
+  EXPECT_EQ(g.ops[1].bytes, 20);
+  EXPECT_EQ(g.ops[3].parent, -1);
+  const std::unordered_map<std::uint64_t, int> want = {{1, 0}, {2, 1}, {3, 1},
+                                                        {4, 2}, {5, 3}, {6, -1}};
+  EXPECT_EQ(g.op_of_node, want);
+}
+
+TEST(GraphOps, AReplayRecordsTheCapturedOpsInTheOpenScopeNestedAsCaptured) {
+  std::vector<std::uint64_t> pending;
+  const auto g = std::make_shared<const GraphOps>(capture_layer(pending));
+  std::vector<SeenLaunch> seen;
+  Tracer tr(TraceLevel::kOps, std::make_unique<GraphSeeingTimer>(seen),
+            std::chrono::steady_clock::now());
+  int launched = 0;
+  for (int step = 1; step <= 2; ++step) {
+    tr.set_phase(Phase::kDecode, step);
+    OpScope range(&tr, "decode_step", OpCategory::kRange, -1, 0, 0, true);
+    tr.graph_launch(g, 0, [&] { ++launched; });
+  }
+  tr.finish();
+  const std::vector<OpRecord>& r = tr.records();
+  ASSERT_EQ(names_of(r), (std::vector<std::string>{"decode_step", "layer", "a", "b", "c",
+                                                   "decode_step", "layer", "a", "b", "c"}));
+  const std::vector<int> depth = {0, 1, 2, 2, 1}, parent = {-1, 0, 1, 1, 0};
+  for (int i = 0; i < 10; ++i) {
+    const int base = i < 5 ? 0 : 5;
+    EXPECT_EQ(r[std::size_t(i)].depth, depth[std::size_t(i - base)]) << i;
+    EXPECT_EQ(r[std::size_t(i)].parent, parent[std::size_t(i - base)] < 0
+                                            ? -1 : base + parent[std::size_t(i - base)]) << i;
+    EXPECT_EQ(r[std::size_t(i)].step, i < 5 ? 1 : 2) << i;
+    EXPECT_EQ(r[std::size_t(i)].phase, Phase::kDecode);
+  }
+  EXPECT_EQ(r[2].flops, 10);
+  EXPECT_EQ(launched, 2);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].launch_slot, 0);
+  EXPECT_EQ(seen[0].first, 1);
+  EXPECT_EQ(seen[1].launch_slot, 5);
+  EXPECT_EQ(seen[1].first, 6);
+}
+
+TEST(GraphOps, AReplaysAnalyticWorkIsThatOfItsContextLength) {
+  // Captured at length 9; the warm-up traced the same ops at length 8: op a's work grew by
+  // (3, 5) per position (attention's), op b's not at all.
+  std::vector<std::uint64_t> pending;
+  GraphOps g = capture_layer(pending);
+  g.length = 9;
+  std::vector<OpRecord> warm = g.ops;
+  warm[1].flops -= 3;
+  warm[1].bytes -= 5;
+  EXPECT_FALSE(learn_work_per_position(g, warm, 9)) << "two steps at one length say nothing";
+  EXPECT_EQ(g.flops_at(1, 20), 10) << "unlearned: the captured work";
+  std::vector<OpRecord> other = warm;
+  other[2].name = "not_b";
+  EXPECT_FALSE(learn_work_per_position(g, other, 8)) << "other ops";
+  ASSERT_TRUE(learn_work_per_position(g, warm, 8));
+  EXPECT_EQ(g.flops_at(1, 9), 10);
+  EXPECT_EQ(g.flops_at(1, 20), 10 + 3 * 11);
+  EXPECT_EQ(g.bytes_at(1, 4), 20 - 5 * 5);
+  EXPECT_EQ(g.flops_at(2, 20), 0);
+}
+
+TEST(StepGraphs, ATracedShapeCapturesItsOwnGraphAndEveryLaunchRecordsItsOps) {
+  FakeDriver d;
+  StepGraphs g(d, "decode step");
+  FakeStep s{d};
+  std::vector<SeenLaunch> seen;
+  Tracer tr(TraceLevel::kOps, std::make_unique<GraphSeeingTimer>(seen),
+            std::chrono::steady_clock::now());
+  EXPECT_EQ(s.step(g, 1), StepRun::kWarmup);  // untraced: its own graph
+  EXPECT_EQ(s.step(g, 2), StepRun::kCaptured);
+  EXPECT_EQ(s.traced_step(g, tr, 3), StepRun::kWarmup) << "the untraced graph has no op map";
+  EXPECT_EQ(s.traced_step(g, tr, 4), StepRun::kCaptured);
+  EXPECT_EQ(s.traced_step(g, tr, 5), StepRun::kReplayed);
+  EXPECT_EQ(s.step(g, 6), StepRun::kReplayed);
+  EXPECT_EQ(s.out, (std::vector<int>{1, -1, 2, -2, 3, -3, 4, -4, 5, -5, 6, -6}));
+  tr.finish();
+  // Each traced step's ops once: the warm-up's eagerly, the capture's only from its launch.
+  EXPECT_EQ(names_of(tr.records()),
+            (std::vector<std::string>{"decode_step", "first", "second", "decode_step", "first",
+                                      "second", "decode_step", "first", "second"}));
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].launch_slot, 3);
+  EXPECT_EQ(seen[0].first, 4);
+  EXPECT_EQ(seen[1].launch_slot, 6);
+  EXPECT_EQ(seen[1].ops, seen[0].ops) << "one graph, one op map";
+  const std::unordered_map<std::uint64_t, int> nodes = {{2000, 0}, {2001, 1}};  // 2nd capture
+  EXPECT_EQ(seen[0].ops->op_of_node, nodes);
+  EXPECT_EQ(g.traced_launches(), 2);
+  EXPECT_EQ(g.captures(), 2);
+  EXPECT_EQ(g.replays(), 2);
+}
+
+TEST(StepGraphs, AFailedTracedCaptureLeavesNoRecordBehind) {
+  FakeDriver d;
+  StepGraphs g(d, "decode step");
+  FakeStep s{d};
+  std::vector<SeenLaunch> seen;
+  Tracer tr(TraceLevel::kOps, std::make_unique<GraphSeeingTimer>(seen),
+            std::chrono::steady_clock::now());
+  s.extra = [&] {
+    if (d.recording()) throw Error("refused inside the capture");
+  };
+  EXPECT_EQ(s.traced_step(g, tr, 1), StepRun::kWarmup);
+  EXPECT_EQ(s.traced_step(g, tr, 2), StepRun::kEager);  // "first" was recorded in the capture
+  EXPECT_TRUE(g.failed());
+  tr.finish();
+  EXPECT_EQ(names_of(tr.records()), (std::vector<std::string>{"decode_step", "first", "second",
+                                                              "decode_step", "first", "second"}));
+  EXPECT_TRUE(seen.empty());
+  EXPECT_EQ(s.out, (std::vector<int>{1, -1, 2, -2}));
 }
 
 // ---- the Session's decode path, captured on the CPU --------------------------------------
@@ -393,7 +606,15 @@ class RecordingBackend final : public Backend, public GraphDriver {
   }
 
   // GraphDriver
-  void begin_capture() override { recording_ = std::make_unique<Recorded>(); }
+  void begin_capture() override {
+    recording_ = std::make_unique<Recorded>();
+    named_ = 0;
+  }
+  std::vector<std::uint64_t> new_nodes() override {  // a recorded op is a node, ids from 1
+    std::vector<std::uint64_t> out;
+    for (; recording_ && named_ < recording_->size(); ++named_) out.push_back(named_ + 1);
+    return out;
+  }
   std::unique_ptr<GraphExec> end_capture() override {
     auto g = std::make_unique<FakeGraph>();
     g->work = std::move(*recording_);
@@ -422,6 +643,7 @@ class RecordingBackend final : public Backend, public GraphDriver {
   CpuBackend cpu_{1};
   bool freeze_;
   std::unique_ptr<Recorded> recording_;
+  std::size_t named_ = 0;
 };
 
 constexpr int kPrompt = 5, kSteps = 6;
@@ -431,27 +653,37 @@ constexpr int kPrompt = 5, kSteps = 6;
 struct TwoRequests {
   std::vector<test::Generation> g;
   bool has_graphs = false;
-  int warmups = 0, captures = 0, replays = 0;
+  int warmups = 0, captures = 0, replays = 0, traced_launches = 0;
   std::string note;
+  std::vector<OpRecord> trace;      // the second request's, when traced
+  std::vector<SeenLaunch> launches;  // graph launches a graph-seeing timer was handed
 };
 
-TwoRequests two_requests(Backend& be, const Variants& v, int batch, bool trace = false) {
+// `graph_timer`: the traced request's timer sees graph nodes (as CUPTI's does), else the
+// backend's own (which does not).
+TwoRequests two_requests(Backend& be, const Variants& v, int batch, bool trace = false,
+                         bool graph_timer = false) {
   const ModelConfig c = *find_preset("tiny");
   const Model model(c, load_weights(c, RandomWeights(3), be, DType::kFp32), be);
   Session session(model, batch, kPrompt, kPrompt + kSteps, v);
   const auto prompts = synthetic_prompts(3, batch, kPrompt, c.vocab_size, true);
   TwoRequests r;
   r.g.push_back(test::generate(session, prompts, kPrompt, kSteps));
-  Tracer tracer(TraceLevel::kOps, be.make_op_timer(TimerMode::kDevice),
+  Tracer tracer(TraceLevel::kOps,
+                graph_timer ? std::make_unique<GraphSeeingTimer>(r.launches)
+                            : be.make_op_timer(TimerMode::kDevice),
                 std::chrono::steady_clock::now());
   if (trace) session.set_tracer(&tracer);
   r.g.push_back(test::generate(session, prompts, kPrompt, kSteps));
   session.set_tracer(nullptr);
+  tracer.finish();
+  r.trace = tracer.records();
   if (const StepGraphs* graphs = session.graphs()) {
     r.has_graphs = true;
     r.warmups = graphs->warmups();
     r.captures = graphs->captures();
     r.replays = graphs->replays();
+    r.traced_launches = graphs->traced_launches();
   }
   r.note = session.graph_note();
   return r;
@@ -514,6 +746,50 @@ TEST(SessionGraphs, TracedDecodeStepsRunEagerly) {
   EXPECT_EQ(traced.captures, 1);
   EXPECT_EQ(traced.replays, kSteps - 2);
   EXPECT_TRUE(bit_identical(traced.g[1], eager.g[1]));
+}
+
+// The shape of a trace, without times: every record's name, category, layer, depth, parent,
+// phase, step and analytic work.
+std::vector<std::string> shape_of(const std::vector<OpRecord>& records) {
+  std::vector<std::string> out;
+  for (const OpRecord& r : records)
+    out.push_back(std::string(r.name) + " " + std::string(category_name(r.category)) + " " +
+                  std::to_string(r.layer) + " " + std::to_string(r.depth) + " " +
+                  std::to_string(r.parent) + " " + std::string(phase_name(r.phase)) + " " +
+                  std::to_string(r.step) + " " + std::to_string(r.flops) + " " +
+                  std::to_string(r.bytes));
+  return out;
+}
+
+TEST(SessionGraphs, TracedStepsReplayWhenTheTimerSeesGraphNodesAndRecordTheEagerOps) {
+  for (const FuseMode fuse : {FuseMode::kNone, FuseMode::kSmall}) {
+    SCOPED_TRACE(fuse_mode_name(fuse));
+    Variants plain, graphs = with_graphs();
+    plain.fuse = graphs.fuse = fuse;
+    CpuBackend cpu(1);
+    const TwoRequests eager = two_requests(cpu, plain, 2, /*trace=*/true);
+    RecordingBackend rec;
+    const TwoRequests traced = two_requests(rec, graphs, 2, /*trace=*/true, /*graph_timer=*/true);
+    EXPECT_TRUE(bit_identical(traced.g[1], eager.g[1]));
+    // Request 2, traced: its own graph, warmed up at step 1, captured at 2, replayed at 3..6.
+    EXPECT_EQ(traced.captures, 2);
+    EXPECT_EQ(traced.traced_launches, kSteps - 1);
+    ASSERT_EQ(traced.launches.size(), std::size_t(kSteps - 1));
+    // Replayed steps record the ops an eager traced step records.
+    const std::vector<std::string> want = shape_of(eager.trace), got = shape_of(traced.trace);
+    EXPECT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < std::min(got.size(), want.size()); ++i)
+      ASSERT_EQ(got[i], want[i]) << "record " << i;
+    // Every recorded launch of the capture is a node with an op (none outside every op).
+    const GraphOps& ops = *traced.launches[0].ops;
+    EXPECT_FALSE(ops.op_of_node.empty());
+    for (const auto& [node, op] : ops.op_of_node) {
+      ASSERT_GE(op, 0) << node;
+      EXPECT_NE(ops.ops[std::size_t(op)].category, OpCategory::kRange) << ops.ops[std::size_t(op)].name;
+    }
+    for (const SeenLaunch& l : traced.launches)
+      EXPECT_EQ(std::string(traced.trace[std::size_t(l.launch_slot)].name), "decode_step");
+  }
 }
 
 TEST(SessionGraphs, TheCpuBackendAndNaiveVariantsRunEagerlyWithANote) {
