@@ -28,7 +28,7 @@ packages=(
   libtomlplusplus-dev
   libcpp-httplib-dev libcurl4-openssl-dev libsentencepiece-dev
   zlib1g-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libsimde-dev
   python3 python3-numpy
   libjs-chart.js chromium
 )

@@ -2,7 +2,7 @@
 // nothing here runs unless cpu_isa() found them.
 #include "kernels/cpu/argmax_avx512.h"
 
-#include <immintrin.h>
+#include "kernels/cpu/avx512_intrinsics.h"
 
 #include <climits>
 #include <cstddef>
@@ -10,7 +10,7 @@
 
 #include "kernels/cpu/argmax_rows_loop.h"
 
-namespace llmbench::cpu::avx512 {
+namespace llmbench::cpu::LLMBENCH_AVX512_NS {
 
 namespace {
 
@@ -82,4 +82,4 @@ void argmax_rows_f32(int32_t* out, const float* x, int n_rows, int n_cols) {
                            n_rows, n_cols);
 }
 
-}  // namespace llmbench::cpu::avx512
+}  // namespace llmbench::cpu::LLMBENCH_AVX512_NS

@@ -1,8 +1,9 @@
 // AVX-512 argmax (see argmax.h): reached only through cpu::argmax_rows's dispatch.
 #pragma once
+#include "kernels/cpu/avx512_namespace.h"
 #include <cstdint>
 
-namespace llmbench::cpu::avx512 {
+namespace llmbench::cpu::LLMBENCH_AVX512_NS {
 
 // argmax_rows_reference's indices, 16 columns at a time. Each lane keeps the largest value it
 // has seen and the first column that had it (replaced only on strictly greater, as the
@@ -12,4 +13,4 @@ namespace llmbench::cpu::avx512 {
 // attaining the maximum (equal here is IEEE ==, so -0 and +0 tie as they do there).
 void argmax_rows_f32(int32_t* out, const float* x, int n_rows, int n_cols);
 
-}  // namespace llmbench::cpu::avx512
+}  // namespace llmbench::cpu::LLMBENCH_AVX512_NS

@@ -8,7 +8,7 @@
 //   values: acc_h += p_hj v_j over j in order, then acc_h / sum.
 // Every output is the same operations in the same order whatever the batch, the thread count
 // or where key j lives (strided and paged share this loop nest).
-#include <immintrin.h>
+#include "kernels/cpu/avx512_intrinsics.h"
 #include <omp.h>
 
 #include <cmath>
@@ -20,7 +20,7 @@
 #include "kernels/cpu/attention_decode_item.h"
 #include "kernels/cpu/exp_avx512.h"
 
-namespace llmbench::cpu::avx512 {
+namespace llmbench::cpu::LLMBENCH_AVX512_NS {
 
 namespace {
 
@@ -229,4 +229,4 @@ void paged_attention_decode(float* out, const float* q, const float* k_pool, con
                   });
 }
 
-}  // namespace llmbench::cpu::avx512
+}  // namespace llmbench::cpu::LLMBENCH_AVX512_NS

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "kernels/common/layout.h"
+#include "kernels/cpu/avx512_namespace.h"
 
 namespace llmbench::cpu {
 
@@ -27,7 +28,7 @@ void paged_attention_decode(float* out, const float* q, const float* k_pool, con
                             const AttentionShape& s, const HeadStrides& q_strides,
                             const HeadStrides& out_strides);
 
-namespace avx512 {
+namespace LLMBENCH_AVX512_NS {
 // The AVX-512 kernels behind the two (attention_avx512.cpp); head_dim <= 256.
 void attention_decode(float* out, const float* q, const float* k_cache, const float* v_cache,
                       const AttentionShape& s, const AttentionStrides& strides);
@@ -35,7 +36,7 @@ void paged_attention_decode(float* out, const float* q, const float* k_pool, con
                             const std::int32_t* block_table, const PagedKv& paged,
                             const AttentionShape& s, const HeadStrides& q_strides,
                             const HeadStrides& out_strides);
-}  // namespace avx512
+}  // namespace LLMBENCH_AVX512_NS
 
 namespace avx2 {
 // Where key/value j of sequence b and one kv head lives: a strided cache (block_table null:

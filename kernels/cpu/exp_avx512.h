@@ -4,11 +4,11 @@
 // Internal to kernels/cpu.
 // Deliberately not: a clamp (callers clamp x to their own range within [-104, 89]).
 #pragma once
-#include <immintrin.h>
+#include "kernels/cpu/avx512_intrinsics.h"
 
 #include "kernels/cpu/exp_poly.h"
 
-namespace llmbench::cpu::avx512 {
+namespace llmbench::cpu::LLMBENCH_AVX512_NS {
 
 // e^x for x in [-104, 89] (the caller clamps).
 inline __m512 exp_clamped(__m512 x) {
@@ -22,4 +22,4 @@ inline __m512 exp_clamped(__m512 x) {
   return _mm512_scalef_ps(p, n);
 }
 
-}  // namespace llmbench::cpu::avx512
+}  // namespace llmbench::cpu::LLMBENCH_AVX512_NS

@@ -7,7 +7,7 @@
 // the caller (bf16 bits for vdpbf16ps, fp16-rounded fp32 values for the fp16 kernel).
 #include "kernels/cpu/matmul_avx512.h"
 
-#include <immintrin.h>
+#include "kernels/cpu/avx512_intrinsics.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -18,7 +18,7 @@
 
 #include "kernels/common/half.h"
 
-namespace llmbench::cpu::avx512 {
+namespace llmbench::cpu::LLMBENCH_AVX512_NS {
 
 namespace {
 
@@ -288,4 +288,4 @@ float read_sum_f32(const float* data, std::int64_t n, int streams, int prefetch_
   return total;
 }
 
-}  // namespace llmbench::cpu::avx512
+}  // namespace llmbench::cpu::LLMBENCH_AVX512_NS

@@ -10,9 +10,10 @@
 // Deliberately not: packed panels or k-blocking (the weight tile stays in L1/L2 across the rows;
 // see the measured rates in tests/bench/bench_kernels.cpp).
 #pragma once
+#include "kernels/cpu/avx512_namespace.h"
 #include <cstdint>
 
-namespace llmbench::cpu::avx512 {
+namespace llmbench::cpu::LLMBENCH_AVX512_NS {
 
 // out[m, n] = x[m, k] . w[n, k]^T, fp32 (x rows lda apart).
 void matmul_f32(float* out, const float* x, int lda, const float* w, int m, int n, int k);
@@ -41,4 +42,4 @@ void round_to_fp16_rows(float* dst, const float* x, int lda, int m, int k);
 // read-bandwidth test (engine/bench/roofline.cpp) with the variant bench_kernels measured fastest.
 float read_sum_f32(const float* data, std::int64_t n, int streams, int prefetch_bytes);
 
-}  // namespace llmbench::cpu::avx512
+}  // namespace llmbench::cpu::LLMBENCH_AVX512_NS

@@ -4,13 +4,13 @@
 // runs); this is the weight-only one, x in fp32.
 #include "kernels/cpu/quant_avx512.h"
 
-#include <immintrin.h>
+#include "kernels/cpu/avx512_intrinsics.h"
 
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
-namespace llmbench::cpu::avx512 {
+namespace llmbench::cpu::LLMBENCH_AVX512_NS {
 
 namespace {
 
@@ -163,4 +163,4 @@ void matmul_quant_decode(float* out, const float* x, int lda, const void* w, boo
     decode<false>(out, x, lda, w, m, n, k);
 }
 
-}  // namespace llmbench::cpu::avx512
+}  // namespace llmbench::cpu::LLMBENCH_AVX512_NS

@@ -2,8 +2,9 @@
 // AVX-512 flags and called only when cpu_isa() says the CPU has them). Internal to kernels/cpu:
 // the public op is matmul_quant() (quant.h), whose reference is the spec this is tested against.
 #pragma once
+#include "kernels/cpu/avx512_namespace.h"
 
-namespace llmbench::cpu::avx512 {
+namespace llmbench::cpu::LLMBENCH_AVX512_NS {
 
 // out[m, n] = x[m, k] . dequantise(w)[n, k]^T for int8 (int4 = false) or int4 blocks (layout:
 // quant.h), x rows lda apart, k % 32 == 0. Each weight block is read once, widened in registers
@@ -15,4 +16,4 @@ namespace llmbench::cpu::avx512 {
 void matmul_quant_decode(float* out, const float* x, int lda, const void* w, bool int4, int m,
                          int n, int k);
 
-}  // namespace llmbench::cpu::avx512
+}  // namespace llmbench::cpu::LLMBENCH_AVX512_NS

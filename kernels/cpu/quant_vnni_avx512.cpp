@@ -22,13 +22,13 @@
 // the exact fp32 value), which is what keeps row i independent of m.
 #include "kernels/cpu/quant_vnni_avx512.h"
 
-#include <immintrin.h>
+#include "kernels/cpu/avx512_intrinsics.h"
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
-namespace llmbench::cpu::avx512 {
+namespace llmbench::cpu::LLMBENCH_AVX512_NS {
 
 namespace {
 
@@ -191,4 +191,4 @@ void matmul_quant_vnni(float* out, const std::int8_t* qx, const float* dx, const
     vnni<false>(out, qx, dx, w, m, n, k);
 }
 
-}  // namespace llmbench::cpu::avx512
+}  // namespace llmbench::cpu::LLMBENCH_AVX512_NS

@@ -2,10 +2,11 @@
 // own file so that only it is compiled with -mavx512vnni; called only when cpu_isa() finds
 // AVX512_VNNI. Internal to kernels/cpu: its spec is matmul_quant_vnni_reference.
 #pragma once
+#include "kernels/cpu/avx512_namespace.h"
 
 #include <cstdint>
 
-namespace llmbench::cpu::avx512 {
+namespace llmbench::cpu::LLMBENCH_AVX512_NS {
 
 // out[m, n] = for each output the fp32 sum over blocks b in order of
 // fma(float(qw_b . qx_b) * dx[i, b], dw_b, acc) (quant.h) for int8 (int4 = false) or int4
@@ -15,4 +16,4 @@ namespace llmbench::cpu::avx512 {
 void matmul_quant_vnni(float* out, const std::int8_t* qx, const float* dx, const void* w,
                        bool int4, int m, int n, int k);
 
-}  // namespace llmbench::cpu::avx512
+}  // namespace llmbench::cpu::LLMBENCH_AVX512_NS

@@ -2,13 +2,13 @@
 // (kernels/CMakeLists.txt); nothing here runs unless cpu_isa() found AVX-512.
 #include "kernels/cpu/swiglu_avx512.h"
 
-#include <immintrin.h>
+#include "kernels/cpu/avx512_intrinsics.h"
 
 #include <cstddef>
 
 #include "kernels/cpu/exp_avx512.h"
 
-namespace llmbench::cpu::avx512 {
+namespace llmbench::cpu::LLMBENCH_AVX512_NS {
 
 namespace {
 
@@ -40,4 +40,4 @@ void swiglu_f32(float* out, const float* gate_up, int n_rows, int ffn_dim) {
   }
 }
 
-}  // namespace llmbench::cpu::avx512
+}  // namespace llmbench::cpu::LLMBENCH_AVX512_NS

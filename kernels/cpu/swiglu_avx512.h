@@ -1,7 +1,8 @@
 // AVX-512 SwiGLU (see swiglu.h): reached only through cpu::swiglu's dispatch.
 #pragma once
+#include "kernels/cpu/avx512_namespace.h"
 
-namespace llmbench::cpu::avx512 {
+namespace llmbench::cpu::LLMBENCH_AVX512_NS {
 
 // swiglu_reference's product, 16 elements at a time. exp(x) by Cody-Waite range reduction
 // (x = n ln2 + r, |r| <= ln2 / 2, ln2 split in a high part exact in float and a low part), a
@@ -12,4 +13,4 @@ namespace llmbench::cpu::avx512 {
 // g / (1 + e) * u in the reference's order, with IEEE division.
 void swiglu_f32(float* out, const float* gate_up, int n_rows, int ffn_dim);
 
-}  // namespace llmbench::cpu::avx512
+}  // namespace llmbench::cpu::LLMBENCH_AVX512_NS

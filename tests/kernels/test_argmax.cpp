@@ -13,6 +13,7 @@
 #include "kernels/cpu/argmax_avx2.h"
 #include "kernels/cpu/argmax_avx512.h"
 #include "kernels/cpu/cpu_isa.h"
+#include "tests/kernels/avx512_under_test.h"
 
 namespace llmbench::cpu {
 namespace {
@@ -30,7 +31,8 @@ struct Impl {
 
 std::vector<Impl> impls() {
   std::vector<Impl> v = {{"reference", &argmax_rows_reference}, {"dispatch", &argmax_rows}};
-  if (cpu_isa().avx512) v.push_back({"avx512", &avx512::argmax_rows_f32});
+  if (test::avx512_kernels_run())
+    v.push_back({test::avx512_kernels_name(), &LLMBENCH_AVX512_NS::argmax_rows_f32});
   if (__builtin_cpu_supports("avx2")) v.push_back({"avx2", &avx2::argmax_rows_f32});
   return v;
 }

@@ -2,7 +2,8 @@
 // reference loop: decode and a few new tokens after a past, model-like and odd head sizes
 // (masked vector tails), grouped and plain multi-head; paged equals strided bit for bit on the
 // same data; the result does not depend on the thread count. Runs on whichever path cpu_isa()
-// picks (the ctest "portable." copy forces the reference path).
+// picks (the ctest "portable." copy forces the reference path); test_avx512_emulated compiles
+// this file again and runs it on the SIMDe copy of the AVX-512 kernels (avx512_under_test.h).
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -16,10 +17,17 @@
 #include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/paged_attention.h"
 #include "kernels/cpu/paged_kv.h"
+#include "tests/kernels/avx512_under_test.h"
 #include "tests/kernels/check.h"
 
 namespace llmbench::cpu {
 namespace {
+
+#if defined(LLMBENCH_AVX512_EMULATED)
+// The emulated AVX-512 kernels, called directly, in place of the public ops.
+using LLMBENCH_AVX512_NS::attention_decode;
+using LLMBENCH_AVX512_NS::paged_attention_decode;
+#endif
 
 struct Case {
   AttentionShape s;

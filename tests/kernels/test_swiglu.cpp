@@ -13,6 +13,7 @@
 #include "kernels/cpu/swiglu.h"
 #include "kernels/cpu/swiglu_avx2.h"
 #include "kernels/cpu/swiglu_avx512.h"
+#include "tests/kernels/avx512_under_test.h"
 #include "tests/kernels/check.h"
 
 namespace llmbench::cpu {
@@ -121,8 +122,8 @@ void expect_within_four_ulp(SwigluFn fn) {
 }
 
 TEST(SwiGlu, Avx512IsWithinFourUlpOfTheReference) {
-  if (!cpu_isa().avx512) GTEST_SKIP() << "no AVX-512 on this CPU";
-  expect_within_four_ulp(avx512::swiglu_f32);
+  if (!test::avx512_kernels_run()) GTEST_SKIP() << "no AVX-512 on this CPU";
+  expect_within_four_ulp(LLMBENCH_AVX512_NS::swiglu_f32);
 }
 
 TEST(SwiGlu, Avx2IsWithinFourUlpOfTheReference) {
@@ -132,11 +133,13 @@ TEST(SwiGlu, Avx2IsWithinFourUlpOfTheReference) {
 }
 
 TEST(SwiGlu, Avx2GivesTheAvx512VersionsBits) {
-  if (!cpu_isa().avx512) GTEST_SKIP() << "no AVX-512 on this CPU";
+  if (!test::avx512_kernels_run()) GTEST_SKIP() << "no AVX-512 on this CPU";
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+    GTEST_SKIP() << "no AVX2 and FMA on this CPU";
   const std::vector<float> gates = sweep_gates(), gate_up = sweep_gate_up(gates);
   const int ffn_dim = int(gates.size());
   std::vector<float> a(static_cast<std::size_t>(ffn_dim)), b(a.size());
-  avx512::swiglu_f32(a.data(), gate_up.data(), 1, ffn_dim);
+  LLMBENCH_AVX512_NS::swiglu_f32(a.data(), gate_up.data(), 1, ffn_dim);
   avx2::swiglu_f32(b.data(), gate_up.data(), 1, ffn_dim);
   for (int i = 0; i < ffn_dim; ++i)
     ASSERT_EQ(std::memcmp(&a[std::size_t(i)], &b[std::size_t(i)], 4), 0)
