@@ -144,17 +144,28 @@ CaseResult run_static_case(const Model& model, const CaseSpec& spec, const Peaks
   r.metrics = compute_metrics(spec.batch, spec.prompt_len, spec.max_new_tokens, r.cost,
                               r.samples, peaks);
 
-  if (const std::string note = session.graph_note(); !note.empty()) r.notes.push_back(note);
+  std::vector<std::string> graph_notes;
+  if (const std::string note = session.graph_note(); !note.empty()) graph_notes.push_back(note);
   add_traced_repetition(r, spec, model, origin, session, once);
-  if (session.graphs() && !r.trace.empty() && session.graphs()->traced_launches() == 0)
-    r.notes.push_back("cuda graphs: the traced repetition's decode steps ran eagerly (only "
-                      "--timer cupti, with CUPTI's callbacks free, gives a replayed graph's "
-                      "kernels to their ops), so trace_overhead_tpot compares eager traced "
-                      "steps with graph-replayed untraced ones");
+  const StepGraphs* graphs = session.graphs();
+  if (graphs && !r.trace.empty() && graphs->traced_launches() == 0)
+    graph_notes.push_back("cuda graphs: the traced repetition's decode steps ran eagerly (only "
+                          "--timer cupti, with CUPTI's callbacks free, gives a replayed graph's "
+                          "kernels to their ops), so trace_overhead_tpot compares eager traced "
+                          "steps with graph-replayed untraced ones");
   if (const int n = r.trace_device.unmatched_graph_nodes; n > 0)
-    r.notes.push_back("cuda graphs: " + std::to_string(n) + " kernels, copies or sets of "
-                      "replayed graphs ran in nodes no op was recorded for at capture; counted, "
-                      "not stored");
+    graph_notes.push_back("cuda graphs: " + std::to_string(n) + " kernels, copies or sets of "
+                          "replayed graphs ran in nodes no op was recorded for at capture; "
+                          "counted, not stored");
+  r.notes.insert(r.notes.end(), graph_notes.begin(), graph_notes.end());
+  if (spec.variants.cuda_graphs) {
+    r.graphs.requested = true;
+    r.graphs.graph_steps = graphs ? graphs->captures() + graphs->replays() : 0;
+    r.graphs.eager_steps = session.decode_steps_run() - r.graphs.graph_steps;
+    r.graphs.traced_graph_steps = graphs ? graphs->traced_launches() : 0;
+    for (const std::string& n : graph_notes)
+      r.graphs.note += (r.graphs.note.empty() ? "" : "; ") + n;
+  }
   return r;
 }
 

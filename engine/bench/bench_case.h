@@ -50,6 +50,17 @@ struct CaseSpec {
   std::string label() const;
 };
 
+// How a case's decode steps ran with --cuda-graphs on, over every repetition (warm-up and traced
+// included).
+struct CaseGraphs {
+  bool requested = false;      // --cuda-graphs on; nothing below is meaningful otherwise
+  int graph_steps = 0;         // launched as a graph: captured, or replayed
+  int eager_steps = -1;        // run eagerly (warm-ups, fallbacks, traced steps the op timer
+                               // cannot attribute inside a graph); -1: not counted (ragged)
+  int traced_graph_steps = 0;  // of graph_steps, those of the traced repetition
+  std::string note;            // why graphs were not, or not always, used; "" when they were
+};
+
 struct CaseResult {
   CaseSpec spec;
   std::string status = "ok";               // "ok" or "error"
@@ -77,6 +88,8 @@ struct CaseResult {
   // One line each about how the case ran that its variants do not say: --cuda-graphs on with
   // the steps run eagerly (why), or the traced repetition's decode steps run eagerly.
   std::vector<std::string> notes;
+  // --cuda-graphs on: how the decode steps ran (stored per case: docs/schema.md, version 18).
+  CaseGraphs graphs;
 };
 
 // Runs the case on `model` (which must have been built for spec.model / dtype / backend).

@@ -170,6 +170,10 @@ CaseResult run_ragged_case(const Model& model, const CaseSpec& spec, const Peaks
                               r.samples, peaks);
 
   add_traced_repetition(r, spec, model, origin, sched, once);
+  if (spec.variants.cuda_graphs) {  // the scheduler's steps are not captured
+    r.graphs.requested = true;
+    r.graphs.note = "cuda graphs: ragged cases run their steps eagerly";
+  }
   return r;
 }
 

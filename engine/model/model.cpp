@@ -94,6 +94,7 @@ const std::vector<std::int32_t>& Session::decode_step(const std::vector<std::int
   if (length_ + 1 > max_len_)
     throw Error("decode_step: the KV cache holds " + std::to_string(max_len_) + " positions");
   ++decode_step_;
+  ++decode_steps_run_;
   host_tokens_ = tokens;
   // A traced step replays a graph only when the timer gives a replay's kernels to their ops.
   if (graphs_ && !check_ops_ && (!tracer_ || tracer_->sees_graph_nodes())) {

@@ -77,6 +77,8 @@ class Session {
   // One line when graphs were asked for and are not (or no longer) used: the backend or the
   // variants cannot capture, or a capture failed; "" otherwise.
   std::string graph_note() const;
+  // Decode steps this Session ran, eagerly or from graphs, over its life.
+  int decode_steps_run() const { return decode_steps_run_; }
 
  private:
   // One forward pass over n_new tokens per sequence appended after length_ cached ones; the
@@ -99,6 +101,7 @@ class Session {
   int length_ = 0;
   int last_pass_tokens_ = 1;   // new tokens per sequence of the latest pass
   int decode_step_ = 0;        // decode steps since the last prefill
+  int decode_steps_run_ = 0;   // over the Session's life
   Tracer* tracer_ = nullptr;
   bool check_ops_ = false;
   std::unique_ptr<StepGraphs> graphs_;  // --cuda-graphs on, where it can be used

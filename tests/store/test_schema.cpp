@@ -11,6 +11,7 @@
 #include <string>
 
 #include "kernels/common/error.h"
+#include "tools/store/result_fields.h"
 #include "tools/store/schema.h"
 #include "tools/store/store.h"
 
@@ -146,6 +147,66 @@ TEST(Schema, Version16ServeSessionGainsCpuIsaNullInOldRows) {
   ASSERT_TRUE(q.step());
   EXPECT_EQ(q.column_text(0), "tiny");
   EXPECT_TRUE(q.column_is_null(1));
+}
+
+// Version 18 (how the decode steps ran with --cuda-graphs on): a version-17 database (its
+// bench_case without the columns, which the field list would otherwise give every version from
+// 5 on) gains them, NULL in the cases it had.
+TEST(Schema, Version17GainsCudaGraphColumnsNullInOldRows) {
+  const fs::path db = fresh_dir("v17_graphs") / "v17.db";
+  const char* kColumns[] = {"cuda_graph_steps", "cuda_graph_eager_steps",
+                            "cuda_graph_traced_steps", "cuda_graph_note",
+                            "trace_unmatched_graph_nodes"};
+  {
+    Db d(db.string(), Db::Mode::kCreate);
+    create_schema_version(d, 17);
+    for (const char* c : kColumns) d.exec(std::string("ALTER TABLE bench_case DROP COLUMN ") + c);
+    d.exec("PRAGMA foreign_keys=OFF");
+    d.exec("INSERT INTO bench_case (run_id, model, dtype, backend, batch, prompt_len,"
+           " max_new_tokens, warmup, repeat, threads, seed, distinct_prompts, variants, status,"
+           " finished_at) VALUES (1, 'tiny', 'fp32', 'cuda', 1, 8, 4, 1, 2, 1, 0, 1,"
+           " '{\"cuda_graphs\":\"on\"}', 'ok', '2026-11-28T00:00:00Z')");
+    EXPECT_EQ(d.user_version(), 17);
+  }
+  ResultStore s(db.string());
+  EXPECT_EQ(s.db().user_version(), kSchemaVersion);
+  for (const char* c : kColumns) EXPECT_TRUE(s.db().has_column("bench_case", c)) << c;
+  auto q = s.db().prepare("SELECT model, cuda_graph_steps, cuda_graph_eager_steps,"
+                          " cuda_graph_traced_steps, cuda_graph_note, trace_unmatched_graph_nodes"
+                          " FROM bench_case");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.column_text(0), "tiny");
+  for (int i = 1; i <= 5; ++i) EXPECT_TRUE(q.column_is_null(i)) << i;
+}
+
+// The version-18 columns as the INSERT reads them from a case: NULL with graphs off; with them
+// on the counts, the note when there is one, and the unmatched count only for traced replays.
+TEST(Schema, CudaGraphColumnsAreNullWithGraphsOffAndTheCountsWithThemOn) {
+  auto value = [](const CaseResult& r, const std::string& name) -> FieldValue {
+    for (const ResultField& f : result_fields())
+      if (f.name == name) return f.get(r, FieldSink::kDb);
+    ADD_FAILURE() << name;
+    return {};
+  };
+  const char* kColumns[] = {"cuda_graph_steps", "cuda_graph_eager_steps",
+                            "cuda_graph_traced_steps", "cuda_graph_note",
+                            "trace_unmatched_graph_nodes"};
+  CaseResult off;
+  for (const char* c : kColumns)
+    EXPECT_TRUE(std::holds_alternative<std::monostate>(value(off, c))) << c;
+  CaseResult on;
+  on.graphs = {true, 12, 3, 4, ""};
+  on.trace_device.unmatched_graph_nodes = 2;
+  EXPECT_EQ(value(on, "cuda_graph_steps"), FieldValue(std::int64_t(12)));
+  EXPECT_EQ(value(on, "cuda_graph_eager_steps"), FieldValue(std::int64_t(3)));
+  EXPECT_EQ(value(on, "cuda_graph_traced_steps"), FieldValue(std::int64_t(4)));
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(value(on, "cuda_graph_note")));
+  EXPECT_EQ(value(on, "trace_unmatched_graph_nodes"), FieldValue(std::int64_t(2)));
+  CaseResult ragged;
+  ragged.graphs = {true, 0, -1, 0, "cuda graphs: ragged cases run their steps eagerly"};
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(value(ragged, "cuda_graph_eager_steps")));
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(value(ragged, "trace_unmatched_graph_nodes")));
+  EXPECT_EQ(value(ragged, "cuda_graph_note"), FieldValue(ragged.graphs.note));
 }
 
 // Version 16 (kernels of llmbench's own CUDA traces): a version-15 database's device_op is

@@ -241,6 +241,41 @@ std::vector<ResultField> after_latencies() {
     ResultField{"trace_overhead_tpot", T::kReal, R::kMetric, kAll, 3,
                 "traced mean TPOT / untraced mean TPOT",
                 [](const CaseResult& r, S) { return opt(r.trace_overhead_tpot); }},
+    // --cuda-graphs on: how the decode steps ran (docs/schema.md, version 18); NULL when off.
+    ResultField{"cuda_graph_steps", T::kInt, R::kMetric, kCsv | kDb, 0,
+                "--cuda-graphs on: decode steps launched as a graph (captured or replayed), "
+                "every repetition",
+                [](const CaseResult& r, S) -> FieldValue {
+                  if (!r.graphs.requested) return std::monostate{};
+                  return std::int64_t(r.graphs.graph_steps);
+                }},
+    ResultField{"cuda_graph_eager_steps", T::kInt, R::kMetric, kCsv | kDb, 0,
+                "--cuda-graphs on: decode steps run eagerly (warm-ups, fallbacks, traced steps "
+                "the op timer cannot attribute in a graph)",
+                [](const CaseResult& r, S) -> FieldValue {
+                  if (!r.graphs.requested || r.graphs.eager_steps < 0) return std::monostate{};
+                  return std::int64_t(r.graphs.eager_steps);
+                }},
+    ResultField{"cuda_graph_traced_steps", T::kInt, R::kMetric, kCsv | kDb, 0,
+                "--cuda-graphs on: of cuda_graph_steps, the traced repetition's",
+                [](const CaseResult& r, S) -> FieldValue {
+                  if (!r.graphs.requested) return std::monostate{};
+                  return std::int64_t(r.graphs.traced_graph_steps);
+                }},
+    ResultField{"cuda_graph_note", T::kText, R::kMetric, kCsv | kDb, 0,
+                "--cuda-graphs on: why graphs were not, or not always, used (a capture's "
+                "failure with CUDA's reason); NULL when they were",
+                [](const CaseResult& r, S) -> FieldValue {
+                  if (!r.graphs.requested || r.graphs.note.empty()) return std::monostate{};
+                  return r.graphs.note;
+                }},
+    ResultField{"trace_unmatched_graph_nodes", T::kInt, R::kMetric, kCsv | kDb, 0,
+                "traced graph replays: kernels, copies and sets whose graph node no op was "
+                "recorded for (counted, not stored); NULL without traced graph steps",
+                [](const CaseResult& r, S) -> FieldValue {
+                  if (r.graphs.traced_graph_steps == 0) return std::monostate{};
+                  return std::int64_t(r.trace_device.unmatched_graph_nodes);
+                }},
     // ---- status ----
     ResultField{"op_timer", T::kText, R::kKey, kTable | kCsv, 0,
                 "timer of the traced repetition's ops",

@@ -46,9 +46,10 @@ void add_missing_result_columns(Db& db) {
 
 void run_schema_step(Db& db, int version) {
   db.exec(schema_step_sql(version));
-  // Versions 5, 8 and 15 added the field list's bench_case columns of their day (15: energy
-  // per phase).
-  if (version == 5 || version == 8 || version == 15) add_missing_result_columns(db);
+  // Versions 5, 8, 15 and 18 added the field list's bench_case columns of their day (15: energy
+  // per phase; 18: how the decode steps ran with --cuda-graphs on).
+  if (version == 5 || version == 8 || version == 15 || version == 18)
+    add_missing_result_columns(db);
 }
 
 // The current schema, in creation order (tables before the indexes and views on them).
