@@ -24,7 +24,9 @@
 # peer_gemm_compare, and scripts/gpu_serve_load.py's serving targets; about 240 s,
 # docs/gpu-validation.md), or graphs (issue 44 section 1: the CUDA-graph tests, then llama2-7b
 # fp16 decode at batch 1 and 16 with --cuda-graphs off,on and scripts/gpu_graphs_check.py --
-# the same tokens with graphs on and off, and TPOT of both; about 300 s). Every step has
+# the same tokens with graphs on and off, and TPOT of both -- then the same traced with the
+# CUPTI timer, checked for replayed traced steps whose kernels sit under the eager steps' ops;
+# about 420 s). Every step has
 # its own time limit; the log goes to OUT_DIR/validate-PART.log and the databases to OUT_DIR.
 #
 # --dry-run (or GPU_VALIDATE_DRY_RUN=1), on a machine without a GPU: checks the arguments, prints
@@ -256,7 +258,7 @@ if [ "$PART" = graphs ]; then  # issue 44 section 1: decode steps captured as CU
   # Graph replay against eager decode on tiny and wide models (fp32, fp16; batch 1, 3, 16), the
   # kernels that read the length from device memory, one real capture replayed at many lengths.
   step graph_tests 200 "$BIN/test_cuda_forward" \
-      --gtest_filter='CudaForward.Graph*:CudaGraphKernels.*'
+      --gtest_filter='CudaForward.Graph*:CudaForward.TracedGraph*:CudaGraphKernels.*'
   # TPOT with graphs off and on, one run, batch 1 and 16 (the issue's shapes; untraced, so the
   # graphs are what is measured); then the same tokens both ways and the ratio on / off.
   step graphs_tpot 240 "$LB" run --backend cuda --model llama2-7b --dtype fp16 --batch 1,16 \
@@ -267,7 +269,20 @@ if [ "$PART" = graphs ]; then  # issue 44 section 1: decode steps captured as CU
   # A CPU database has no graphs-on case to pair: the dry run checks the checker on its fixture.
   [ "$DRY" = 1 ] && step graphs_check_self_test 30 python3 "$here/gpu_graphs_check.py" --self-test
   step graphs_cases 30 "$LB" query /tmp/graphs-copy.db "SELECT id, batch, variants, status,
-      tpot_ms_mean, tpot_ms_p50, mbu FROM bench_case"
+      tpot_ms_mean, tpot_ms_p50, mbu, cuda_graph_steps, cuda_graph_eager_steps, cuda_graph_note
+      FROM bench_case"
+  # Traced with the CUPTI timer (issue 44 section 1, tracing half): the traced steps after each
+  # shape's warm-up replay their graph, and the checker wants every replayed kernel under the
+  # op that launches it eagerly (the graphs-off case's kernels per op), none unmatched.
+  step graphs_traced 120 "$LB" run --backend cuda --model llama2-7b --dtype fp16 --batch 1,16 \
+      --prompt-len 128 --max-new-tokens 16 --warmup 1 --repeat 2 --trace ops --timer cupti \
+      --cuda-graphs off,on --db "$OUT/graphs_traced.db"
+  cp "$OUT/graphs_traced.db" /tmp/graphs-traced-copy.db 2>/dev/null
+  step graphs_traced_check 30 python3 "$here/gpu_graphs_check.py" /tmp/graphs-traced-copy.db
+  step graphs_traced_cases 30 "$LB" query /tmp/graphs-traced-copy.db "SELECT id, batch,
+      variants, status, cuda_graph_steps, cuda_graph_eager_steps, cuda_graph_traced_steps,
+      trace_unmatched_graph_nodes, trace_overhead_tpot, cuda_graph_note FROM bench_case"
+  step graphs_traced_coverage 30 "$LB" query /tmp/graphs-traced-copy.db op_coverage
 fi
 
 if [ "$PART" = peer ]; then  # issue 32 section 3: the PyTorch peer, its profile, serving targets
