@@ -17,6 +17,7 @@
 #include <omp.h>
 
 #include "kernels/common/half.h"
+#include "kernels/cpu/panel_schedule.h"
 
 namespace llmbench::cpu::LLMBENCH_AVX512_NS {
 
@@ -92,10 +93,9 @@ inline __m128 reduce4(__m512 a0, __m512 a1, __m512 a2, __m512 a3) {
 // vector is loaded once and used for all R rows. The first chunk of k writes out, later chunks
 // add to it, so out[i, j] = sum over chunks (in order) of reduce4(chunk accumulator): the same
 // operations in the same order whatever R, C, m or the tile's place are.
-template <class Op, int R, int C, int PrefetchBytes>
+template <class Op, int R, int C>
 void tile(float* out, int ldo, const typename Op::X* x, int ldx, const typename Op::W* w, int ldw,
           int p0, int p1, bool accumulate) {
-  constexpr int kAhead = PrefetchBytes / static_cast<int>(sizeof(typename Op::W));
   __m512 acc[R][4];
 #pragma GCC unroll 32
   for (int r = 0; r < R; ++r)
@@ -105,12 +105,7 @@ void tile(float* out, int ldo, const typename Op::X* x, int ldx, const typename 
   for (int p = p0; p < p_full; p += Op::kStep) {
     typename Op::Wv wv[C];
 #pragma GCC unroll 32
-    for (int c = 0; c < C; ++c) {
-      if constexpr (kAhead > 0)
-        _mm_prefetch(reinterpret_cast<const char*>(w + static_cast<std::size_t>(c) * ldw + p + kAhead),
-                     _MM_HINT_T0);
-      wv[c] = Op::w(w + static_cast<std::size_t>(c) * ldw + p);
-    }
+    for (int c = 0; c < C; ++c) wv[c] = Op::w(w + static_cast<std::size_t>(c) * ldw + p);
 #pragma GCC unroll 32
     for (int r = 0; r < R; ++r) {
       const typename Op::Xv xv = Op::x(x + static_cast<std::size_t>(r) * ldx + p);
@@ -146,13 +141,13 @@ using TileFn = void (*)(float*, int, const typename Op::X*, int, const typename 
                         int, bool);
 
 // tiles[r - 1][c - 1] = tile<Op, r, c>, so the row and column remainders use the same code.
-template <class Op, int R, int C, int PrefetchBytes>
+template <class Op, int R, int C>
 struct TileTable {
   TileFn<Op> fn[R][C];
   constexpr TileTable() : fn() { fill(std::make_integer_sequence<int, R * C>{}); }
   template <int... I>
   constexpr void fill(std::integer_sequence<int, I...>) {
-    ((fn[I / C][I % C] = &tile<Op, I / C + 1, I % C + 1, PrefetchBytes>), ...);
+    ((fn[I / C][I % C] = &tile<Op, I / C + 1, I % C + 1>), ...);
   }
 };
 
@@ -164,22 +159,128 @@ constexpr int kRows = 4;
 constexpr int kCols = 4;
 constexpr int kChunkBytes = 2048;
 // Weight rows per panel (one thread's unit of work; its chunks stay in L2 across the row
-// blocks) and activation rows per block: at 1-4 rows the panel is one column block, so the
-// weights stream as four sequential rows.
+// blocks) and activation rows per block.
 constexpr int kPanelRows = 64;
 constexpr int kRowBlock = 32;
-// Software prefetch distance of the weight rows at 1-4 rows (bandwidth-bound); 0 = only the
-// hardware prefetchers. bench_kernels stream_decode / matmul_half m:1 decide.
-constexpr int kStreamPrefetchBytes = 0;
 
+// ---- decode: 1..kDecodeRows x rows, one sequential weight stream per thread ----
+// Each output gets exactly the operations tile() gives it (per chunk of kChunkBytes: one
+// accumulator over the chunk's steps and its masked tail, reduce4's lane, chunks added in
+// order), so decode rows keep the bits of the same rows in a prefill product. Only the order in
+// which the weights are read differs: one weight row at a time to its end, then the next, each
+// thread on a contiguous run of rows handed out by PanelSchedule (panel_schedule.h, as the AVX2
+// decode kernels), with a software prefetch kDecodePrefetchBytes ahead in the stream. Two
+// chunks of the row run side by side (their accumulators are independent), so batch 1 has two
+// multiply-add chains in flight, not one; the x rows go in groups of up to four per pass over
+// the row, which is in L1 for the second pass.
+constexpr int kDecodeRows = 8;          // kDecodeRowsMax (decode_dispatch.h)
+constexpr int kDecodeRowGroup = 4;      // x rows per pass over a weight row
+constexpr int kDecodePanelRows = 16;    // weight rows per scheduled unit
+// As the AVX2 kernels' measured distance (matmul_avx2.cpp); not yet measured on an AVX-512 CPU.
+constexpr int kDecodePrefetchBytes = 512;
+
+// acc[r] (+)= x_r[p0, p1) . w[p0, p1) by tile()'s steps: whole vectors, then a masked tail.
+template <class Op, int R>
+inline void chunk_madd(__m512 (&acc)[R], const typename Op::X* x, int ldx,
+                       const typename Op::W* w, int p0, int p1) {
+  const int p_full = p0 + (p1 - p0) / Op::kStep * Op::kStep;
+  for (int p = p0; p < p_full; p += Op::kStep) {
+    const typename Op::Wv wv = Op::w(w + p);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r)
+      acc[r] = Op::madd(acc[r], Op::x(x + static_cast<std::size_t>(r) * ldx + p), wv);
+  }
+  if (p_full < p1) {
+    const int rem = p1 - p_full;
+    const typename Op::Wv wv = Op::w_tail(w + p_full, rem);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r)
+      acc[r] = Op::madd(acc[r], Op::x_tail(x + static_cast<std::size_t>(r) * ldx + p_full, rem), wv);
+  }
+}
+
+// The R (<= 4) chunk sums of acc as reduce4 gives them, added to total[r] (the running sum of
+// the earlier chunks, as tile() adds a chunk to what out holds).
+template <int R>
+inline void add_chunk_sums(float (&total)[R], const __m512 (&acc)[R], bool first) {
+  __m512 v[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
+                 _mm512_setzero_ps()};
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) v[r] = acc[r];
+  alignas(16) float sums[4];
+  _mm_store_ps(sums, reduce4(v[0], v[1], v[2], v[3]));
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) total[r] = first ? sums[r] : total[r] + sums[r];
+}
+
+// out[r * ldo] = x_r . w for r < R (<= 4): one weight row (k values) read from start to end.
+template <class Op, int R>
+void row_times_rows(float* out, int ldo, const typename Op::X* x, int ldx,
+                    const typename Op::W* w, int k) {
+  constexpr int kc = kChunkBytes / sizeof(typename Op::W);
+  constexpr int kAhead = kDecodePrefetchBytes / static_cast<int>(sizeof(typename Op::W));
+  constexpr int kLine = 64 / static_cast<int>(sizeof(typename Op::W));
+  float total[R] = {};
+  for (int c0 = 0; c0 < k; c0 += 2 * kc) {
+    const int c1 = std::min(k, c0 + kc), c2 = std::min(k, c1 + kc);  // chunks [c0,c1), [c1,c2)
+    __m512 a[R], b[R];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) a[r] = b[r] = _mm512_setzero_ps();
+    // Both chunks' whole lines side by side (the second may be a shorter last chunk), each with
+    // its prefetch; then what is left of each, tails included, by chunk_madd.
+    const int both = std::min(c1 - c0, c2 - c1) / kLine * kLine;
+    for (int p = 0; p < both; p += kLine) {
+      _mm_prefetch(reinterpret_cast<const char*>(w + c0 + p + kAhead), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(w + c1 + p + kAhead), _MM_HINT_T0);
+      chunk_madd<Op, R>(a, x, ldx, w, c0 + p, c0 + p + kLine);
+      chunk_madd<Op, R>(b, x, ldx, w, c1 + p, c1 + p + kLine);
+    }
+    for (int p = c0 + both; p < c1; p += kLine) {
+      _mm_prefetch(reinterpret_cast<const char*>(w + p + kAhead), _MM_HINT_T0);
+      chunk_madd<Op, R>(a, x, ldx, w, p, std::min(c1, p + kLine));
+    }
+    for (int p = c1 + both; p < c2; p += kLine)
+      chunk_madd<Op, R>(b, x, ldx, w, p, std::min(c2, p + kLine));
+    add_chunk_sums<R>(total, a, c0 == 0);
+    if (c1 < c2) add_chunk_sums<R>(total, b, false);
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) out[static_cast<std::size_t>(r) * ldo] = total[r];
+}
+
+template <class Op>
+void decode(float* out, const typename Op::X* x, int ldx, const typename Op::W* w, int m, int n,
+            int k) {
+  const int n_panels = (n + kDecodePanelRows - 1) / kDecodePanelRows;
+  PanelSchedule schedule(n_panels, omp_get_max_threads());
+#pragma omp parallel if (static_cast<long>(n) * k > (1 << 15))
+  schedule.run(omp_get_thread_num(), [&](int g) {
+    const int j1 = std::min(n, (g + 1) * kDecodePanelRows);
+    for (int j = g * kDecodePanelRows; j < j1; ++j) {
+      const typename Op::W* wj = w + static_cast<std::size_t>(j) * k;
+      for (int i = 0; i < m; i += kDecodeRowGroup) {
+        float* o = out + static_cast<std::size_t>(i) * n + j;
+        const typename Op::X* xi = x + static_cast<std::size_t>(i) * ldx;
+        switch (std::min(kDecodeRowGroup, m - i)) {
+          case 1: row_times_rows<Op, 1>(o, n, xi, ldx, wj, k); break;
+          case 2: row_times_rows<Op, 2>(o, n, xi, ldx, wj, k); break;
+          case 3: row_times_rows<Op, 3>(o, n, xi, ldx, wj, k); break;
+          default: row_times_rows<Op, 4>(o, n, xi, ldx, wj, k); break;
+        }
+      }
+    }
+  });
+}
+
+// ---- prefill: more rows, register tiles over a static split ----
 template <class Op>
 void run(float* out, const typename Op::X* x, int ldx, const typename Op::W* w, int m, int n,
          int k) {
-  static constexpr TileTable<Op, kRows, kCols, 0> tiles;
-  static constexpr TileTable<Op, kRows, kCols, kStreamPrefetchBytes> streaming;  // software prefetch
+  if (m <= kDecodeRows) return decode<Op>(out, x, ldx, w, m, n, k);
+  static constexpr TileTable<Op, kRows, kCols> tiles;
   constexpr int kc = kChunkBytes / sizeof(typename Op::W);
-  const int panel = m <= kRows ? kCols : kPanelRows;
-  const TileFn<Op>(*fns)[kCols] = m <= kRows ? streaming.fn : tiles.fn;
+  const int panel = kPanelRows;
+  const TileFn<Op>(*fns)[kCols] = tiles.fn;
   const int n_panels = (n + panel - 1) / panel;
   const bool parallel = static_cast<long>(n) * k > (1 << 15);
   // Static schedule: each thread streams one contiguous slice of the weight matrix.

@@ -7,6 +7,11 @@
 // R rows), then each accumulator is reduced to one output. Every output (i, j) is therefore the
 // same sequence of vector multiply-adds and the same final reduction whatever m, R or C are:
 // results are bit-identical across batch sizes and between the decode and prefill paths.
+// Decode's 1-8 rows read the weights in another order, for bandwidth, with the same operations
+// per output: one weight row at a time to its end, each thread on its own contiguous run of rows
+// shared out at run time (panel_schedule.h), a software prefetch ahead in that stream, two
+// chunks of the row in flight. 16-bit weights are never widened into a buffer (vdpbf16ps reads
+// bf16 as stored, vcvtph2ps widens fp16 in registers).
 // Deliberately not: packed panels or k-blocking (the weight tile stays in L1/L2 across the rows;
 // see the measured rates in tests/bench/bench_kernels.cpp).
 #pragma once

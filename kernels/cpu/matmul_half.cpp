@@ -143,10 +143,13 @@ void matmul_half_reference(float* out, const float* x, const std::uint16_t* w, D
 namespace {
 
 // vdpbf16ps on the bf16 bits of x (converted once per call) and of the weights as stored.
+// The x buffers are thread-local so that a decode step reuses them: a fresh one per call could
+// come from mmap (8 fp16-rounded rows of k 5632 are 180 KB) and fault its pages in every time.
 void bf16_avx512(float* out, const float* x, const std::uint16_t* w, int m, int n, int k,
                  int lda) {
   const int ld = (k + 31) / 32 * 32;
-  std::vector<std::uint16_t> xb(static_cast<std::size_t>(m) * ld);
+  thread_local std::vector<std::uint16_t> xb;
+  xb.resize(static_cast<std::size_t>(m) * ld);
   avx512::to_bf16_padded(xb.data(), ld, x, lda, m, k);
   avx512::matmul_bf16(out, xb.data(), ld, w, m, n, k);
 }
@@ -154,7 +157,8 @@ void bf16_avx512(float* out, const float* x, const std::uint16_t* w, int m, int 
 // F16C widening in registers, fp32 FMAs; x rounded to fp16 values once per call.
 void fp16_avx512(float* out, const float* x, const std::uint16_t* w, int m, int n, int k,
                  int lda) {
-  std::vector<float> xr(static_cast<std::size_t>(m) * k);
+  thread_local std::vector<float> xr;
+  xr.resize(static_cast<std::size_t>(m) * k);
   avx512::round_to_fp16_rows(xr.data(), x, lda, m, k);
   avx512::matmul_fp16(out, xr.data(), k, w, m, n, k);
 }
