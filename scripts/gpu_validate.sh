@@ -25,8 +25,9 @@
 # docs/gpu-validation.md), or graphs (issue 44 section 1: the CUDA-graph tests, then llama2-7b
 # fp16 decode at batch 1 and 16 with --cuda-graphs off,on and scripts/gpu_graphs_check.py --
 # the same tokens with graphs on and off, and TPOT of both -- then the same traced with the
-# CUPTI timer, checked for replayed traced steps whose kernels sit under the eager steps' ops;
-# about 420 s). Every step has
+# CUPTI timer, checked for replayed traced steps whose kernels sit under the eager steps' ops,
+# and a tinyllama run with NVTX injected into CUPTI whose notes compare the NVTX ranges CUPTI
+# recorded with those llmbench pushed; limits 800 s in all, not yet timed). Every step has
 # its own time limit; the log goes to OUT_DIR/validate-PART.log and the databases to OUT_DIR.
 #
 # --dry-run (or GPU_VALIDATE_DRY_RUN=1), on a machine without a GPU: checks the arguments, prints
@@ -283,6 +284,20 @@ if [ "$PART" = graphs ]; then  # issue 44 section 1: decode steps captured as CU
       variants, status, cuda_graph_steps, cuda_graph_eager_steps, cuda_graph_traced_steps,
       trace_unmatched_graph_nodes, trace_overhead_tpot, cuda_graph_note FROM bench_case"
   step graphs_traced_coverage 30 "$LB" query /tmp/graphs-traced-copy.db op_coverage
+  # NVTX through CUPTI (issue 44 section 2): NVTX reaches CUPTI only when NVTX_INJECTION64_PATH
+  # names libcupti before the process's first NVTX call. Each traced case's note then compares
+  # the ranges CUPTI recorded with those llmbench pushed (count, names, nesting): "nvtx: CUPTI
+  # recorded N ranges of the N llmbench pushed, names and nesting equal", else what differs.
+  if [ "$DRY" != 1 ]; then
+    NVTX_INJECTION64_PATH=$(ldd "$LB" | awk '/libcupti/ {print $3; exit}')
+    export NVTX_INJECTION64_PATH
+    echo "=== NVTX_INJECTION64_PATH=$NVTX_INJECTION64_PATH" | tee -a "$LOG"
+  fi
+  step nvtx_markers 90 "$LB" run --backend cuda --model tinyllama-1.1b --dtype fp16 --batch 1 \
+      --prompt-len 32 --max-new-tokens 8 --repeat 1 --trace ops --timer cupti \
+      --cuda-graphs off,on --db "$OUT/nvtx.db"
+  unset NVTX_INJECTION64_PATH
+  grep 'nvtx: ' "$LOG"
 fi
 
 if [ "$PART" = peer ]; then  # issue 32 section 3: the PyTorch peer, its profile, serving targets

@@ -184,6 +184,7 @@ void add_traced_repetition(CaseResult& r, const CaseSpec& spec, const Model& mod
     throw Error("the traced repetition generated other tokens than the untraced ones");
   r.trace = tracer.records();
   r.trace_device = tracer.device_trace();
+  if (!r.trace_device.nvtx_check.empty()) r.notes.push_back(r.trace_device.nvtx_check);
   set_trace_overheads(r);
 }
 

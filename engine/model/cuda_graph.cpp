@@ -37,6 +37,7 @@ bool StepGraphs::capture(Entry& e, const StepShape& shape,
                      std::chrono::steady_clock::now());
       GraphOpRecorder recorder([this] { return driver_.new_nodes(); });
       scratch.set_graph_recorder(&recorder);
+      scratch.set_pushes_nvtx(false);
       launch(&scratch);
       auto ops = std::make_shared<GraphOps>(recorder.finish(scratch.records()));
       ops->length = length;

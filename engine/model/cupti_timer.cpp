@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -18,6 +19,7 @@
 
 #include "engine/model/activity_attribution.h"
 #include "engine/model/activity_buffer_pool.h"
+#include "engine/model/nvtx_check.h"
 #include "kernels/common/error.h"
 
 namespace llmbench {
@@ -62,6 +64,7 @@ struct Delivered {
   std::vector<DeviceActivity> activities;
   std::vector<std::pair<std::uint32_t, std::uint64_t>> correlations;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> clones;  // (original, clone) node ids
+  std::vector<NvtxMarker> markers;  // NVTX push/pop ranges (only with NVTX_INJECTION64_PATH)
   KernelNames names;
   std::atomic<std::size_t> dropped{0};  // added to by the completion callback
 };
@@ -108,6 +111,20 @@ void read_record(const CUpti_Activity* rec, Delivered& d) {
       a.name = d.names.intern("Memset");
       a.bytes = std::int64_t(reinterpret_cast<const CUpti_ActivityMemset4*>(rec)->bytes);
       d.activities.push_back(a);
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MARKER: {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMarker2*>(rec);
+      const bool start = (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) != 0;
+      if (!start && (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) == 0) break;  // instantaneous
+      NvtxMarker k;
+      k.id = m->id;
+      k.start = start;
+      k.ts_ns = std::int64_t(m->timestamp);
+      if (start && m->name != nullptr) k.name = m->name;
+      k.in_domain = m->domain != nullptr && std::strcmp(m->domain, "llmbench") == 0;
+      if (start && !k.in_domain) break;  // another domain's range
+      d.markers.push_back(std::move(k));
       break;
     }
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
@@ -205,6 +222,9 @@ class CuptiOpTimer final : public OpTimer {
         cupti_check(rc, "cuptiActivityEnable");
       }
     }
+    // NVTX ranges, for check_nvtx: recorded only when NVTX_INJECTION64_PATH names libcupti; a
+    // CUPTI that refuses the kind leaves the check out, not the timer.
+    markers_enabled_ = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER) == CUPTI_SUCCESS;
     g_timer_alive = true;
     exhausted_before_ = g_pool->stats().exhausted;
     failures_before_ = g_pool->stats().consume_failures;
@@ -231,6 +251,7 @@ class CuptiOpTimer final : public OpTimer {
     if (subscriber_ != nullptr) cuptiUnsubscribe(subscriber_);
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     for (CUpti_ActivityKind k : kKinds) cuptiActivityDisable(k);
+    if (markers_enabled_) cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MARKER);
     g_next_base = base_ + std::uint64_t(host_start_.size()) + 1;
     g_timer_alive = false;
     g_pool->drain();
@@ -239,6 +260,7 @@ class CuptiOpTimer final : public OpTimer {
     d.activities.clear();
     d.correlations.clear();
     d.clones.clear();
+    d.markers.clear();
     d.names = KernelNames{};
     d.dropped = 0;
   }
@@ -253,6 +275,11 @@ class CuptiOpTimer final : public OpTimer {
     out.records = attribution_.device_work(
         -anchor_device_ns_ + duration_cast<nanoseconds>(anchor_host_ - origin).count());
     out.unmatched_graph_nodes = attribution_.unmatched_graph_nodes();
+  }
+
+  std::string check_nvtx(const std::vector<OpRecord>& records) override {
+    if (markers_.empty()) return "";
+    return llmbench::check_nvtx(records, markers_).summary();
   }
 
   bool sees_graph_nodes() const override { return subscriber_ != nullptr; }
@@ -324,6 +351,8 @@ class CuptiOpTimer final : public OpTimer {
     for (const auto& [corr, ext] : d.correlations) attribution_.add_correlation(corr, ext);
     for (const auto& [original, clone] : d.clones) attribution_.add_node_clone(original, clone);
     d.clones.clear();
+    markers_ = std::move(d.markers);
+    d.markers.clear();
     for (const DeviceActivity& a : d.activities) attribution_.add_activity(a);
     d.correlations.clear();
     d.activities.clear();
@@ -342,6 +371,8 @@ class CuptiOpTimer final : public OpTimer {
   std::vector<std::string> names_;  // of the device work, DeviceActivity::name indexes it
   std::uint64_t exhausted_before_ = 0, failures_before_ = 0;  // the pool's counts at the start
   CUpti_SubscriberHandle subscriber_ = nullptr;  // the graph-node clone callback's
+  std::vector<NvtxMarker> markers_;  // what CUPTI recorded of NVTX ranges (collect())
+  bool markers_enabled_ = false;
 };
 
 }  // namespace

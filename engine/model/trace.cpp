@@ -136,6 +136,7 @@ void Tracer::graph_launch(std::shared_ptr<const GraphOps> ops, int length,
     const int parent = op.parent < 0 ? launch_slot : first + op.parent;
     while (open_.size() > base && open_.back() != parent) end(open_.back());
     begin(op.name, op.category, op.layer, ops->flops_at(i, length), ops->bytes_at(i, length));
+    records_.back().replayed = true;
   }
   while (open_.size() > base) end(open_.back());
   timer_->graph_launch(launch_slot, first, std::move(ops), launch);
@@ -154,6 +155,7 @@ void Tracer::finish() {
   if (timer_->resolves_at_end()) {
     device_ = DeviceTrace{};
     timer_->device_work(origin_, device_);
+    device_.nvtx_check = timer_->check_nvtx(records_);
   }
 }
 
@@ -182,14 +184,17 @@ nvtxDomainHandle_t nvtx_domain() {
 OpScope::OpScope(Tracer* tracer, const char* name, OpCategory category, int layer,
                  std::int64_t flops, std::int64_t bytes, bool step_range) {
 #if defined(LLMBENCH_HAVE_NVTX)
-  nvtxEventAttributes_t attr{};
-  attr.version = NVTX_VERSION;
-  attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  attr.messageType = NVTX_MESSAGE_TYPE_ASCII;
-  attr.message.ascii = name;
-  attr.payloadType = NVTX_PAYLOAD_TYPE_INT32;
-  attr.payload.iValue = layer;
-  nvtxDomainRangePushEx(nvtx_domain(), &attr);
+  if (!tracer || tracer->pushes_nvtx()) {
+    nvtxEventAttributes_t attr{};
+    attr.version = NVTX_VERSION;
+    attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    attr.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    attr.message.ascii = name;
+    attr.payloadType = NVTX_PAYLOAD_TYPE_INT32;
+    attr.payload.iValue = layer;
+    nvtxDomainRangePushEx(nvtx_domain(), &attr);
+    nvtx_ = true;
+  }
 #endif
   if (tracer && (tracer->level() == TraceLevel::kOps ||
                  (tracer->level() == TraceLevel::kSteps && step_range))) {
@@ -201,7 +206,7 @@ OpScope::OpScope(Tracer* tracer, const char* name, OpCategory category, int laye
 OpScope::~OpScope() {
   if (tracer_) tracer_->end(index_);
 #if defined(LLMBENCH_HAVE_NVTX)
-  nvtxDomainRangePop(nvtx_domain());
+  if (nvtx_) nvtxDomainRangePop(nvtx_domain());
 #endif
 }
 

@@ -58,6 +58,8 @@ struct OpRecord {
   std::int64_t enqueue_ns = 0;    // host time at which it was issued
   std::int64_t flops = 0;         // analytic work (0 for ranges)
   std::int64_t bytes = 0;         // analytic bytes read + written (0 for ranges)
+  bool replayed = false;          // one of a replayed graph's ops (Tracer::graph_launch): it
+                                  // launched nothing itself and pushed no NVTX range
 };
 
 // One kernel, memcpy or memset the device ran for a traced op (the CUPTI op timer on CUDA):
@@ -86,6 +88,9 @@ struct DeviceTrace {
   // Device work of a replayed graph whose node no op was recorded for at capture (a stale
   // graph's node, or a clone CUPTI did not report): counted here, never given to an op.
   int unmatched_graph_nodes = 0;
+  // The NVTX ranges the timer saw recorded against those the records pushed, in one line
+  // (nvtx_check.h); "" when the timer saw no NVTX marker.
+  std::string nvtx_check;
 };
 
 // Times ops for a Tracer. start/stop are called in pairs per slot and must not synchronise;
@@ -107,6 +112,9 @@ class OpTimer {
   // and sets the device ran for each slot (DeviceWorkRecord::op = the slot), on the clock of
   // resolve(). Nothing for a timer that does not see them.
   virtual void device_work(std::chrono::steady_clock::time_point /*origin*/, DeviceTrace& /*out*/) {}
+  // After device_work(): the NVTX ranges the timer saw recorded, checked against `records`
+  // (nvtx_check.h: NvtxCheck::summary); "" when it saw none.
+  virtual std::string check_nvtx(const std::vector<OpRecord>& /*records*/) { return ""; }
   // True when graph_launch() gives a replayed graph's device work to the ops recorded at its
   // capture (the CUPTI timer); a Session replays traced decode steps from graphs only then.
   virtual bool sees_graph_nodes() const { return false; }
@@ -165,6 +173,11 @@ class Tracer {
   // While a traced step is captured into a graph (into a Tracer of its own: cuda_graph.h), the
   // recorder is told of every scope change and so learns each node's op; nullptr stops it.
   void set_graph_recorder(GraphOpRecorder* recorder) { recorder_ = recorder; }
+  // Whether its OpScopes push NVTX ranges (default true). A graph capture's own Tracer does not:
+  // the step's Tracer records the captured ops when the graph is launched, and the ranges
+  // pushed are those its records say (nvtx_check.h).
+  void set_pushes_nvtx(bool on) { pushes_nvtx_ = on; }
+  bool pushes_nvtx() const { return pushes_nvtx_; }
   // Whether graph_launch() attributes a replay's kernels to its ops (OpTimer::sees_graph_nodes).
   bool sees_graph_nodes() const { return timer_->sees_graph_nodes(); }
   // A captured graph replayed inside the innermost open scope at context length `length`:
@@ -190,11 +203,13 @@ class Tracer {
   std::vector<int> open_;      // indices of records begun and not ended
   std::size_t resolved_ = 0;   // records before this index are resolved
   GraphOpRecorder* recorder_ = nullptr;
+  bool pushes_nvtx_ = true;
 };
 
 // The scope of one op or range. Records into `tracer` when it is non-null and its level asks
 // for this kind (ranges named "prefill"/"decode_step" at steps and ops; everything else at
-// ops only); always pushes the NVTX range when NVTX is compiled in.
+// ops only); pushes the NVTX range when NVTX is compiled in, unless `tracer` is a graph
+// capture's (Tracer::pushes_nvtx).
 class OpScope {
  public:
   OpScope(Tracer* tracer, const char* name, OpCategory category, int layer = -1,
@@ -206,6 +221,7 @@ class OpScope {
  private:
   Tracer* tracer_ = nullptr;
   int index_ = -1;
+  bool nvtx_ = false;  // pushed an NVTX range
 };
 
 }  // namespace llmbench

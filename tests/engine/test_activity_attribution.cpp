@@ -4,7 +4,8 @@
 // out, and a Tracer whose timer resolves at the end resolves nothing per step and everything at
 // finish(). A replayed CUDA graph's kernels (all of one launch's correlation id) reach the op
 // their graph node was captured in, through CUPTI's clone ids too; a node no op was recorded for
-// (a stale graph's) is counted and given to no op.
+// (a stale graph's) is counted and given to no op. The NVTX ranges CUPTI records are checked
+// against those the records pushed: count, names and nesting.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -14,6 +15,7 @@
 #include "engine/model/activity_attribution.h"
 #include "engine/model/cpu_backend.h"
 #include "engine/model/graph_ops.h"
+#include "engine/model/nvtx_check.h"
 #include "engine/model/trace.h"
 #include "kernels/common/error.h"
 
@@ -379,6 +381,62 @@ TEST(GraphAttribution, AStaleGraphsNodesAreUnmatchedInTheNewGraphsLaunch) {
   EXPECT_EQ(t[2].activities, 0) << "not misattributed to op a";
   EXPECT_EQ(t[3].activities, 1);
   EXPECT_EQ(a.device_work(0).size(), 1u);
+}
+
+// ---- NVTX ranges through CUPTI's marker records ----------------------------------------
+
+namespace {
+
+// decode_step > layer > (a, then a replayed op that pushed nothing), then b in the step.
+std::vector<OpRecord> pushed_records() {
+  std::vector<OpRecord> r(5);
+  const char* names[] = {"decode_step", "layer", "a", "replayed", "b"};
+  const int depth[] = {0, 1, 2, 2, 1};
+  for (int i = 0; i < 5; ++i) {
+    r[std::size_t(i)].name = names[i];
+    r[std::size_t(i)].depth = depth[i];
+  }
+  r[3].replayed = true;
+  return r;
+}
+
+NvtxMarker mark(std::uint32_t id, bool start, std::int64_t ts, const char* name = "") {
+  return {id, start, ts, name, start};
+}
+
+}  // namespace
+
+TEST(NvtxCheck, RangesRecordedAsPushedMatchWhateverTheRecordOrder) {
+  // Markers in delivery order (not time order); the layer starts at the step's instant and the
+  // step and b end at one instant; another domain's end is ignored.
+  std::vector<NvtxMarker> m = {mark(4, true, 50, "b"),     mark(1, true, 10, "decode_step"),
+                               mark(2, true, 10, "layer"), mark(3, true, 20, "a"),
+                               mark(3, false, 30),         mark(2, false, 40),
+                               mark(4, false, 60),         mark(1, false, 60),
+                               {99, false, 70, "", false}};
+  const NvtxCheck c = check_nvtx(pushed_records(), m);
+  EXPECT_TRUE(c.ok()) << c.summary();
+  EXPECT_EQ(c.pushed, 4) << "the replayed op pushed none";
+  EXPECT_EQ(c.recorded, 4);
+  EXPECT_EQ(c.summary(), "nvtx: CUPTI recorded 4 ranges of the 4 llmbench pushed, names and "
+                         "nesting equal");
+}
+
+TEST(NvtxCheck, AMissingRangeAnOtherNestingAndAnUnpairedStartAreReported) {
+  // b recorded inside the layer (depth 2), a never recorded, and one start without its end.
+  std::vector<NvtxMarker> m = {mark(1, true, 10, "decode_step"), mark(2, true, 11, "layer"),
+                               mark(4, true, 20, "b"),           mark(4, false, 30),
+                               mark(2, false, 40),               mark(1, false, 50),
+                               mark(7, true, 60, "stray")};
+  const NvtxCheck c = check_nvtx(pushed_records(), m);
+  EXPECT_FALSE(c.ok());
+  EXPECT_EQ(c.recorded, 3);
+  EXPECT_EQ(c.unpaired, 1);
+  const std::string s = c.summary();
+  EXPECT_NE(s.find("1 starts or ends unpaired"), std::string::npos) << s;
+  EXPECT_NE(s.find("pushed 'a' at depth 2, recorded 'b' at depth 2"), std::string::npos) << s;
+  EXPECT_NE(s.find("'b' was not recorded"), std::string::npos) << s;
+  EXPECT_TRUE(check_nvtx(pushed_records(), {}).differences.size() > 0);
 }
 
 }  // namespace llmbench
