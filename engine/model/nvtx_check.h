@@ -3,7 +3,8 @@
 // the ranges llmbench pushed, so a device run shows that Nsight would see llmbench's names and
 // nesting without running Nsight (issue 44 section 2). What llmbench pushed is the traced
 // repetition's records (OpScope pushes one range per record, in the "llmbench" domain), except
-// the ops recorded from a replayed graph, which push none (OpRecord::replayed).
+// the ops recorded from a replayed graph, which push none (OpRecord::replayed). Only at --trace
+// ops: at steps every op still pushes its range but only the steps are records.
 // Plain C++, tested on synthetic marker records (tests/engine/test_activity_attribution.cpp);
 // the CUPTI timer reads the records (cupti_timer.cpp).
 #pragma once
