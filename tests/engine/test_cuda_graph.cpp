@@ -391,13 +391,19 @@ TEST(GraphOps, AReplaysAnalyticWorkIsThatOfItsContextLength) {
   EXPECT_EQ(g.flops_at(2, 20), 0);
 }
 
-TEST(StepGraphs, ATracedShapeCapturesItsOwnGraphAndEveryLaunchRecordsItsOps) {
+// A fake driver's StepGraphs and a Tracer whose timer sees graph nodes.
+struct TracedFake {
   FakeDriver d;
-  StepGraphs g(d, "decode step");
-  FakeStep s{d};
+  StepGraphs g{d, "decode step"};
+  FakeStep s{d, 0, {}, 0, nullptr};
   std::vector<SeenLaunch> seen;
-  Tracer tr(TraceLevel::kOps, std::make_unique<GraphSeeingTimer>(seen),
-            std::chrono::steady_clock::now());
+  Tracer tr{TraceLevel::kOps, std::make_unique<GraphSeeingTimer>(seen),
+            std::chrono::steady_clock::now()};
+};
+
+TEST(StepGraphs, ATracedShapeCapturesItsOwnGraphAndEveryLaunchRecordsItsOps) {
+  TracedFake f;
+  auto& [d, g, s, seen, tr] = f;
   EXPECT_EQ(s.step(g, 1), StepRun::kWarmup);  // untraced: its own graph
   EXPECT_EQ(s.step(g, 2), StepRun::kCaptured);
   EXPECT_EQ(s.traced_step(g, tr, 3), StepRun::kWarmup) << "the untraced graph has no op map";
@@ -423,12 +429,8 @@ TEST(StepGraphs, ATracedShapeCapturesItsOwnGraphAndEveryLaunchRecordsItsOps) {
 }
 
 TEST(StepGraphs, AFailedTracedCaptureLeavesNoRecordBehind) {
-  FakeDriver d;
-  StepGraphs g(d, "decode step");
-  FakeStep s{d};
-  std::vector<SeenLaunch> seen;
-  Tracer tr(TraceLevel::kOps, std::make_unique<GraphSeeingTimer>(seen),
-            std::chrono::steady_clock::now());
+  TracedFake f;
+  auto& [d, g, s, seen, tr] = f;
   s.extra = [&] {
     if (d.recording()) throw Error("refused inside the capture");
   };
