@@ -14,9 +14,8 @@
 // fp16 once per group and block, shared by the tile's rows): 11 instructions a 512 MACs
 // against the row-major kernel's 33.
 //
-// Decode (up to kDecodeRows x rows): all rows in one tile on one column group, every block of
-// k, each thread streaming whole groups that PanelSchedule hands out, with a software prefetch
-// (decode() below). Prefill: register tile of kTileRows x rows by kTileGroups column groups (8
+// Decode (up to kDecodeRows x rows): one column group at a time, every block of k, each thread
+// streaming whole groups that PanelSchedule hands out, with a software prefetch (decode()). Prefill: register tile of kTileRows x rows by kTileGroups column groups (8
 // int32 and 8 fp32 accumulators, 2 weight vectors); x in blocks of kRowBlock rows (L2), blocks
 // of k in chunks of kChunkBlocks (the tile's weights then stay in L1 while every row tile of
 // the row block passes over them), threads over column groups by a static split. An output's fp32 sum runs over the blocks in
@@ -43,7 +42,7 @@ constexpr int kTileRows = 4;       // x rows per register tile
 constexpr int kTileGroups = 2;     // column groups per register tile
 constexpr int kRowBlock = 64;      // x rows per pass over the weights (64 x 5632: 450 KB)
 constexpr int kChunkBlocks = 16;   // k blocks per pass of a row block over one tile's weights
-constexpr int kDecodeRows = 8;     // kDecodeRowsMax (decode_dispatch.h): one tile of all rows
+constexpr int kDecodeRows = 8;     // kDecodeRowsMax (decode_dispatch.h)
 // Software prefetch distance in a column group's stream at decode, as the AVX2 matmul kernels'
 // measured one (matmul_avx2.cpp); not yet measured on an AVX-512 CPU.
 constexpr int kDecodePrefetchBytes = 512;
@@ -66,10 +65,11 @@ inline __m512i broadcast_dword(const std::int8_t* p) {
 // out[r0 .. r0 + R) x (the C groups' columns) over blocks [b0, b1), accumulating onto what out
 // holds when b0 > 0. `w` is the first group's start; groups are group_bytes apart. kFull: 16
 // columns a group; else one group (C == 1) of nc < 16 columns, read and written with masks.
-// kPrefetch: prefetch each group's stream kDecodePrefetchBytes ahead (decode).
-template <bool kInt4, int R, int C, bool kFull, bool kPrefetch = false>
+// prefetch: prefetch each group's stream kDecodePrefetchBytes ahead (decode; a flag, not a
+// template parameter, so decode adds no instantiations to the build).
+template <bool kInt4, int R, int C, bool kFull>
 inline void tile(float* out, std::int64_t n, const XBlocks& x, int r0, const std::uint8_t* w,
-                 std::int64_t group_bytes, int nc, int b0, int b1) {
+                 std::int64_t group_bytes, int nc, int b0, int b1, bool prefetch) {
   static_assert(kFull || C == 1);
   constexpr int kBlockBytes = kInt4 ? 18 : 34;
   const int cols = kFull ? kCols : nc;
@@ -89,7 +89,7 @@ inline void tile(float* out, std::int64_t n, const XBlocks& x, int r0, const std
     __m512 dw[C];
     for (int c = 0; c < C; ++c) {
       chunk[c] = w + c * group_bytes + std::int64_t(b) * cols * kBlockBytes;
-      if constexpr (kPrefetch)
+      if (prefetch)
         for (int l = 0; l < cols * kBlockBytes; l += 64)
           _mm_prefetch(reinterpret_cast<const char*>(chunk[c]) + kDecodePrefetchBytes + l,
                        _MM_HINT_T0);
@@ -146,31 +146,24 @@ inline void tile(float* out, std::int64_t n, const XBlocks& x, int r0, const std
 // Rows [i0, i1) through one column unit (C groups) over blocks [b0, b1), in row tiles.
 template <bool kInt4, int C, bool kFull>
 void unit_rows(float* out, std::int64_t n, const XBlocks& x, int i0, int i1,
-               const std::uint8_t* w, std::int64_t group_bytes, int nc, int b0, int b1) {
+               const std::uint8_t* w, std::int64_t group_bytes, int nc, int b0, int b1,
+               bool prefetch = false) {
   for (int r0 = i0; r0 < i1; r0 += kTileRows) {
     switch (std::min(kTileRows, i1 - r0)) {
-      case 1: tile<kInt4, 1, C, kFull>(out, n, x, r0, w, group_bytes, nc, b0, b1); break;
-      case 2: tile<kInt4, 2, C, kFull>(out, n, x, r0, w, group_bytes, nc, b0, b1); break;
-      case 3: tile<kInt4, 3, C, kFull>(out, n, x, r0, w, group_bytes, nc, b0, b1); break;
-      default: tile<kInt4, 4, C, kFull>(out, n, x, r0, w, group_bytes, nc, b0, b1); break;
+      case 1: tile<kInt4, 1, C, kFull>(out, n, x, r0, w, group_bytes, nc, b0, b1, prefetch); break;
+      case 2: tile<kInt4, 2, C, kFull>(out, n, x, r0, w, group_bytes, nc, b0, b1, prefetch); break;
+      case 3: tile<kInt4, 3, C, kFull>(out, n, x, r0, w, group_bytes, nc, b0, b1, prefetch); break;
+      default: tile<kInt4, 4, C, kFull>(out, n, x, r0, w, group_bytes, nc, b0, b1, prefetch); break;
     }
   }
 }
 
-// Decode (m <= kDecodeRows): every row in one tile, one column group at a time over all its
-// blocks, so each thread reads one sequential stream (a group's 16 columns x k are contiguous)
-// and every weight byte once; groups handed out by PanelSchedule (panel_schedule.h, as the AVX2
-// kernel), the partial group of n % 16 columns last. The tile's sums are the ones the prefill
-// tiles give (blocks in order from zero), so row i does not depend on m.
-template <bool kInt4, int R>
-void decode_unit(float* out, std::int64_t n, const XBlocks& x, const std::uint8_t* wg,
-                 std::int64_t group_bytes, int nc, bool full) {
-  if (full)
-    tile<kInt4, R, 1, true, true>(out, n, x, 0, wg, group_bytes, kCols, 0, x.nb);
-  else
-    tile<kInt4, R, 1, false, true>(out, n, x, 0, wg, group_bytes, nc, 0, x.nb);
-}
-
+// Decode (m <= kDecodeRows): one column group at a time over all its blocks, so each thread
+// reads one sequential stream (a group's 16 columns x k are contiguous), prefetched; groups
+// handed out by PanelSchedule (panel_schedule.h, as the AVX2 kernel), the partial group of
+// n % 16 columns last. Rows in the prefill's tiles of kTileRows: past 4 rows the group is read
+// again, from L2 (34 KB at k 2048 in int8), for no new tile code. The sums are the prefill
+// tiles' (blocks in order from zero), so row i does not depend on m.
 template <bool kInt4>
 void decode(float* out, const XBlocks& x, const std::uint8_t* base, int m, int n) {
   const std::int64_t group_bytes = std::int64_t(kCols) * x.nb * (kInt4 ? 18 : 34);
@@ -180,17 +173,10 @@ void decode(float* out, const XBlocks& x, const std::uint8_t* base, int m, int n
   schedule.run(omp_get_thread_num(), [&](int g) {
     const std::uint8_t* wg = base + g * group_bytes;
     float* o = out + std::int64_t(g) * kCols;
-    const bool f = g < full;
-    switch (m) {
-      case 1: decode_unit<kInt4, 1>(o, n, x, wg, group_bytes, tail, f); break;
-      case 2: decode_unit<kInt4, 2>(o, n, x, wg, group_bytes, tail, f); break;
-      case 3: decode_unit<kInt4, 3>(o, n, x, wg, group_bytes, tail, f); break;
-      case 4: decode_unit<kInt4, 4>(o, n, x, wg, group_bytes, tail, f); break;
-      case 5: decode_unit<kInt4, 5>(o, n, x, wg, group_bytes, tail, f); break;
-      case 6: decode_unit<kInt4, 6>(o, n, x, wg, group_bytes, tail, f); break;
-      case 7: decode_unit<kInt4, 7>(o, n, x, wg, group_bytes, tail, f); break;
-      default: decode_unit<kInt4, 8>(o, n, x, wg, group_bytes, tail, f); break;
-    }
+    if (g < full)
+      unit_rows<kInt4, 1, true>(o, n, x, 0, m, wg, group_bytes, kCols, 0, x.nb, true);
+    else
+      unit_rows<kInt4, 1, false>(o, n, x, 0, m, wg, group_bytes, tail, 0, x.nb, true);
   });
 }
 
