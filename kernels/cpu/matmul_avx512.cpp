@@ -172,7 +172,7 @@ constexpr int kRowBlock = 32;
 // decode kernels), with a software prefetch kDecodePrefetchBytes ahead in the stream. Two
 // chunks of the row run side by side (their accumulators are independent), so batch 1 has two
 // multiply-add chains in flight, not one; the x rows go in groups of up to four per pass over
-// the row, which is in L1 for the second pass.
+// the row, which is in L1 (L2 for the longest rows) for the second pass.
 constexpr int kDecodeRows = 8;          // kDecodeRowsMax (decode_dispatch.h)
 constexpr int kDecodeRowGroup = 4;      // x rows per pass over a weight row
 constexpr int kDecodePanelRows = 16;    // weight rows per scheduled unit
@@ -203,6 +203,7 @@ inline void chunk_madd(__m512 (&acc)[R], const typename Op::X* x, int ldx,
 // the earlier chunks, as tile() adds a chunk to what out holds).
 template <int R>
 inline void add_chunk_sums(float (&total)[R], const __m512 (&acc)[R], bool first) {
+  static_assert(R >= 1 && R <= 4, "reduce4 sums four accumulators");
   __m512 v[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
                  _mm512_setzero_ps()};
 #pragma GCC unroll 4
