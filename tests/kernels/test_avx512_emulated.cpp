@@ -28,6 +28,7 @@
 #include "kernels/cpu/quant_avx512.h"
 #include "kernels/cpu/quant_vnni_avx512.h"
 #include "tests/kernels/check.h"
+#include "tests/kernels/vnni_spec.h"
 
 namespace llmbench::cpu {
 namespace {
@@ -182,7 +183,7 @@ TEST_P(Avx512EmulatedQuant, VnniIsTheSpecifiedFp32SumExactly) {
   // over blocks in order from 0, acc = fma(float(I_b) * dx_b, dw_b, acc). vpdpbusd's integer
   // sums are exact in SIMDe as in the instruction, so the kernel must give it bit for bit.
   const DType t = GetParam();
-  const int k = 1088, nb = k / 32;
+  const int k = 1088;
   for (const int n : {5, 37, 53})
     for (const int m : {1, 2, 3, 6, 8, 70}) {
       const int lda = k + 3;
@@ -191,22 +192,7 @@ TEST_P(Avx512EmulatedQuant, VnniIsTheSpecifiedFp32SumExactly) {
                           n, k);
       std::vector<float> got(std::size_t(m) * n, NAN);
       vnni(got.data(), x.data(), lda, w, t, m, n, k);
-      std::vector<std::int8_t> qx(std::size_t(m) * k), qw(k);
-      std::vector<float> dx(std::size_t(m) * nb);
-      std::vector<std::uint16_t> dw(nb);
-      quantize_activations(qx.data(), dx.data(), x.data(), m, k, lda);
-      for (int j = 0; j < n; ++j) {
-        unpack_packed_row(qw.data(), dw.data(), w.data(), t, n, k, j);
-        for (int i = 0; i < m; ++i) {
-          float acc = 0.0f;
-          for (int b = 0; b < nb; ++b) {
-            int dot = 0;
-            for (int e = b * 32; e < b * 32 + 32; ++e) dot += qw[e] * qx[std::size_t(i) * k + e];
-            acc = std::fma(float(dot) * dx[std::size_t(i) * nb + b], fp16_to_fp32(dw[b]), acc);
-          }
-          ASSERT_EQ(got[std::size_t(i) * n + j], acc) << n << " " << m << ": " << i << " " << j;
-        }
-      }
+      test::expect_specified_vnni_sums(got, x.data(), lda, w.data(), t, m, n, k);
     }
 }
 
