@@ -28,7 +28,7 @@
 #include "kernels/cpu/quant_avx512.h"
 #include "kernels/cpu/quant_vnni_avx512.h"
 #include "tests/kernels/check.h"
-#include "tests/kernels/vnni_spec.h"
+#include "tests/kernels/quant_check.h"
 
 namespace llmbench::cpu {
 namespace {
@@ -155,17 +155,8 @@ INSTANTIATE_TEST_SUITE_P(Matmul, Avx512Emulated,
 
 // ---- int8 / int4 weights --------------------------------------------------------------------
 
-std::vector<std::uint8_t> quantize(const std::vector<float>& v, DType t, int rows, int k) {
-  std::vector<std::uint8_t> q(std::size_t(rows * quant_row_bytes(t, k)));
-  quantize_rows_reference(q.data(), v.data(), t, rows, k);
-  return q;
-}
-
-std::vector<std::uint8_t> pack(const std::vector<std::uint8_t>& q, DType t, int rows, int k) {
-  std::vector<std::uint8_t> p(q.size());
-  quant_pack_reference(p.data(), q.data(), t, rows, k);
-  return p;
-}
+using test::pack;
+using test::quantize;
 
 // As matmul_quant_vnni calls the real kernel: x quantised once, then vpdpbusd.
 void vnni(float* out, const float* x, int lda, const std::vector<std::uint8_t>& packed, DType t,

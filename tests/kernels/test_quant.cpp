@@ -20,23 +20,13 @@
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/quant.h"
 #include "tests/kernels/check.h"
-#include "tests/kernels/vnni_spec.h"
+#include "tests/kernels/quant_check.h"
 
 namespace llmbench::cpu {
 namespace {
 
-std::vector<std::uint8_t> quantize(const std::vector<float>& v, DType t, int rows, int k) {
-  std::vector<std::uint8_t> q(std::size_t(rows * quant_row_bytes(t, k)));
-  quantize_rows_reference(q.data(), v.data(), t, rows, k);
-  return q;
-}
-
-// The packed (column-panel) form of row-major blocks: what matmul_quant_vnni reads.
-std::vector<std::uint8_t> pack(const std::vector<std::uint8_t>& q, DType t, int rows, int k) {
-  std::vector<std::uint8_t> p(q.size());
-  quant_pack_reference(p.data(), q.data(), t, rows, k);
-  return p;
-}
+using test::pack;
+using test::quantize;
 
 TEST(Quant, BytesPerRow) {
   EXPECT_EQ(quant_row_bytes(DType::kInt8, 64), 68);

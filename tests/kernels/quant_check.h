@@ -1,6 +1,7 @@
-// The int8-activation (VNNI) product's fp32 sum as kernels/cpu/quant.h specifies it, written out
-// once for the tests that hold a kernel to it bit for bit (test_quant.cpp: the dispatched kernel,
-// also forced portable; test_avx512_emulated.cpp: the SIMDe copy of the AVX-512 kernel).
+// What the tests of the int8/int4 products share (test_quant.cpp: the dispatched kernels, also
+// forced portable; test_avx512_emulated.cpp: the SIMDe copy of the AVX-512 kernels): weights
+// quantised and packed by the reference routines, and the int8-activation (VNNI) product's fp32
+// sum as kernels/cpu/quant.h specifies it, which a kernel must give bit for bit.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -13,6 +14,21 @@
 #include "kernels/cpu/quant.h"
 
 namespace llmbench::test {
+
+// `rows` x `k` floats quantised to dtype t (int8 or int4) by the reference, row-major blocks.
+inline std::vector<std::uint8_t> quantize(const std::vector<float>& v, DType t, int rows, int k) {
+  std::vector<std::uint8_t> q(std::size_t(rows * cpu::quant_row_bytes(t, k)));
+  cpu::quantize_rows_reference(q.data(), v.data(), t, rows, k);
+  return q;
+}
+
+// The packed (column-panel) form of row-major blocks: what matmul_quant_vnni reads.
+inline std::vector<std::uint8_t> pack(const std::vector<std::uint8_t>& q, DType t, int rows,
+                                      int k) {
+  std::vector<std::uint8_t> p(q.size());
+  cpu::quant_pack_reference(p.data(), q.data(), t, rows, k);
+  return p;
+}
 
 // `got` (m x n, row-major) against the specified sums of x (m rows of k, stride lda) times the
 // packed weights w (n rows of k, dtype t): per output, over the blocks of 32 in order from 0,
