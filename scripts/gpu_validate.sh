@@ -162,7 +162,10 @@ if [ "$DRY" = 1 ]; then
 else
   {
     date -u; nvidia-smi; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
-    ldd "$LB" | grep -E 'not found|cublas|cudart'
+    ldd "$LB" | grep -E 'not found|cudart|cupti'
+    # cuBLAS is not linked (kernels/cuda/cublas_loader.h): llmbench opens it at its first GEMM.
+    python3 -c 'import ctypes; ctypes.CDLL("libcublas.so.13"); print("libcublas.so.13 loads")' ||
+      echo "libcublas.so.13 does not load: the CUDA backend will stop at its first GEMM"
   } >>"$LOG" 2>&1
 fi
 
