@@ -6,16 +6,18 @@
   gpu_decode_target_check.py --self-test
 
 DB is the run database of `llmbench run --model llama2-7b --dtype fp16 --batch 1,16
---fuse none,small --cuda-graphs off,on ...`; PEER_JSON is scripts/gpu_torch_peer.py's
+--fuse none,small --cuda-graphs off,on --decode-attention tiled,streamed ...`; PEER_JSON is scripts/gpu_torch_peer.py's
 torch_peer.json from the same call (its "compiled" variant: a static KV cache and
 torch.compile(mode="reduce-overhead")). For each batch size of the database's cases of that model
 and dtype:
-  - every variant combination (--fuse x --cuda-graphs) with its status, TPOT p50 and mean and MBU
-    (bench_case.mbu: against the in-call read probe), and the fastest ok one by TPOT p50;
-  - tokens: with graphs on, each --fuse setting must generate the ids it generates with graphs off
-    (bench_case.generated_ids; the same kernels replayed); --fuse small against none is printed
-    as the share of equal ids, not judged (other kernels may round differently, and greedy
-    decoding of random weights can then pick another token);
+  - every variant combination (--fuse x --cuda-graphs x --decode-attention) with its status, TPOT
+    p50 and mean and MBU (bench_case.mbu: against the in-call read probe), and the fastest ok one
+    by TPOT p50;
+  - tokens: with graphs on, each --fuse x --decode-attention setting must generate the ids it
+    generates with graphs off (bench_case.generated_ids; the same kernels replayed); --fuse small
+    against none and the streamed attention against the tiled one are printed as the share of
+    equal ids, not judged (other kernels may round differently, and greedy decoding of random
+    weights can then pick another token);
   - the compiled peer's TPOT median at that batch, and fastest / peer (both medians over every
     timed decode step: llmbench's tpot_ms_p50, the peer's tpot_ms.median);
   - the targets: at batch 1, fastest / peer <= 0.90 and the fastest case's MBU >= 0.75; at any
@@ -39,9 +41,23 @@ TARGET_B1_MBU = 0.75
 TARGET_OTHER_RATIO = 1.0
 
 
+FUSES = ("none", "small")
+GRAPHS = ("off", "on")
+ATTENTIONS = ("tiled", "streamed")
+
+
 def variant_name(variants_json):
     v = json.loads(variants_json or "{}")
-    return "fuse=%s graphs=%s" % (v.get("fuse", "none"), v.get("cuda_graphs", "off"))
+    return "fuse=%s graphs=%s attention=%s" % (v.get("fuse", "none"), v.get("cuda_graphs", "off"),
+                                               v.get("decode_attention", "tiled"))
+
+
+def share_equal(a, b):
+    """The share of equal ids of two ok cases, or None when either has none."""
+    if not (a and b and a["ids"] and b["ids"]):
+        return None
+    x, y = flat(a["ids"]), flat(b["ids"])
+    return round(sum(1 for i, j in zip(x, y) if i == j) / max(len(x), len(y), 1), 4)
 
 
 def read_cases(con, model, dtype):
@@ -77,22 +93,31 @@ def flat(ids):
 
 
 def token_checks(cases):
-    """Problems (graphs on against off, per fuse setting) and the fuse small / none agreement."""
+    """Problems (graphs on against off, per fuse and attention setting), the fuse small / none
+    agreement (per graphs and attention setting) and the streamed / tiled one (per fuse and
+    graphs setting)."""
     by_variant = {c["variant"]: c for c in cases if c["status"] == "ok"}
-    problems, agreement = [], {}
-    for fuse in ("none", "small"):
-        off = by_variant.get("fuse=%s graphs=off" % fuse)
-        on = by_variant.get("fuse=%s graphs=on" % fuse)
-        if off and on and (off["ids"] is None or off["ids"] != on["ids"]):
-            problems.append("fuse=%s: graphs on generated other ids than graphs off" % fuse)
-    for graphs in ("off", "on"):
-        a = by_variant.get("fuse=none graphs=%s" % graphs)
-        b = by_variant.get("fuse=small graphs=%s" % graphs)
-        if a and b and a["ids"] and b["ids"]:
-            x, y = flat(a["ids"]), flat(b["ids"])
-            same = sum(1 for i, j in zip(x, y) if i == j)
-            agreement["graphs=" + graphs] = round(same / max(len(x), len(y), 1), 4)
-    return problems, agreement
+
+    def case(fuse, graphs, attention):
+        return by_variant.get("fuse=%s graphs=%s attention=%s" % (fuse, graphs, attention))
+
+    problems, fuse_agreement, attention_agreement = [], {}, {}
+    for fuse in FUSES:
+        for attention in ATTENTIONS:
+            off, on = case(fuse, "off", attention), case(fuse, "on", attention)
+            if off and on and (off["ids"] is None or off["ids"] != on["ids"]):
+                problems.append("fuse=%s attention=%s: graphs on generated other ids than graphs "
+                                "off" % (fuse, attention))
+    for graphs in GRAPHS:
+        for attention in ATTENTIONS:
+            same = share_equal(case("none", graphs, attention), case("small", graphs, attention))
+            if same is not None:
+                fuse_agreement["graphs=%s attention=%s" % (graphs, attention)] = same
+        for fuse in FUSES:
+            same = share_equal(case(fuse, graphs, "tiled"), case(fuse, graphs, "streamed"))
+            if same is not None:
+                attention_agreement["fuse=%s graphs=%s" % (fuse, graphs)] = same
+    return problems, fuse_agreement, attention_agreement
 
 
 def judge(by_batch, peer):
@@ -106,8 +131,9 @@ def judge(by_batch, peer):
                  "cases": [{k: v for k, v in c.items() if k != "ids"} for c in cases],
                  "fastest": fastest["variant"] if fastest else None,
                  "peer_compiled_tpot_ms_median": peer.get(batch)}
-        problems, agreement = token_checks(cases)
-        entry["fuse_small_vs_none_equal_ids"] = agreement
+        problems, fuse_agreement, attention_agreement = token_checks(cases)
+        entry["fuse_small_vs_none_equal_ids"] = fuse_agreement
+        entry["streamed_vs_tiled_equal_ids"] = attention_agreement
         if fastest is None:
             problems.append("no ok case")
         if batch not in peer:
@@ -156,7 +182,8 @@ def self_test():
                 "batch INT, variants TEXT, status TEXT, tpot_ms_p50 REAL, tpot_ms_mean REAL, "
                 "mbu REAL, generated_ids TEXT)")
     # Batch 1 meets both targets with fuse=small graphs=on, whose ids equal fuse=small graphs=off
-    # and agree with fuse=none on 3 of 4; batch 16 is slower, and its graphs-on ids differ.
+    # and agree with fuse=none on 3 of 4, and with the streamed attention on 2 of 4; batch 16 is
+    # slower, and its graphs-on ids differ.
     rows = [
         (1, "llama2-7b", "fp16", 1, '{"fuse":"none","cuda_graphs":"off"}', "ok", 5.70, 5.72, 0.55,
          "[[1,2,3,4]]"),
@@ -164,6 +191,9 @@ def self_test():
          "[[1,2,3,5]]"),
         (3, "llama2-7b", "fp16", 1, '{"fuse":"small","cuda_graphs":"off"}', "ok", 5.10, 5.11, 0.7,
          "[[1,2,3,5]]"),
+        (8, "llama2-7b", "fp16", 1,
+         '{"fuse":"small","cuda_graphs":"off","decode_attention":"streamed"}', "ok", 5.00, 5.01,
+         0.71, "[[1,2,4,6]]"),
         (4, "llama2-7b", "fp16", 16, '{"fuse":"none","cuda_graphs":"off"}', "ok", 7.40, 7.45, 0.5,
          "[[1],[2]]"),
         (5, "llama2-7b", "fp16", 16, '{"fuse":"none","cuda_graphs":"on"}', "ok", 7.50, 7.50, 0.5,
@@ -184,13 +214,18 @@ def self_test():
     b = {e["batch"]: e for e in doc["batches"]}
     expect = [
         (sorted(b) == [1, 16], "batches 1 and 16 only (tiny left out)"),
-        (b[1]["fastest"] == "fuse=small graphs=on", "batch 1 fastest is fuse=small graphs=on"),
+        (b[1]["fastest"] == "fuse=small graphs=on attention=tiled",
+         "batch 1 fastest is fuse=small graphs=on attention=tiled"),
         (b[1]["tpot_ratio_fastest_over_peer"] == round(4.80 / 5.41, 4), "batch 1 ratio"),
         (b[1]["verdict"] == "met", "batch 1 met"),
-        (b[16]["fastest"] == "fuse=none graphs=off", "a failed case is never the fastest"),
-        (b[1]["fuse_small_vs_none_equal_ids"] == {"graphs=off": 0.75},
+        (b[16]["fastest"] == "fuse=none graphs=off attention=tiled",
+         "a failed case is never the fastest"),
+        (b[1]["fuse_small_vs_none_equal_ids"] == {"graphs=off attention=tiled": 0.75},
          "fuse small against none: 3 of 4 ids equal, graphs off"),
-        (b[16]["verdict"].startswith("missed: fuse=none: graphs on generated other ids"),
+        (b[1]["streamed_vs_tiled_equal_ids"] == {"fuse=small graphs=off": 0.5},
+         "streamed against tiled: 2 of 4 ids equal, fuse small, graphs off"),
+        (b[16]["verdict"].startswith(
+            "missed: fuse=none attention=tiled: graphs on generated other ids"),
          "batch 16: graphs on gave other ids"),
         ("TPOT 7.400 ms is 1.057" in b[16]["verdict"], "batch 16 slower than the peer"),
         (doc["all_targets_met"] is False, "not every target met"),

@@ -2,7 +2,7 @@
 # GPU validation of the CUDA backend (docs/gpu-validation.md), in one pass that fits a short
 # lease on a machine with an NVIDIA GPU.
 #
-#   scripts/gpu_validate.sh BIN_DIR OUT_DIR [core|extra|all|check|tests|cupti|energy|stalls|peer|graphs|traced_graphs|decode_target]
+#   scripts/gpu_validate.sh BIN_DIR OUT_DIR [core|extra|all|check|tests|cupti|energy|stalls|peer|graphs|traced_graphs|decode_target|attention]
 #                           [--dry-run]
 #
 # BIN_DIR holds llmbench, test_cuda_kernels, test_cuda_forward and bench_cuda_kernels built with
@@ -29,9 +29,12 @@
 # steps whose kernels sit under the eager steps' ops, and a tinyllama run with NVTX injected into
 # CUPTI whose notes compare the NVTX ranges CUPTI recorded with those llmbench pushed; limits
 # 300 s in all, not yet timed; run it in a call of its own after graphs), or decode_target (issue
-# 44 section 1's targets: llama2-7b fp16 decode at batch 1 and 16 with --fuse none,small and
-# --cuda-graphs off,on, the compiled PyTorch peer of the same shapes, and
-# scripts/gpu_decode_target_check.py on both; limits 470 s). Every step has
+# 44 section 1's targets: llama2-7b fp16 decode at batch 1 and 16 with --fuse none,small,
+# --cuda-graphs off,on and --decode-attention tiled,streamed, the compiled PyTorch peer of the
+# same shapes, and scripts/gpu_decode_target_check.py on both; limits 470 s), or attention (issue 44 section 1's
+# decode attention kernel: the attention tests of both kernels, BM_attention's decode cases of
+# the tiled and the streamed kernel, and scripts/gpu_attention_peer.py timing PyTorch's cuDNN,
+# flash and efficient attention on the same shapes beside them; limits 390 s). Every step has
 # its own time limit; the log goes to OUT_DIR/validate-PART.log and the databases to OUT_DIR.
 #
 # --dry-run (or GPU_VALIDATE_DRY_RUN=1), on a machine without a GPU: checks the arguments, prints
@@ -47,11 +50,11 @@ args=()
 for a in "$@"; do
   if [ "$a" = --dry-run ]; then DRY=1; else args+=("$a"); fi
 done
-usage="usage: scripts/gpu_validate.sh BIN_DIR OUT_DIR [core|extra|all|check|tests|cupti|energy|stalls|peer|graphs|traced_graphs|decode_target] [--dry-run]"
+usage="usage: scripts/gpu_validate.sh BIN_DIR OUT_DIR [core|extra|all|check|tests|cupti|energy|stalls|peer|graphs|traced_graphs|decode_target|attention] [--dry-run]"
 if [ ${#args[@]} -lt 2 ] || [ ${#args[@]} -gt 3 ]; then echo "$usage" >&2; exit 2; fi
 PART=${args[2]:-core}
 case "$PART" in
-  core|extra|all|check|tests|cupti|energy|stalls|peer|graphs|traced_graphs|decode_target) ;;
+  core|extra|all|check|tests|cupti|energy|stalls|peer|graphs|traced_graphs|decode_target|attention) ;;
   *) echo "gpu_validate.sh: unknown PART '$PART'" >&2; echo "$usage" >&2; exit 2 ;;
 esac
 if [ ! -d "${args[0]}" ]; then echo "gpu_validate.sh: BIN_DIR '${args[0]}' is not a directory" >&2; exit 2; fi
@@ -94,6 +97,7 @@ cpu_shadow() {
           t=$(printf '%s' "$2" | tr ',' '\n' | grep -Ex 'device|host-nosync' | paste -sd, -)
           SHADOW+=(--timer "${t:-device}") ;;
         --cuda-graphs) SHADOW+=(--cuda-graphs off) ;;
+        --decode-attention) SHADOW+=(--decode-attention tiled) ;;
         --quiet|--sync-check|--profile-range|--distinct-prompts|--resume)
           SHADOW+=("$1"); have+="$1 "; shift; continue ;;
         --*) SHADOW+=("$1" "$2") ;;
@@ -114,6 +118,7 @@ cpu_shadow() {
       */gpu_decode_target_check.py) SHADOW=("$@" --dry-run --model tiny) ;;
       */gpu_energy_check.py) if [ "${3:-}" = run ]; then SHADOW=("$@"); SHADOW_KIND=check; fi ;;
       */gpu_serve_check.py) SHADOW=(python3 "$2" "$3" tiny cpu) ;;
+      */gpu_attention_peer.py) if [ "${3:-}" = --self-test ]; then SHADOW=("$@"); fi ;;
     esac
   fi
 }
@@ -314,15 +319,16 @@ if [ "$PART" = traced_graphs ]; then  # issue 44 sections 1 and 2: graphs replay
 fi
 
 # Issue 44 section 1's targets in one call (limits 470 s): llama2-7b fp16 decode at batch 1 and 16
-# with every --fuse x --cuda-graphs combination, then the compiled PyTorch peer of the same shapes,
-# then scripts/gpu_decode_target_check.py: the fastest combination's TPOT at most 0.90 of
+# with every --fuse x --cuda-graphs x --decode-attention combination (3 repetitions), then the
+# compiled PyTorch peer of the same shapes, then scripts/gpu_decode_target_check.py: the fastest combination's TPOT at most 0.90 of
 # torch.compile's at batch 1 with MBU >= 0.75, and not slower at batch 16.
 if [ "$PART" = decode_target ]; then
   here=$(dirname "$0")
   export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TORCHINDUCTOR_CACHE_DIR=/tmp/llmbench-inductor
   step decode_target_llmbench 240 "$LB" run --backend cuda --model llama2-7b --dtype fp16 \
-      --batch 1,16 --prompt-len 128 --max-new-tokens 128 --repeat 5 --trace off \
-      --fuse none,small --cuda-graphs off,on --db "$OUT/decode_target.db"
+      --batch 1,16 --prompt-len 128 --max-new-tokens 128 --repeat 3 --trace off \
+      --fuse none,small --cuda-graphs off,on --decode-attention tiled,streamed \
+      --db "$OUT/decode_target.db"
   # The peer's compiled variant only (the eager one is not a target), both batch sizes.
   step decode_target_peer 200 python3 "$here/gpu_torch_peer.py" "$OUT" --model llama2-7b \
       --batch 1,16 --variants compiled --compiled-timeout-s 190 --repeat 3
@@ -330,6 +336,23 @@ if [ "$PART" = decode_target ]; then
   step decode_target_check 30 python3 "$here/gpu_decode_target_check.py" \
       /tmp/decode-target-copy.db "$OUT/torch_peer.json"
   rm -f "$OUT/torch_compiled_decode.json.gz"
+fi
+
+# Issue 44 section 1's decode attention kernel (limits 390 s): the tests of both kernels
+# (AttentionKernel::kTiled and kStreamed) against the CPU, then the decode cases of BM_attention
+# (path 1 tiled, path 2 streamed, both split as the backend splits) into a JSON file that
+# scripts/gpu_attention_peer.py reads to time PyTorch's attention backends on the same shapes.
+if [ "$PART" = attention ]; then
+  here=$(dirname "$0")
+  step attention_kernel_tests 120 "$BIN/test_cuda_kernels" \
+      --gtest_filter='*Attention*:CudaVariantKernels.Paged*'
+  step attention_graph_tests 90 "$BIN/test_cuda_forward" --gtest_filter='CudaGraphKernels.*'
+  step attention_bench 120 "$BIN/bench_cuda_kernels" \
+      --benchmark_filter='BM_attention/batch:[0-9]+/n_new:1/' \
+      --benchmark_out="$OUT/attention_bench.json" --benchmark_out_format=json
+  step attention_peer 60 python3 "$here/gpu_attention_peer.py" "$OUT" \
+      --bench-json "$OUT/attention_bench.json"
+  [ "$DRY" = 1 ] && step attention_peer_self_test 30 python3 "$here/gpu_attention_peer.py" --self-test
 fi
 
 if [ "$PART" = peer ]; then  # issue 32 section 3: the PyTorch peer, its profile, serving targets

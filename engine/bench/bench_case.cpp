@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "kernels/common/error.h"
+#include "kernels/common/layout.h"
 #include "engine/bench/interrupt.h"
 #include "engine/bench/prompts.h"
 #include "engine/bench/ragged_case.h"
@@ -158,6 +159,11 @@ CaseResult run_static_case(const Model& model, const CaseSpec& spec, const Peaks
                           "replayed graphs ran in nodes no op was recorded for at capture; "
                           "counted, not stored");
   r.notes.insert(r.notes.end(), graph_notes.begin(), graph_notes.end());
+  if (spec.variants.decode_attention == DecodeAttention::kStreamed &&
+      !streamed_attention_takes(c.head_dim()))
+    r.notes.push_back("decode attention: the streamed kernel takes head_dim 64, 128 or 256; this "
+                      "model's " + std::to_string(c.head_dim()) +
+                      " ran the tiled kernel in every call");
   if (spec.variants.cuda_graphs) {
     r.graphs.requested = true;
     r.graphs.graph_steps = graphs ? graphs->captures() + graphs->replays() : 0;

@@ -11,6 +11,7 @@
 
 #include "engine/model/buffer.h"
 #include "engine/model/trace.h"
+#include "engine/model/variants.h"
 #include "kernels/common/dtype.h"
 #include "kernels/common/error.h"
 #include "kernels/common/layout.h"
@@ -120,10 +121,11 @@ class Backend {
   virtual void kv_cache_write(float* cache, const float* src, int src_stride, int batch,
                               int n_new, int past_len, int cache_seq, int kv_dim) = 0;
   // kernels/cpu/attention.h, attention_strided: operands placed by `strides` (the shape's
-  // q_stride, out_stride and cache_seq are not used).
+  // q_stride, out_stride and cache_seq are not used). `kernel` (--decode-attention) picks the
+  // CUDA kernel of the calls that do not go through cuBLAS (variants.h); the CPU has one.
   virtual void attention(float* out, const float* q, const float* k_cache,
                          const float* v_cache, const AttentionShape& shape,
-                         const AttentionStrides& strides) = 0;
+                         const AttentionStrides& strides, DecodeAttention kernel) = 0;
   // kv_cache_write and attention with the pass's length in backend memory instead of an
   // argument, so a captured decode step replays at every length (--cuda-graphs, cuda_graph.h):
   // src row r = b * n_new + t goes to position positions[r], and query t of sequence b sees keys
@@ -138,14 +140,16 @@ class Backend {
   virtual void attention_at(float* out, const float* q, const float* k_cache,
                             const float* v_cache, const AttentionShape& shape,
                             const AttentionStrides& strides, const std::int32_t* positions,
-                            int max_keys);
+                            int max_keys, DecodeAttention kernel);
   // What records this backend's launches into graphs and replays them (cuda_graph.h); nullptr
   // when it cannot (the CPU backend; CUDA with --sync-check, which synchronises after each op).
   virtual GraphDriver* graph_driver() { return nullptr; }
+  // attention through a block table (kernels/cpu/paged_attention.h); `kernel` as attention's.
   virtual void paged_attention(float* out, const float* q, const float* k_pool,
                                const float* v_pool, const std::int32_t* block_table,
                                const PagedKv& paged, const AttentionShape& shape,
-                               const HeadStrides& q_strides, const HeadStrides& out_strides) = 0;
+                               const HeadStrides& q_strides, const HeadStrides& out_strides,
+                               DecodeAttention kernel) = 0;
   virtual void copy_heads(float* out, const HeadStrides& out_strides, const float* in,
                           const HeadStrides& in_strides, int batch, int seq, int heads,
                           int head_dim) = 0;
@@ -231,13 +235,14 @@ inline void Backend::kv_cache_write_at(float* cache, const float* src, int src_s
 inline void Backend::attention_at(float* out, const float* q, const float* k_cache,
                                   const float* v_cache, const AttentionShape& shape,
                                   const AttentionStrides& strides,
-                                  const std::int32_t* positions, int max_keys) {
+                                  const std::int32_t* positions, int max_keys,
+                                  DecodeAttention kernel) {
   AttentionShape s = shape;
   s.past_len = detail::host_past_len(*this, "attention_at", positions, shape.batch, shape.n_new);
   if (s.past_len + s.n_new > max_keys)
     throw Error("attention_at: " + std::to_string(s.past_len + s.n_new) +
                 " keys, over max_keys " + std::to_string(max_keys));
-  attention(out, q, k_cache, v_cache, s, strides);
+  attention(out, q, k_cache, v_cache, s, strides, kernel);
 }
 
 // The refusals of a backend without quantised kernels (every one but the CPU's).

@@ -192,9 +192,11 @@ void CpuBackend::kv_cache_write(float* cache, const float* src, int src_stride, 
                                 int n_new, int past_len, int cache_seq, int kv_dim) {
   cpu::kv_cache_write(cache, src, src_stride, batch, n_new, past_len, cache_seq, kv_dim);
 }
+// The CPU has one decode attention kernel: --decode-attention picks between CUDA kernels, so
+// tiled and streamed both run it here (the same tokens by construction).
 void CpuBackend::attention(float* out, const float* q, const float* k_cache,
                            const float* v_cache, const AttentionShape& shape,
-                           const AttentionStrides& strides) {
+                           const AttentionStrides& strides, DecodeAttention /*kernel*/) {
   // Prefill as GEMMs (several times the reference loop's rate at long prompts); decode steps
   // and short prompts on the vectorised decode kernel (the reference loop without AVX-512).
   if (shape.n_new >= cpu::kAttentionGemmMinRows)
@@ -205,8 +207,10 @@ void CpuBackend::attention(float* out, const float* q, const float* k_cache,
 void CpuBackend::paged_attention(float* out, const float* q, const float* k_pool,
                                  const float* v_pool, const std::int32_t* block_table,
                                  const PagedKv& paged, const AttentionShape& shape,
-                                 const HeadStrides& q_strides, const HeadStrides& out_strides) {
-  // Through the block table at every prompt length (no GEMM version reads a paged cache).
+                                 const HeadStrides& q_strides, const HeadStrides& out_strides,
+                                 DecodeAttention /*kernel*/) {
+  // Through the block table at every prompt length (no GEMM version reads a paged cache); one
+  // kernel for both --decode-attention values, as attention() above.
   cpu::paged_attention_decode(out, q, k_pool, v_pool, block_table, paged, shape, q_strides,
                               out_strides);
 }

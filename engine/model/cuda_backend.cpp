@@ -127,6 +127,12 @@ cuda::AttentionSplit attention_split(GrowBuffer& buffer, int sm_count, const Att
   return {scratch, buffer.bytes / sizeof(float), target};
 }
 
+// --decode-attention as the kernel launchers name it.
+cuda::AttentionKernel kernel_of(DecodeAttention v) {
+  return v == DecodeAttention::kStreamed ? cuda::AttentionKernel::kStreamed
+                                         : cuda::AttentionKernel::kTiled;
+}
+
 }  // namespace
 
 struct CudaBackend::Impl {
@@ -359,7 +365,8 @@ void CudaBackend::kv_cache_write(float* cache, const float* src, int src_stride,
 }
 void CudaBackend::attention(float* out, const float* q, const float* k_cache,
                             const float* v_cache, const AttentionShape& shape,
-                            const AttentionStrides& strides) {
+                            const AttentionStrides& strides, DecodeAttention kernel) {
+  // Long prefills through cuBLAS whichever kernel --decode-attention names.
   if (shape.n_new >= kGemmAttentionMinQueries) {
     const std::size_t bytes = cuda::attention_gemm_scratch_bytes(shape, kAttentionScoreBudget);
     if (bytes > 0) {
@@ -371,7 +378,8 @@ void CudaBackend::attention(float* out, const float* q, const float* k_cache,
     }
   }
   cuda::attention_strided(out, q, k_cache, v_cache, shape, strides, impl_->stream,
-                          attention_split(impl_->attention_scratch, impl_->sm_count, shape));
+                          attention_split(impl_->attention_scratch, impl_->sm_count, shape),
+                          kernel_of(kernel));
   after_op("attention");
 }
 void CudaBackend::kv_cache_write_at(float* cache, const float* src, int src_stride, int batch,
@@ -384,11 +392,12 @@ void CudaBackend::kv_cache_write_at(float* cache, const float* src, int src_stri
 void CudaBackend::attention_at(float* out, const float* q, const float* k_cache,
                                const float* v_cache, const AttentionShape& shape,
                                const AttentionStrides& strides, const std::int32_t* positions,
-                               int max_keys) {
+                               int max_keys, DecodeAttention kernel) {
   // Always the attention kernel (no cuBLAS prefill path: that one sizes its work by past_len).
   cuda::attention_strided_at(out, q, k_cache, v_cache, shape, strides, positions, max_keys,
                              impl_->stream,
-                             attention_split(impl_->attention_scratch, impl_->sm_count, shape));
+                             attention_split(impl_->attention_scratch, impl_->sm_count, shape),
+                             kernel_of(kernel));
   after_op("attention_at");
 }
 GraphDriver* CudaBackend::graph_driver() {
@@ -397,10 +406,12 @@ GraphDriver* CudaBackend::graph_driver() {
 void CudaBackend::paged_attention(float* out, const float* q, const float* k_pool,
                                   const float* v_pool, const std::int32_t* block_table,
                                   const PagedKv& paged, const AttentionShape& shape,
-                                  const HeadStrides& q_strides, const HeadStrides& out_strides) {
+                                  const HeadStrides& q_strides, const HeadStrides& out_strides,
+                                  DecodeAttention kernel) {
   cuda::paged_attention(out, q, k_pool, v_pool, block_table, paged, shape, q_strides,
                         out_strides, impl_->stream,
-                        attention_split(impl_->attention_scratch, impl_->sm_count, shape));
+                        attention_split(impl_->attention_scratch, impl_->sm_count, shape),
+                        kernel_of(kernel));
   after_op("paged_attention");
 }
 void CudaBackend::kv_write_ragged(float* pool, const std::int32_t* block_table,

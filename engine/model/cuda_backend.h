@@ -63,7 +63,8 @@ class CudaBackend final : public Backend {
                          const std::int32_t* positions, int cache_seq, int kv_dim) override;
   void attention_at(float* out, const float* q, const float* k_cache, const float* v_cache,
                     const AttentionShape& shape, const AttentionStrides& strides,
-                    const std::int32_t* positions, int max_keys) override;
+                    const std::int32_t* positions, int max_keys,
+                    DecodeAttention kernel) override;
   // The stream's graph driver (cuda_graph_driver.h); nullptr with sync_check.
   GraphDriver* graph_driver() override;
 

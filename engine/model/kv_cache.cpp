@@ -177,6 +177,7 @@ void KvCache::attend(Tracer* tr, int l, float* out, const HeadStrides& out_s, co
   // q_stride, out_stride and cache_seq are unused by the strided and paged kernels.
   const AttentionShape shape{B, T, P, c_.n_heads, c_.n_kv_heads, c_.head_dim(), 0, 0, 0};
   const Work work = attention_work(c_, B, T, P);
+  const DecodeAttention kernel = variants_.decode_attention;
   switch (variants_.kv_cache) {
     case KvCacheKind::kPrealloc:
     case KvCacheKind::kConcat: {
@@ -188,16 +189,16 @@ void KvCache::attend(Tracer* tr, int l, float* out, const HeadStrides& out_s, co
       run_op(tr, "attention", C::kAttention, l, work, [&] {
         if (at)
           be_.attention_at(out, q, keys_[l].f32(), values_[l].f32(), shape, strides,
-                           device_positions_, max_len_);
+                           device_positions_, max_len_, kernel);
         else
-          be_.attention(out, q, keys_[l].f32(), values_[l].f32(), shape, strides);
+          be_.attention(out, q, keys_[l].f32(), values_[l].f32(), shape, strides, kernel);
       });
       return;
     }
     case KvCacheKind::kPaged:
       run_op(tr, "paged_attention", C::kAttention, l, work, [&] {
         be_.paged_attention(out, q, keys_[l].f32(), values_[l].f32(), table_.as<std::int32_t>(),
-                            paged_, shape, q_s, out_s);
+                            paged_, shape, q_s, out_s, kernel);
       });
       return;
     case KvCacheKind::kPagedGather: {
@@ -212,7 +213,7 @@ void KvCache::attend(Tracer* tr, int l, float* out, const HeadStrides& out_s, co
       });
       const AttentionStrides strides{q_s, token_major(max_len_, KV, c_.head_dim()), out_s};
       run_op(tr, "attention", C::kAttention, l, work, [&] {
-        be_.attention(out, q, gather_k_.f32(), gather_v_.f32(), shape, strides);
+        be_.attention(out, q, gather_k_.f32(), gather_v_.f32(), shape, strides, kernel);
       });
       return;
     }

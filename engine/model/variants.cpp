@@ -32,6 +32,10 @@ std::string_view fuse_mode_name(FuseMode v) {
   return v == FuseMode::kNone ? "none" : "small";
 }
 
+std::string_view decode_attention_name(DecodeAttention v) {
+  return v == DecodeAttention::kTiled ? "tiled" : "streamed";
+}
+
 std::optional<QkvLayout> parse_qkv_layout(std::string_view s) {
   if (s == "fused") return QkvLayout::kFused;
   if (s == "permute") return QkvLayout::kPermute;
@@ -56,6 +60,12 @@ std::optional<LogitsMode> parse_logits_mode(std::string_view s) {
 std::optional<FuseMode> parse_fuse_mode(std::string_view s) {
   if (s == "none") return FuseMode::kNone;
   if (s == "small") return FuseMode::kSmall;
+  return std::nullopt;
+}
+
+std::optional<DecodeAttention> parse_decode_attention(std::string_view s) {
+  if (s == "tiled") return DecodeAttention::kTiled;
+  if (s == "streamed") return DecodeAttention::kStreamed;
   return std::nullopt;
 }
 
@@ -88,6 +98,8 @@ std::string Variants::describe() const {
   if (fuse != FuseMode::kNone) add("fuse", fuse_mode_name(fuse));
   if (timer != TimerMode::kDevice) add("timer", timer_mode_name(timer));
   if (cuda_graphs) add("cuda_graphs", "on");
+  if (decode_attention != DecodeAttention::kTiled)
+    add("decode_attention", decode_attention_name(decode_attention));
   if (ragged()) {
     add("prompt_len_stddev", stddev_text(prompt_len_stddev));
     add("output_len_stddev", stddev_text(output_len_stddev));

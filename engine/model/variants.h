@@ -1,9 +1,10 @@
-// Engine variants (--qkv, --kv-cache, --logits, --fuse, --timer): per-case switches that make the
-// engine do what naive inference engines do, each step traced as an op of its own name, so a
-// benchmark can reproduce a known pathology next to the fast path and show what it costs
-// (docs/variants.md); and --fuse, the other way: fused kernels for the small ops, faster than
-// the default (which the lead makes the CUDA default once a device has measured it). Every
-// combination generates the same tokens as the defaults.
+// Engine variants (--qkv, --kv-cache, --logits, --fuse, --timer, --cuda-graphs,
+// --decode-attention): per-case switches that make the engine do what naive inference engines
+// do, each step traced as an op of its own name, so a benchmark can reproduce a known pathology
+// next to the fast path and show what it costs (docs/variants.md); and --fuse, --cuda-graphs and
+// --decode-attention, the other way: ways to a faster engine than the default (which the lead
+// makes the CUDA default once a device has measured it). Every combination generates the same
+// tokens as the defaults.
 // Not here: how the variants run (model.cpp, kv_cache.cpp, the backends' make_op_timer).
 #pragma once
 #include <optional>
@@ -44,6 +45,15 @@ enum class LogitsMode { kDevice, kLast, kAll };
 // (swiglu_down). The same tokens as none.
 enum class FuseMode { kNone, kSmall };
 
+// Which CUDA kernel runs the attention calls that do not go through cuBLAS: decode steps and
+// prefills of fewer than 32 tokens (every call of the paged cache and of a captured step).
+// tiled: the kernel that walks each query's keys in shared-memory tiles; the default.
+// streamed: each warp streams its own key and value rows, with the softmax in registers
+// (kernels/cuda/attention.cuh, AttentionKernel; a call of a head size or layout it has no form
+// for runs tiled).
+// CUDA only: the CPU backend has one attention and runs it for both, so the tokens are the same.
+enum class DecodeAttention { kTiled, kStreamed };
+
 struct Variants {
   QkvLayout qkv = QkvLayout::kFused;
   KvCacheKind kv_cache = KvCacheKind::kPrealloc;
@@ -62,6 +72,7 @@ struct Variants {
   // layout and logits are the fast paths, else the steps run eagerly with a note. Off: every
   // kernel launched one by one, as always.
   bool cuda_graphs = false;
+  DecodeAttention decode_attention = DecodeAttention::kTiled;  // --decode-attention
 
   bool ragged() const { return prompt_len_stddev > 0 || output_len_stddev > 0; }
 
@@ -81,9 +92,11 @@ std::string_view qkv_layout_name(QkvLayout v);
 std::string_view kv_cache_kind_name(KvCacheKind v);
 std::string_view logits_mode_name(LogitsMode v);
 std::string_view fuse_mode_name(FuseMode v);
+std::string_view decode_attention_name(DecodeAttention v);
 std::optional<QkvLayout> parse_qkv_layout(std::string_view s);
 std::optional<KvCacheKind> parse_kv_cache_kind(std::string_view s);
 std::optional<LogitsMode> parse_logits_mode(std::string_view s);
 std::optional<FuseMode> parse_fuse_mode(std::string_view s);
+std::optional<DecodeAttention> parse_decode_attention(std::string_view s);
 
 }  // namespace llmbench

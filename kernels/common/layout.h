@@ -36,6 +36,13 @@ inline HeadStrides head_major(int heads, int seq_len, int head_dim) {
   return {std::int64_t(heads) * seq_len * head_dim, head_dim, std::int64_t(seq_len) * head_dim};
 }
 
+// Whether the CUDA backend's streamed attention kernel (kernels/cuda/attention_streamed.cuh,
+// --decode-attention streamed) takes this head_dim: each of a warp's 32 lanes holds 2, 4 or 8
+// floats of a row. Other head dims run the tiled kernel. Here so the engine can say so.
+inline bool streamed_attention_takes(int head_dim) {
+  return head_dim == 64 || head_dim == 128 || head_dim == 256;
+}
+
 // Shapes of one attention call. A batch of `batch` sequences each appends `n_new` tokens
 // after `past_len` cached tokens; the cache already holds the new tokens' k and v.
 struct AttentionShape {

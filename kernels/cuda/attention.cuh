@@ -24,6 +24,25 @@ struct AttentionSplit {
   int target_blocks = 0;            // blocks to aim for, e.g. 2 x the SM count
 };
 
+// Which kernel runs an attention call that does not go through cuBLAS (decode and short
+// prefill; the engine's --decode-attention, docs/variants.md). Both split a query's keys over
+// blocks by the same AttentionSplit and merge the splits with the same combine kernel.
+//   kTiled: one block per query (or split) walks its keys in shared-memory tiles, one warp per
+//           key for the scores, then a block-wide softmax and one thread per output dim for the
+//           values (attention_kernel.cuh);
+//   kStreamed: each warp of the block streams its own keys, several rows in flight per lane
+//           (vector loads of whole key and value rows), with the online softmax in registers,
+//           and the block's warps merged once at the end (attention_streamed.cuh). Only for
+//           head_dim 64, 128 or 256 with rows aligned for vector loads; any other call runs
+//           kTiled.
+enum class AttentionKernel { kTiled, kStreamed };
+
+// Whether AttentionKernel::kStreamed runs a strided call with these operands (head_dim 64, 128
+// or 256; k_cache, v_cache and every cache row aligned to the lanes' vector loads) rather than
+// falling back to kTiled. Host code; reads no device memory.
+bool attention_streamed_supported(const AttentionShape& s, const AttentionStrides& strides,
+                                  const float* k_cache, const float* v_cache);
+
 // The most scratch floats a call of shape `s` may use with this target (0: it never splits).
 std::size_t attention_split_floats(const AttentionShape& s, int target_blocks);
 
@@ -32,12 +51,14 @@ std::size_t attention_split_floats(const AttentionShape& s, int target_blocks);
 // kernels/cpu/attention.h; all pointers are device pointers. Any key count works (the keys are
 // processed in tiles). Throws llmbench::Error if head_dim > kAttentionMaxHeadDim.
 void attention(float* out, const float* q, const float* k_cache, const float* v_cache,
-               const AttentionShape& s, cudaStream_t stream, const AttentionSplit& split = {});
+               const AttentionShape& s, cudaStream_t stream, const AttentionSplit& split = {},
+               AttentionKernel kernel = AttentionKernel::kTiled);
 
 // attention() with every operand placed by `strides` (cpu::attention_strided).
 void attention_strided(float* out, const float* q, const float* k_cache, const float* v_cache,
                        const AttentionShape& s, const AttentionStrides& strides,
-                       cudaStream_t stream, const AttentionSplit& split = {});
+                       cudaStream_t stream, const AttentionSplit& split = {},
+                       AttentionKernel kernel = AttentionKernel::kTiled);
 
 // attention_strided() with each query's key count read from device memory: query t of
 // sequence b sees keys [0, positions[b * n_new + t]] (positions: device int32, [batch * n_new];
@@ -49,6 +70,7 @@ void attention_strided(float* out, const float* q, const float* k_cache, const f
 void attention_strided_at(float* out, const float* q, const float* k_cache, const float* v_cache,
                           const AttentionShape& s, const AttentionStrides& strides,
                           const std::int32_t* positions, int max_keys, cudaStream_t stream,
-                          const AttentionSplit& split = {});
+                          const AttentionSplit& split = {},
+                          AttentionKernel kernel = AttentionKernel::kTiled);
 
 }  // namespace llmbench::cuda

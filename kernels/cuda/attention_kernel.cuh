@@ -50,6 +50,10 @@ struct StridedKvAt {
   __device__ std::int64_t operator()(int b, int g, int j) const {
     return b * kv.batch + g * kv.head + j * kv.seq;
   }
+  // Whether every row's offset is a multiple of `floats` (the streamed kernel's vector loads).
+  bool rows_aligned(int floats) const {
+    return kv.batch % floats == 0 && kv.head % floats == 0 && kv.seq % floats == 0;
+  }
 };
 
 // How many keys query t of sequence b sees: causal over one shape (past_len + t + 1). The
@@ -77,6 +81,17 @@ struct SplitOut {
   int keys_per_split = 0;
 };
 
+// The keys [begin, end) block (x, y) of a launch reads of a query that sees all_keys keys: one
+// split of them (blockIdx.y), or all when the launch is not split.
+struct KeyRange {
+  int begin, end;
+};
+__device__ inline KeyRange split_keys(const SplitOut& split, int all_keys) {
+  if (split.keys_per_split <= 0) return {0, all_keys};
+  const int begin = min(all_keys, static_cast<int>(blockIdx.y) * split.keys_per_split);
+  return {begin, min(all_keys, begin + split.keys_per_split)};
+}
+
 // Block index -> (sequence b, query head h, query token t): t fastest and reversed, so the
 // queries that see the most keys are scheduled first and the short ones fill in at the end.
 __device__ inline void query_of(unsigned block, const AttentionShape& s, int& b, int& h, int& t) {
@@ -102,13 +117,8 @@ __global__ void __launch_bounds__(kAttentionThreads)
   query_of(block, s, b, h, t);
   const int g = h / (s.n_heads / s.n_kv_heads);  // the kv head this query head reads
   const float* qh = q + b * q_s.batch + t * q_s.seq + h * q_s.head;
-  const int all_keys = keys_of(b, t);  // causal: keys [0, all_keys)
-  // This block's keys: [key_begin, n_keys), one split of them or all.
-  const int key_begin = split.keys_per_split > 0
-                            ? min(all_keys, static_cast<int>(blockIdx.y) * split.keys_per_split)
-                            : 0;
-  const int n_keys = split.keys_per_split > 0 ? min(all_keys, key_begin + split.keys_per_split)
-                                              : all_keys;
+  // This block's keys: [key_begin, n_keys) of the causal [0, keys_of(b, t)), split or all.
+  const auto [key_begin, n_keys] = split_keys(split, keys_of(b, t));
 
   const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
   for (int i = threadIdx.x; i < d; i += kAttentionThreads) q_sh[i] = qh[i];
@@ -212,39 +222,6 @@ inline int attention_max_splits(unsigned long long queries, int target_blocks) {
   if (target_blocks <= 0 || queries == 0 || queries >= static_cast<unsigned long long>(target_blocks))
     return 1;
   return static_cast<int>((target_blocks + queries - 1) / queries);
-}
-
-// Launches attention_kernel over `queries` blocks, split over keys when `split` allows it and
-// the longest query (max_keys keys) is long enough, followed by the combine kernel. The grid
-// depends only on max_keys: a caller whose lengths change between replays of one launch
-// (PositionKeys) passes the most keys any replay may see, and splits past a query's keys exit
-// empty (weight zero in the combine).
-template <class KvAt, class KeysOf>
-void launch_attention(float* out, HeadStrides out_s, const float* q, HeadStrides q_s,
-                      const float* k, const float* v, const AttentionShape& s, KvAt kv_at,
-                      KeysOf keys_of, float scale, unsigned queries, int max_keys,
-                      const AttentionSplit& split, cudaStream_t stream) {
-  const int want = attention_max_splits(queries, split.target_blocks);
-  int keys_per_split = 0, n_splits = 1;
-  if (want > 1 && split.scratch != nullptr) {
-    keys_per_split = std::max(kAttentionMinKeysPerSplit, (max_keys + want - 1) / want);
-    n_splits = (max_keys + keys_per_split - 1) / keys_per_split;
-    const std::size_t need = static_cast<std::size_t>(queries) * n_splits * (s.head_dim + 2);
-    if (n_splits <= 1 || need > split.scratch_floats) n_splits = 1;
-  }
-  if (n_splits == 1) {
-    attention_kernel<<<queries, kAttentionThreads, 0, stream>>>(out, out_s, q, q_s, k, v, s,
-                                                                kv_at, keys_of, scale);
-    LLMBENCH_CUDA_LAUNCH_CHECK();
-    return;
-  }
-  const dim3 grid(queries, static_cast<unsigned>(n_splits));
-  attention_kernel<<<grid, kAttentionThreads, 0, stream>>>(
-      out, out_s, q, q_s, k, v, s, kv_at, keys_of, scale, SplitOut{split.scratch, keys_per_split});
-  LLMBENCH_CUDA_LAUNCH_CHECK();
-  attention_combine_kernel<<<queries, kAttentionThreads, 0, stream>>>(out, out_s, split.scratch,
-                                                                      s, n_splits);
-  LLMBENCH_CUDA_LAUNCH_CHECK();
 }
 
 // Checks the shape (throws llmbench::Error naming `who`) and returns the number of blocks to

@@ -17,6 +17,7 @@ void paged_attention(float* out, const float* q, const float* k_pool, const floa
                      const std::int32_t* block_table, const PagedKv& paged,
                      const AttentionShape& s, const HeadStrides& q_strides,
                      const HeadStrides& out_strides, cudaStream_t stream,
-                     const AttentionSplit& split = {});
+                     const AttentionSplit& split = {},
+                     AttentionKernel kernel = AttentionKernel::kTiled);
 
 }  // namespace llmbench::cuda

@@ -231,9 +231,12 @@ void BM_attention(benchmark::State& state) {
   for (int t = 0; t < n_new; ++t) keys_seen += past_len + t + 1;
   const double flops = 4.0 * kHeadDim * kHeads * batch * keys_seen;
   const double bytes = 4.0 * (2.0 * rows * q_dim + 2.0 * cache);  // q, out, k, v once each
-  // path 0: the plain kernel, one block per query. path 1: what the CUDA backend runs, the
-  // kernel split over keys (two blocks per SM) for few queries, cuBLAS GEMMs from 32 queries.
+  // path 0: the plain tiled kernel, one block per query. path 1: what the CUDA backend runs by
+  // default, the tiled kernel split over keys (two blocks per SM) for few queries, cuBLAS GEMMs
+  // from 32 queries. path 2: path 1 with the streamed kernel (--decode-attention streamed).
   const bool backend_path = state.range(3) != 0;
+  const AttentionKernel kernel =
+      state.range(3) == 2 ? AttentionKernel::kStreamed : AttentionKernel::kTiled;
   int device = 0, sms = 0;
   LLMBENCH_CUDA_CHECK(cudaGetDevice(&device));
   LLMBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -250,14 +253,14 @@ void BM_attention(benchmark::State& state) {
       attention_gemm(cublas.get(), out.get(), q.get(), k.get(), v.get(), s, row_major_strides(s),
                      gemm_scratch.get(), gemm_bytes, timer.stream());
     } else {
-      attention(out.get(), q.get(), k.get(), v.get(), s, timer.stream(), split);
+      attention(out.get(), q.get(), k.get(), v.get(), s, timer.stream(), split, kernel);
     }
   });
 }
 BENCHMARK(BM_attention)
     ->ArgNames({"batch", "n_new", "past", "path"})
-    ->ArgsProduct({{1}, {1}, {256, 512, 4096}, {0, 1}})
-    ->ArgsProduct({{16}, {1}, {512, 4096}, {0, 1}})
+    ->ArgsProduct({{1}, {1}, {128, 256, 512, 1024, 2048, 4096}, {0, 1, 2}})
+    ->ArgsProduct({{16}, {1}, {128, 512, 4096}, {0, 1, 2}})
     ->ArgsProduct({{1, 16}, {512}, {0}, {0, 1}})
     ->UseManualTime()
     ->MinTime(kMinTimeS)

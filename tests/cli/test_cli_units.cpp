@@ -122,7 +122,10 @@ TEST(VariantsLabel, StoredJsonReadsBackAndPrintsOneWay) {
   ragged.timer = TimerMode::kHostNoSync;
   Variants graphs;
   graphs.cuda_graphs = true;
-  for (const Variants& v : {Variants{}, naive, ragged, graphs}) {
+  Variants streamed;
+  streamed.decode_attention = DecodeAttention::kStreamed;
+  streamed.fuse = FuseMode::kSmall;
+  for (const Variants& v : {Variants{}, naive, ragged, graphs, streamed}) {
     const auto back = variants_from_json(variants_json(v));
     ASSERT_TRUE(back.has_value());
     EXPECT_EQ(*back, v);
@@ -134,6 +137,11 @@ TEST(VariantsLabel, StoredJsonReadsBackAndPrintsOneWay) {
   // Off is the default and leaves the stored JSON (and so every older case key) as it was.
   EXPECT_FALSE(variants_json(Variants{}).contains("cuda_graphs"));
   EXPECT_EQ(variants_json(graphs).at("cuda_graphs"), "on");
+  // Likewise tiled, the default attention kernel.
+  EXPECT_EQ(variants_label(streamed), "fuse=small decode_attention=streamed");
+  EXPECT_FALSE(variants_json(Variants{}).contains("decode_attention"));
+  EXPECT_EQ(variants_json(streamed).at("decode_attention"), "streamed");
+  EXPECT_FALSE(variants_from_json(nlohmann::json{{"decode_attention", "flash"}}).has_value());
   EXPECT_EQ(variants_label(std::string("{}")), "default");  // rows from before variants
   EXPECT_EQ(variants_label(std::string("not json")), "not json");
   EXPECT_EQ(variants_label(std::string(R"({"qkv":"sideways"})")), R"({"qkv":"sideways"})");

@@ -797,4 +797,31 @@ TEST_F(CudaForward, FuseSmallEqualsTheUnfusedOpsBitForBitAndMatchesTheCpu) {
   }
 }
 
+TEST_F(CudaForward, DecodeAttentionStreamedMatchesTheCpu) {
+  // --decode-attention streamed: wide's head_dim (64) takes the streamed kernel in the prefill
+  // (19 tokens, under cuBLAS's 32) and every decode step, on every --qkv x --kv-cache x --logits
+  // combination and in decode steps replayed from a graph (attention_at); against the CPU's
+  // defaults with the CUDA-vs-CPU tolerance and the same tokens, as tiled is above.
+  const ModelConfig c = wide();
+  const int batch = 2, P = 19;
+  const auto prompts = synthetic_prompts(6, batch, P, c.vocab_size, true);
+  CpuBackend cpu;
+  CudaBackend gpu;
+  const Generation ref = generate(cpu, c, 6, prompts, batch, P, kDecodeSteps);
+  for (Variants v : test::every_variant_combination(5)) {
+    v.decode_attention = DecodeAttention::kStreamed;
+    const Generation got = generate(gpu, c, 6, prompts, batch, P, kDecodeSteps, nullptr, v);
+    expect_same_generation(got, ref, c.vocab_size, "cuda [" + v.describe() + "]");
+  }
+  Variants graphs;
+  graphs.decode_attention = DecodeAttention::kStreamed;
+  graphs.cuda_graphs = true;
+  const Model model(c, load_weights(c, RandomWeights(6), gpu), gpu);
+  Session s(model, batch, P, P + kDecodeSteps, graphs);
+  const Generation replayed = test::generate(s, prompts, P, kDecodeSteps);
+  ASSERT_NE(s.graphs(), nullptr);
+  EXPECT_EQ(s.graphs()->replays(), kDecodeSteps - 2);
+  expect_same_generation(replayed, ref, c.vocab_size, "cuda [" + graphs.describe() + "]");
+}
+
 }  // namespace llmbench

@@ -77,83 +77,92 @@ TEST_F(CudaGraphKernels, KvCacheWriteAtEqualsTheByValueWrite) {
 std::vector<float> attention_at_on_device(const AttentionShape& s, const std::vector<float>& q,
                                           const DeviceBuffer<float>& k,
                                           const DeviceBuffer<float>& v, int max_keys,
-                                          cudaStream_t stream) {
+                                          cudaStream_t stream,
+                                          AttentionKernel kernel = AttentionKernel::kTiled) {
   const std::size_t floats = attention_split_floats(s, kTargetBlocks);
   DeviceBuffer<float> scratch(floats), d_out(std::size_t(s.batch) * s.n_new * s.out_stride);
   const DeviceBuffer<float> d_q(q);
   const DeviceBuffer<std::int32_t> d_pos(positions(s.batch, s.n_new, s.past_len));
   attention_strided_at(d_out.get(), d_q.get(), k.get(), v.get(), s, row_major_strides(s),
                        d_pos.get(), max_keys, stream,
-                       AttentionSplit{scratch.get(), floats, kTargetBlocks});
+                       AttentionSplit{scratch.get(), floats, kTargetBlocks}, kernel);
   LLMBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
   return d_out.download();
 }
 
 TEST_F(CudaGraphKernels, AttentionAtMatchesTheCpuWithTheGridSizedForTheLongestContext) {
   const int cache_seq = 4096;
-  for (const int batch : {1, 3, 16}) {
-    for (const int past_len : {0, 1, 31, 32, 255, 1000, 4095}) {
-      SCOPED_TRACE(::testing::Message() << "batch " << batch << ", past_len " << past_len);
-      const AttentionShape s = decode_shape(batch, 1, past_len, 32, 4, 128, cache_seq);
-      const std::size_t cache = std::size_t(batch) * cache_seq * 4 * 128;
-      const std::vector<float> q = random_floats(std::size_t(batch) * s.q_stride, 50, -4, 4);
-      const std::vector<float> k = random_floats(cache, 51), v = random_floats(cache, 52);
-      std::vector<float> ref(std::size_t(batch) * s.out_stride);
-      cpu::attention(ref.data(), q.data(), k.data(), v.data(), s);
-      const DeviceBuffer<float> d_k(k), d_v(v);
-      EXPECT_TRUE(all_close(attention_at_on_device(s, q, d_k, d_v, cache_seq, stream_), ref,
-                            kAttentionAtol, kAttentionRtol));
-      // With max_keys = this step's keys the launch is the by-value one's: bit for bit.
-      const std::size_t floats = attention_split_floats(s, kTargetBlocks);
-      DeviceBuffer<float> scratch(floats), d_out(ref.size());
-      const DeviceBuffer<float> d_q(q);
-      attention(d_out.get(), d_q.get(), d_k.get(), d_v.get(), s, stream_,
-                AttentionSplit{scratch.get(), floats, kTargetBlocks});
-      sync();
-      EXPECT_TRUE(bytes_equal(attention_at_on_device(s, q, d_k, d_v, past_len + 1, stream_),
-                              d_out.download()));
+  for (const AttentionKernel kernel : {AttentionKernel::kTiled, AttentionKernel::kStreamed}) {
+    for (const int batch : {1, 3, 16}) {
+      for (const int past_len : {0, 1, 31, 32, 255, 1000, 4095}) {
+        SCOPED_TRACE(::testing::Message()
+                     << (kernel == AttentionKernel::kTiled ? "tiled" : "streamed") << ", batch "
+                     << batch << ", past_len " << past_len);
+        const AttentionShape s = decode_shape(batch, 1, past_len, 32, 4, 128, cache_seq);
+        const std::size_t cache = std::size_t(batch) * cache_seq * 4 * 128;
+        const std::vector<float> q = random_floats(std::size_t(batch) * s.q_stride, 50, -4, 4);
+        const std::vector<float> k = random_floats(cache, 51), v = random_floats(cache, 52);
+        std::vector<float> ref(std::size_t(batch) * s.out_stride);
+        cpu::attention(ref.data(), q.data(), k.data(), v.data(), s);
+        const DeviceBuffer<float> d_k(k), d_v(v);
+        EXPECT_TRUE(all_close(attention_at_on_device(s, q, d_k, d_v, cache_seq, stream_, kernel),
+                              ref, kAttentionAtol, kAttentionRtol));
+        // With max_keys = this step's keys the launch is the by-value one's: bit for bit.
+        const std::size_t floats = attention_split_floats(s, kTargetBlocks);
+        DeviceBuffer<float> scratch(floats), d_out(ref.size());
+        const DeviceBuffer<float> d_q(q);
+        attention(d_out.get(), d_q.get(), d_k.get(), d_v.get(), s, stream_,
+                  AttentionSplit{scratch.get(), floats, kTargetBlocks}, kernel);
+        sync();
+        EXPECT_TRUE(bytes_equal(
+            attention_at_on_device(s, q, d_k, d_v, past_len + 1, stream_, kernel),
+            d_out.download()));
+      }
     }
   }
 }
 
 TEST_F(CudaGraphKernels, OneCapturedLaunchReplaysAtEveryLengthItsPositionsSay) {
-  // The decode attention of one sequence, captured once at length 10 and replayed at lengths
-  // 10..200 with only the positions rewritten in place: each replay equals the CPU at its own
-  // length.
-  const int cache_seq = 256, batch = 2;
-  const AttentionShape s0 = decode_shape(batch, 1, 9, 8, 2, 64, cache_seq);
-  const std::size_t cache = std::size_t(batch) * cache_seq * 2 * 64;
-  const std::vector<float> q = random_floats(std::size_t(batch) * s0.q_stride, 60, -4, 4);
-  const std::vector<float> k = random_floats(cache, 61), v = random_floats(cache, 62);
-  const DeviceBuffer<float> d_q(q), d_k(k), d_v(v);
-  DeviceBuffer<std::int32_t> d_pos(positions(batch, 1, 9));
-  DeviceBuffer<float> d_out(std::size_t(batch) * s0.out_stride);
-  const std::size_t floats = attention_split_floats(s0, kTargetBlocks);
-  DeviceBuffer<float> scratch(floats);
+  for (const AttentionKernel kernel : {AttentionKernel::kTiled, AttentionKernel::kStreamed}) {
+    SCOPED_TRACE(kernel == AttentionKernel::kTiled ? "tiled" : "streamed");
+    // The decode attention of one sequence, captured once at length 10 and replayed at lengths
+    // 10..200 with only the positions rewritten in place: each replay equals the CPU at its own
+    // length.
+    const int cache_seq = 256, batch = 2;
+    const AttentionShape s0 = decode_shape(batch, 1, 9, 8, 2, 64, cache_seq);
+    const std::size_t cache = std::size_t(batch) * cache_seq * 2 * 64;
+    const std::vector<float> q = random_floats(std::size_t(batch) * s0.q_stride, 60, -4, 4);
+    const std::vector<float> k = random_floats(cache, 61), v = random_floats(cache, 62);
+    const DeviceBuffer<float> d_q(q), d_k(k), d_v(v);
+    DeviceBuffer<std::int32_t> d_pos(positions(batch, 1, 9));
+    DeviceBuffer<float> d_out(std::size_t(batch) * s0.out_stride);
+    const std::size_t floats = attention_split_floats(s0, kTargetBlocks);
+    DeviceBuffer<float> scratch(floats);
 
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  LLMBENCH_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-  attention_strided_at(d_out.get(), d_q.get(), d_k.get(), d_v.get(), s0, row_major_strides(s0),
-                       d_pos.get(), cache_seq, stream_,
-                       AttentionSplit{scratch.get(), floats, kTargetBlocks});
-  LLMBENCH_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
-  LLMBENCH_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  for (const int past_len : {9, 10, 63, 64, 199}) {
-    SCOPED_TRACE(::testing::Message() << "past_len " << past_len);
-    const std::vector<std::int32_t> pos = positions(batch, 1, past_len);
-    LLMBENCH_CUDA_CHECK(cudaMemcpyAsync(d_pos.get(), pos.data(), pos.size() * 4,
-                                        cudaMemcpyHostToDevice, stream_));
-    LLMBENCH_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
-    sync();
-    AttentionShape s = s0;
-    s.past_len = past_len;
-    std::vector<float> ref(std::size_t(batch) * s.out_stride);
-    cpu::attention(ref.data(), q.data(), k.data(), v.data(), s);
-    EXPECT_TRUE(all_close(d_out.download(), ref, kAttentionAtol, kAttentionRtol));
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    LLMBENCH_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    attention_strided_at(d_out.get(), d_q.get(), d_k.get(), d_v.get(), s0, row_major_strides(s0),
+                         d_pos.get(), cache_seq, stream_,
+                         AttentionSplit{scratch.get(), floats, kTargetBlocks}, kernel);
+    LLMBENCH_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+    LLMBENCH_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    for (const int past_len : {9, 10, 63, 64, 199}) {
+      SCOPED_TRACE(::testing::Message() << "past_len " << past_len);
+      const std::vector<std::int32_t> pos = positions(batch, 1, past_len);
+      LLMBENCH_CUDA_CHECK(cudaMemcpyAsync(d_pos.get(), pos.data(), pos.size() * 4,
+                                          cudaMemcpyHostToDevice, stream_));
+      LLMBENCH_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
+      sync();
+      AttentionShape s = s0;
+      s.past_len = past_len;
+      std::vector<float> ref(std::size_t(batch) * s.out_stride);
+      cpu::attention(ref.data(), q.data(), k.data(), v.data(), s);
+      EXPECT_TRUE(all_close(d_out.download(), ref, kAttentionAtol, kAttentionRtol));
+    }
+    LLMBENCH_CUDA_CHECK(cudaGraphExecDestroy(exec));
+    LLMBENCH_CUDA_CHECK(cudaGraphDestroy(graph));
   }
-  LLMBENCH_CUDA_CHECK(cudaGraphExecDestroy(exec));
-  LLMBENCH_CUDA_CHECK(cudaGraphDestroy(graph));
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <iterator>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "kernels/common/error.h"
@@ -289,11 +290,19 @@ TEST_F(CudaKernels, SwigluMatchesTheCpu) {
 // padding between output rows, which both must leave alone.
 // Which implementation attention_matches_cpu runs: the kernel, the kernel split over keys
 // (aiming at target_blocks), or the GEMM path (scores of a chunk within score_budget bytes).
+// `kernel`: which attention kernel the first two run (the GEMM path has none).
 struct AttentionPath {
   enum Kind { kKernel, kSplit, kGemm } kind = kKernel;
   int target_blocks = 264;
   std::size_t score_budget = std::size_t{256} << 20;
+  AttentionKernel kernel = AttentionKernel::kTiled;
 };
+
+constexpr AttentionKernel kBothKernels[] = {AttentionKernel::kTiled, AttentionKernel::kStreamed};
+
+const char* kernel_name(AttentionKernel k) {
+  return k == AttentionKernel::kTiled ? "tiled" : "streamed";
+}
 
 ::testing::AssertionResult attention_matches_cpu(const AttentionShape& s, cudaStream_t stream,
                                                  unsigned seed, float q_scale = 1.0f,
@@ -310,12 +319,12 @@ struct AttentionPath {
   cpu::attention(ref.data(), q.data(), k_cache.data(), v_cache.data(), s);
   const DeviceBuffer<float> d_q(q), d_k(k_cache), d_v(v_cache);
   if (path.kind == AttentionPath::kKernel) {
-    attention(d_out.get(), d_q.get(), d_k.get(), d_v.get(), s, stream);
+    attention(d_out.get(), d_q.get(), d_k.get(), d_v.get(), s, stream, {}, path.kernel);
   } else if (path.kind == AttentionPath::kSplit) {
     const std::size_t floats = attention_split_floats(s, path.target_blocks);
     DeviceBuffer<float> scratch(floats);
     attention(d_out.get(), d_q.get(), d_k.get(), d_v.get(), s, stream,
-              AttentionSplit{scratch.get(), floats, path.target_blocks});
+              AttentionSplit{scratch.get(), floats, path.target_blocks}, path.kernel);
     LLMBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
   } else {
     CublasHandle cublas;
@@ -349,18 +358,23 @@ TEST_F(CudaKernels, AttentionMatchesTheCpuForPrefillAndDecodeShapes) {
   struct Heads {
     int n_heads, n_kv_heads;
   };
-  for (const Heads g : {Heads{32, 4}, Heads{14, 2}}) {
-    for (const int head_dim : {64, 128}) {
-      for (const int batch : {1, 4}) {
-        for (const int past_len : {0, 37}) {
-          for (const int n_new : {1, 3, 7, 19}) {
-            SCOPED_TRACE(::testing::Message()
-                         << "heads " << g.n_heads << "/" << g.n_kv_heads << ", head_dim "
-                         << head_dim << ", batch " << batch << ", past_len " << past_len
-                         << ", n_new " << n_new);
-            const AttentionShape s =
-                make_shape(batch, n_new, past_len, g.n_heads, g.n_kv_heads, head_dim);
-            EXPECT_TRUE(attention_matches_cpu(s, stream_, 20));
+  // head_dim 96 and 32: the streamed kernel cannot take them and runs the tiled one.
+  for (const AttentionKernel kernel : kBothKernels) {
+    for (const Heads g : {Heads{32, 4}, Heads{14, 2}}) {
+      for (const int head_dim : {64, 128, 256, 96, 32}) {
+        for (const int batch : {1, 4}) {
+          for (const int past_len : {0, 37}) {
+            for (const int n_new : {1, 3, 7, 19}) {
+              SCOPED_TRACE(::testing::Message()
+                           << kernel_name(kernel) << ", heads " << g.n_heads << "/"
+                           << g.n_kv_heads << ", head_dim " << head_dim << ", batch " << batch
+                           << ", past_len " << past_len << ", n_new " << n_new);
+              const AttentionShape s =
+                  make_shape(batch, n_new, past_len, g.n_heads, g.n_kv_heads, head_dim);
+              AttentionPath path;
+              path.kernel = kernel;
+              EXPECT_TRUE(attention_matches_cpu(s, stream_, 20, 1.0f, nullptr, path));
+            }
           }
         }
       }
@@ -374,18 +388,31 @@ TEST_F(CudaKernels, AttentionPrefillOf733Tokens) {
 }
 
 TEST_F(CudaKernels, AttentionOverLongContextsCrossesScoreTiles) {
-  // Up to 32768 keys: 16 tiles of scores. q scaled up so the softmax is far from uniform and the
-  // running maximum moves between tiles.
-  EXPECT_TRUE(attention_matches_cpu(make_shape(2, 2, 32766, 4, 2, 128), stream_, 23, 4.0f));
-  EXPECT_TRUE(attention_matches_cpu(make_shape(1, 1, 4999, 32, 4, 64), stream_, 24, 4.0f));
+  // Up to 32768 keys: 16 tiles of scores (tiled), 1024 chunks per warp (streamed). q scaled up
+  // so the softmax is far from uniform and the running maximum moves between tiles.
+  for (const AttentionKernel kernel : kBothKernels) {
+    SCOPED_TRACE(kernel_name(kernel));
+    AttentionPath path;
+    path.kernel = kernel;
+    EXPECT_TRUE(attention_matches_cpu(make_shape(2, 2, 32766, 4, 2, 128), stream_, 23, 4.0f,
+                                      nullptr, path));
+    EXPECT_TRUE(attention_matches_cpu(make_shape(1, 1, 4999, 32, 4, 64), stream_, 24, 4.0f,
+                                      nullptr, path));
+    EXPECT_TRUE(attention_matches_cpu(make_shape(1, 1, 3001, 8, 2, 256), stream_, 26, 4.0f,
+                                      nullptr, path));
+  }
 }
 
 TEST_F(CudaKernels, AttentionRescalesWhenEachTileRaisesTheMaximum) {
   // One head, keys k_j = c_j q / |q|^2 * sqrt(d): score_j = c_j exactly in exact arithmetic.
   // Rising c_j puts a new maximum in every tile; falling c_j keeps it in the first.
   const int head_dim = 64, n_keys = 5001;
-  for (const bool rising : {true, false}) {
-    SCOPED_TRACE(rising ? "rising scores" : "falling scores");
+  using K = AttentionKernel;
+  for (const auto& [rising, kernel] : {std::pair{true, K::kTiled}, std::pair{false, K::kTiled},
+                                      std::pair{true, K::kStreamed},
+                                      std::pair{false, K::kStreamed}}) {
+    SCOPED_TRACE(::testing::Message() << (rising ? "rising scores, " : "falling scores, ")
+                                      << kernel_name(kernel));
     AttentionShape s = make_shape(1, 1, n_keys - 1, 1, 1, head_dim);
     s.q_stride = head_dim;
     const std::vector<float> q = random_floats(head_dim, 25);  // what attention_matches_cpu draws
@@ -398,29 +425,40 @@ TEST_F(CudaKernels, AttentionRescalesWhenEachTileRaisesTheMaximum) {
         k[static_cast<std::size_t>(j) * head_dim + i] =
             static_cast<float>(c * q[i] / q_norm2 * std::sqrt(double{head_dim}));
     }
-    EXPECT_TRUE(attention_matches_cpu(s, stream_, 25, 1.0f, &k));
+    AttentionPath path;
+    path.kernel = kernel;
+    EXPECT_TRUE(attention_matches_cpu(s, stream_, 25, 1.0f, &k, path));
   }
 }
 
 TEST_F(CudaKernels, AttentionSplitOverKeysMatchesTheCpu) {
-  const AttentionPath split{AttentionPath::kSplit};
-  // Decode at batch 1 (32 queries for 264 blocks: 32-key splits), long contexts, GQA, a split
-  // count that leaves the last split short, and queries whose later splits are empty.
-  EXPECT_TRUE(attention_matches_cpu(make_shape(1, 1, 255, 32, 32, 128), stream_, 40, 1.0f,
-                                    nullptr, split));
-  EXPECT_TRUE(attention_matches_cpu(make_shape(1, 1, 4999, 32, 4, 64), stream_, 41, 4.0f,
-                                    nullptr, split));
-  EXPECT_TRUE(attention_matches_cpu(make_shape(2, 3, 100, 4, 2, 128), stream_, 42, 1.0f,
-                                    nullptr, split));
-  EXPECT_TRUE(attention_matches_cpu(make_shape(1, 1, 70, 1, 1, 64), stream_, 43, 1.0f, nullptr,
-                                    split));
-  EXPECT_TRUE(attention_matches_cpu(make_shape(1, 40, 0, 1, 1, 64), stream_, 44, 1.0f, nullptr,
-                                    split));
-  EXPECT_TRUE(attention_matches_cpu(make_shape(1, 1, 0, 8, 8, 64), stream_, 45, 1.0f, nullptr,
-                                    split));
-  // An odd target: 7 blocks for 2 queries.
-  EXPECT_TRUE(attention_matches_cpu(make_shape(1, 1, 2100, 2, 1, 128), stream_, 46, 4.0f,
-                                    nullptr, AttentionPath{AttentionPath::kSplit, 7}));
+  for (const AttentionKernel kernel : kBothKernels) {
+    SCOPED_TRACE(kernel_name(kernel));
+    AttentionPath split{AttentionPath::kSplit};
+    split.kernel = kernel;
+    // Decode at batch 1 (32 queries for 264 blocks: 32-key splits), long contexts, GQA, a split
+    // count that leaves the last split short, queries whose later splits are empty, and
+    // (streamed) splits shorter than a warp's chunks, so that some warps have no keys.
+    EXPECT_TRUE(attention_matches_cpu(make_shape(1, 1, 255, 32, 32, 128), stream_, 40, 1.0f,
+                                      nullptr, split));
+    EXPECT_TRUE(attention_matches_cpu(make_shape(1, 1, 4999, 32, 4, 64), stream_, 41, 4.0f,
+                                      nullptr, split));
+    EXPECT_TRUE(attention_matches_cpu(make_shape(2, 3, 100, 4, 2, 128), stream_, 42, 1.0f,
+                                      nullptr, split));
+    EXPECT_TRUE(attention_matches_cpu(make_shape(1, 1, 70, 1, 1, 64), stream_, 43, 1.0f,
+                                      nullptr, split));
+    EXPECT_TRUE(attention_matches_cpu(make_shape(1, 40, 0, 1, 1, 64), stream_, 44, 1.0f,
+                                      nullptr, split));
+    EXPECT_TRUE(attention_matches_cpu(make_shape(1, 1, 0, 8, 8, 64), stream_, 45, 1.0f, nullptr,
+                                      split));
+    EXPECT_TRUE(attention_matches_cpu(make_shape(1, 1, 1000, 4, 4, 256), stream_, 47, 4.0f,
+                                      nullptr, split));
+    // An odd target: 7 blocks for 2 queries.
+    AttentionPath odd{AttentionPath::kSplit, 7};
+    odd.kernel = kernel;
+    EXPECT_TRUE(attention_matches_cpu(make_shape(1, 1, 2100, 2, 1, 128), stream_, 46, 4.0f,
+                                      nullptr, odd));
+  }
   // Enough queries to fill the target: no split, no scratch.
   EXPECT_EQ(attention_split_floats(make_shape(16, 1, 100, 32, 32, 128), 264), 0u);
 }
@@ -445,6 +483,31 @@ TEST_F(CudaKernels, AttentionRejectsUnsupportedShapes) {
   EXPECT_THROW(attention(nullptr, nullptr, nullptr, nullptr, s, stream_), Error);
   s = make_shape(1, 1, 0, 6, 4, 64);  // 4 kv heads do not divide 6 query heads
   EXPECT_THROW(attention(nullptr, nullptr, nullptr, nullptr, s, stream_), Error);
+}
+
+// Host code only: runs without a device.
+TEST(AttentionStreamed, TakesHeadDims64To256WithRowsAlignedForItsVectorLoads) {
+  alignas(16) static float cache[64];
+  for (const int head_dim : {64, 128, 256}) {
+    const AttentionShape s = make_shape(1, 1, 10, 4, 2, head_dim);
+    const AttentionStrides st = row_major_strides(s);
+    EXPECT_TRUE(attention_streamed_supported(s, st, cache, cache)) << head_dim;
+    // A cache one float off the vector loads' alignment, or rows that are.
+    EXPECT_FALSE(attention_streamed_supported(s, st, cache + 1, cache)) << head_dim;
+    EXPECT_FALSE(attention_streamed_supported(s, st, cache, cache + 1)) << head_dim;
+    AttentionStrides odd = st;
+    odd.kv.seq += 1;
+    EXPECT_FALSE(attention_streamed_supported(s, odd, cache, cache)) << head_dim;
+  }
+  // head_dim 64 loads float2: 8-byte alignment is enough.
+  const AttentionShape s64 = make_shape(1, 1, 10, 4, 2, 64);
+  AttentionStrides st64 = row_major_strides(s64);
+  st64.kv.seq += 2;
+  EXPECT_TRUE(attention_streamed_supported(s64, st64, cache + 2, cache + 2));
+  for (const int head_dim : {32, 96, 80, 192}) {
+    const AttentionShape s = make_shape(1, 1, 10, 4, 2, head_dim);
+    EXPECT_FALSE(attention_streamed_supported(s, row_major_strides(s), cache, cache)) << head_dim;
+  }
 }
 
 // ---- argmax ------------------------------------------------------------------------------------

@@ -218,14 +218,25 @@ TEST_F(CudaVariantKernels, PagedAttentionMatchesTheCpu) {
                       out_s, stream_);
       sync();
       EXPECT_TRUE(all_close(d_out.download(), ref, kAttentionAtol, kAttentionRtol));
-      // Split over keys, aiming at 264 blocks (two per SM of an H100).
       const std::size_t split_floats = attention_split_floats(s, 264);
       DeviceBuffer<float> split_scratch(split_floats);
-      DeviceBuffer<float> d_split(std::vector<float>(rows * q_dim, 0.0f));
-      paged_attention(d_split.get(), d_q.get(), d_k.get(), d_v.get(), d_table.get(), paged, s,
-                      q_s, out_s, stream_, AttentionSplit{split_scratch.get(), split_floats, 264});
+      // Split over keys, aiming at 264 blocks (two per SM of an H100), with either kernel.
+      for (const AttentionKernel kernel : {AttentionKernel::kTiled, AttentionKernel::kStreamed}) {
+        DeviceBuffer<float> d_split(std::vector<float>(rows * q_dim, 0.0f));
+        paged_attention(d_split.get(), d_q.get(), d_k.get(), d_v.get(), d_table.get(), paged, s,
+                        q_s, out_s, stream_,
+                        AttentionSplit{split_scratch.get(), split_floats, 264}, kernel);
+        sync();
+        EXPECT_TRUE(all_close(d_split.download(), ref, kAttentionAtol, kAttentionRtol))
+            << (kernel == AttentionKernel::kTiled ? "split, tiled" : "split, streamed");
+      }
+      // Streamed, unsplit.
+      DeviceBuffer<float> d_streamed(std::vector<float>(rows * q_dim, 0.0f));
+      paged_attention(d_streamed.get(), d_q.get(), d_k.get(), d_v.get(), d_table.get(), paged, s,
+                      q_s, out_s, stream_, {}, AttentionKernel::kStreamed);
       sync();
-      EXPECT_TRUE(all_close(d_split.download(), ref, kAttentionAtol, kAttentionRtol)) << "split";
+      EXPECT_TRUE(all_close(d_streamed.download(), ref, kAttentionAtol, kAttentionRtol))
+          << "streamed";
     }
   }
 }

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -456,6 +457,8 @@ class RecordingBackend final : public Backend, public GraphDriver {
   // mistake a captured step must not make), to show the Session check can fail.
   explicit RecordingBackend(bool freeze_kv_length = false) : freeze_(freeze_kv_length) {}
 
+  std::set<DecodeAttention> kernels_seen;  // what the attention ops were asked to run
+
   std::string name() const override { return "cpu-recording"; }
   std::string device_description() const override { return cpu_.device_description(); }
   bool host_visible() const override { return true; }
@@ -525,24 +528,30 @@ class RecordingBackend final : public Backend, public GraphDriver {
       cpu_.kv_cache_write_at(cache, src, src_stride, batch, n_new, positions, cache_seq, kv_dim);
     });
   }
+  // The attention ops also note which --decode-attention kernel each call was given.
   void attention(float* out, const float* q, const float* k_cache, const float* v_cache,
-                 const AttentionShape& shape, const AttentionStrides& strides) override {
-    op([=, this] { cpu_.attention(out, q, k_cache, v_cache, shape, strides); });
+                 const AttentionShape& shape, const AttentionStrides& strides,
+                 DecodeAttention kernel) override {
+    kernels_seen.insert(kernel);
+    op([=, this] { cpu_.attention(out, q, k_cache, v_cache, shape, strides, kernel); });
   }
   void attention_at(float* out, const float* q, const float* k_cache, const float* v_cache,
                     const AttentionShape& shape, const AttentionStrides& strides,
-                    const std::int32_t* positions, int max_keys) override {
+                    const std::int32_t* positions, int max_keys,
+                    DecodeAttention kernel) override {
+    kernels_seen.insert(kernel);
     op([=, this] {
-      cpu_.attention_at(out, q, k_cache, v_cache, shape, strides, positions, max_keys);
+      cpu_.attention_at(out, q, k_cache, v_cache, shape, strides, positions, max_keys, kernel);
     });
   }
   void paged_attention(float* out, const float* q, const float* k_pool, const float* v_pool,
                        const std::int32_t* block_table, const PagedKv& paged,
                        const AttentionShape& shape, const HeadStrides& q_strides,
-                       const HeadStrides& out_strides) override {
+                       const HeadStrides& out_strides, DecodeAttention kernel) override {
+    kernels_seen.insert(kernel);
     op([=, this] {
       cpu_.paged_attention(out, q, k_pool, v_pool, block_table, paged, shape, q_strides,
-                           out_strides);
+                           out_strides, kernel);
     });
   }
   void copy_heads(float* out, const HeadStrides& out_strides, const float* in,
@@ -810,6 +819,30 @@ TEST(SessionGraphs, TheCpuBackendAndNaiveVariantsRunEagerlyWithANote) {
   EXPECT_NE(concat.note.find("only the fast paths"), std::string::npos) << concat.note;
 }
 
+// --decode-attention reaches every attention call of every cache, captured steps' included
+// (attention_at); the CPU runs one kernel for both, so the logits are tiled's bit for bit.
+TEST(DecodeAttentionVariants, EveryAttentionCallRunsTheCasesKernel) {
+  CpuBackend cpu(1);
+  for (const KvCacheKind kv : {KvCacheKind::kPrealloc, KvCacheKind::kConcat, KvCacheKind::kPaged,
+                               KvCacheKind::kPagedGather})
+    for (const DecodeAttention kernel : {DecodeAttention::kTiled, DecodeAttention::kStreamed}) {
+      Variants v = with_graphs();  // captured where the cache allows it (prealloc)
+      v.kv_cache = kv;
+      v.kv_cache_block = 4;
+      v.decode_attention = kernel;
+      SCOPED_TRACE(v.describe());
+      Variants plain = v;
+      plain.cuda_graphs = false;
+      plain.decode_attention = DecodeAttention::kTiled;
+      const TwoRequests eager = two_requests(cpu, plain, 2);
+      RecordingBackend rec;
+      const TwoRequests r = two_requests(rec, v, 2);
+      EXPECT_EQ(r.has_graphs, kv == KvCacheKind::kPrealloc);
+      EXPECT_EQ(rec.kernels_seen, std::set<DecodeAttention>{kernel});
+      for (int i = 0; i < 2; ++i) EXPECT_TRUE(bit_identical(r.g[i], eager.g[i])) << i;
+    }
+}
+
 TEST(DevicePositions, HostDefaultsEqualTheOpsTakingPastLen) {
   CpuBackend cpu(1);
   const int B = 2, T = 3, P = 4, S = 9, KV = 8, HD = 4, H = 4;
@@ -828,14 +861,16 @@ TEST(DevicePositions, HostDefaultsEqualTheOpsTakingPastLen) {
   std::vector<float> q(std::size_t(B) * T * H * HD);
   for (std::size_t i = 0; i < q.size(); ++i) q[i] = float(i % 7) * 0.1f;
   std::vector<float> out_a(q.size()), out_b(q.size());
-  cpu.attention(out_a.data(), q.data(), a.data(), a.data(), shape, strides);
+  const DecodeAttention tiled = DecodeAttention::kTiled;
+  cpu.attention(out_a.data(), q.data(), a.data(), a.data(), shape, strides, tiled);
   AttentionShape unused = shape;
   unused.past_len = 0;  // attention_at reads the length from the positions
-  cpu.attention_at(out_b.data(), q.data(), a.data(), a.data(), unused, strides, pos.data(), S);
+  cpu.attention_at(out_b.data(), q.data(), a.data(), a.data(), unused, strides, pos.data(), S,
+                   tiled);
   EXPECT_EQ(out_a, out_b);
 
   EXPECT_THROW(cpu.attention_at(out_b.data(), q.data(), a.data(), a.data(), unused, strides,
-                                pos.data(), P + T - 1),
+                                pos.data(), P + T - 1, tiled),
                Error);  // more keys than max_keys
   pos[4] = P;          // sequence 1's second token at the first one's position
   EXPECT_THROW(cpu.kv_cache_write_at(b.data(), src.data(), 12, B, T, pos.data(), S, KV), Error);

@@ -3,8 +3,8 @@
 // 1e-4 of max |logit|, over a prefill and several decode steps, for batch 1 and for 3 distinct
 // prompts; the paged caches use a block size that divides neither the prompt length nor any
 // later length. Also: repeated requests on one Session (the paged free list and the concat
-// buffers are reset), each variant's ops traced under their own names, and the host-nosync
-// timer leaving tokens alone.
+// buffers are reset), each variant's ops traced under their own names, the host-nosync timer
+// leaving tokens alone, and --decode-attention streamed giving tiled's logits on the CPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -107,6 +107,24 @@ TEST_F(VariantsTest, EveryCombinationGeneratesTheDefaultTokensQuantised) {
   }
 }
 
+// --decode-attention picks a CUDA kernel; the CPU backend runs its one attention for both, so
+// every combination gives tiled's tokens and logits bit for bit.
+TEST_F(VariantsTest, DecodeAttentionStreamedRunsTheTiledTokensOnTheCpu) {
+  for (const int batch : {1, 3}) {
+    const auto prompt = synthetic_prompts(23, batch, kPromptLen, c_.vocab_size, true);
+    const int max_len = kPromptLen + kDecodeSteps;
+    for (Variants v : every_combination()) {
+      Session tiled(model_, batch, kPromptLen, max_len, v);
+      const Generation ref = generate(tiled, prompt);
+      v.decode_attention = DecodeAttention::kStreamed;
+      Session streamed(model_, batch, kPromptLen, max_len, v);
+      const Generation got = generate(streamed, prompt);
+      EXPECT_EQ(got.tokens, ref.tokens) << v.describe();
+      EXPECT_EQ(got.logits, ref.logits) << v.describe();
+    }
+  }
+}
+
 TEST_F(VariantsTest, RepeatedRequestsOnOneSessionRepeatTheirTokens) {
   // run_case reuses one Session for warm-up, measured and traced repetitions: each prefill
   // must start from an empty cache (concat buffers dropped, paged blocks all free again).
@@ -183,6 +201,14 @@ TEST_F(VariantsTest, DescribeNamesOnlyTheNonDefaults) {
   v.kv_cache_block = 8;
   v.timer = TimerMode::kHostNoSync;
   EXPECT_EQ(v.describe(), "kv_cache=paged/8 timer=host-nosync");
+  Variants streamed;
+  streamed.decode_attention = DecodeAttention::kStreamed;
+  EXPECT_EQ(streamed.describe(), "decode_attention=streamed");
+  EXPECT_FALSE(streamed.is_default());
+  EXPECT_EQ(decode_attention_name(DecodeAttention::kTiled), "tiled");
+  for (const DecodeAttention k : {DecodeAttention::kTiled, DecodeAttention::kStreamed})
+    EXPECT_TRUE(parse_decode_attention(decode_attention_name(k)) == k);
+  EXPECT_FALSE(parse_decode_attention("Streamed").has_value());
   Variants block_only;
   block_only.kv_cache_block = 8;  // meaningless without a paged cache
   EXPECT_TRUE(block_only.is_default());

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "engine/model/backend_factory.h"
 #include "kernels/common/error.h"
 #include "tools/store/case_key.h"
 #include "tools/store/merge.h"
@@ -87,6 +88,56 @@ TEST(CudaGraphs, FlagIsAVariantListAndNeedsTheCudaBackend) {
               std::string::npos)
         << e.what();
   }
+}
+
+TEST(DecodeAttention, FlagIsAVariantListAndNeedsTheCudaBackend) {
+  RunOptions o = options("");
+  o.batch = "1";
+  o.prompt_len = "8";
+  o.max_new_tokens = "1";
+  o.decode_attention = "tiled";
+  const RunPlan tiled = make_plan(o);
+  ASSERT_EQ(tiled.cases.size(), 1u);
+  EXPECT_EQ(tiled.cases[0].variants.decode_attention, DecodeAttention::kTiled);
+  EXPECT_TRUE(tiled.cases[0].variants.is_default());
+  for (const char* bad : {"streamed", "tiled,streamed", "flash", "tiled,tiled", ""}) {
+    o.decode_attention = bad;
+    // streamed: the CPU backend has one attention kernel
+    EXPECT_THROW(make_plan(o), BadInput) << bad;
+  }
+  try {
+    o.decode_attention = "tiled,streamed";
+    make_plan(o);
+    ADD_FAILURE() << "streamed on the CPU backend was accepted";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("--decode-attention streamed needs --backend cuda"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    o.decode_attention = "flash";
+    make_plan(o);
+    ADD_FAILURE() << "flash was accepted";
+  } catch (const BadInput& e) {
+    EXPECT_EQ(std::string(e.what()), "--decode-attention: expected tiled or streamed, got 'flash'");
+  }
+}
+
+// On a CUDA backend both kernels run, each its own case, innermost (after --fuse).
+TEST(DecodeAttention, ListExpandsInnermostOnTheCudaBackend) {
+  if (choose_backend("auto").name != "cuda") GTEST_SKIP() << "no CUDA device";
+  RunOptions o = options("");
+  o.backend = "cuda";
+  o.batch = "1";
+  o.prompt_len = "8";
+  o.max_new_tokens = "1";
+  o.fuse = "none,small";
+  o.decode_attention = "tiled,streamed";
+  const RunPlan p = make_plan(o);
+  std::vector<std::string> got;
+  for (const CaseSpec& c : p.cases) got.push_back(c.variants.describe());
+  EXPECT_EQ(got, (std::vector<std::string>{"", "decode_attention=streamed", "fuse=small",
+                                           "fuse=small decode_attention=streamed"}));
 }
 
 TEST(PlanKey, DependsOnCasesAndShard) {

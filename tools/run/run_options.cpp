@@ -101,6 +101,11 @@ void add_run_flags(CLI::App* cmd, RunOptions& o) {
                   "off|on: on captures each decode step shape once as a CUDA graph and "
                   "replays it (--backend cuda; traced repetitions run eagerly)")
       ->type_name("LIST")->capture_default_str()->group(variants);
+  cmd->add_option("--decode-attention", o.decode_attention,
+                  "tiled|streamed: the CUDA kernel of attention calls not run by cuBLAS "
+                  "(decode, prefill under 32 tokens): tiled walks keys in shared-memory "
+                  "tiles, streamed streams them per warp (--backend cuda); the same tokens")
+      ->type_name("LIST")->capture_default_str()->group(variants);
 
   const std::string cuda = "CUDA only";
   cmd->add_flag("--sync-check", o.sync_check,

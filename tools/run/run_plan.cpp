@@ -291,19 +291,30 @@ CaseSpec parse_scalars(const RunOptions& o, RunPlan& plan, PlanLists& lists) {
   return common;
 }
 
-// --fuse: every variant once per fuse mode, innermost (so --fuse none,small puts the two side by
-// side in the run table). Named bundles (--variants) leave --fuse alone.
-void apply_fuse_modes(const RunOptions& o, PlanLists& lists) {
-  const auto fuses = parse_choice_list<FuseMode>("--fuse", o.fuse, "none or small",
-                                                 parse_fuse_mode);
+// Every variant once per value of `values`, set as `field`, innermost.
+template <class T>
+void expand_variants(PlanLists& lists, const std::vector<T>& values, T Variants::*field) {
   std::vector<Variants> out;
   for (const Variants& v : lists.variants)
-    for (FuseMode f : fuses) {
+    for (const T& x : values) {
       Variants with = v;
-      with.fuse = f;
+      with.*field = x;
       out.push_back(with);
     }
   lists.variants = std::move(out);
+}
+
+// --fuse, then --decode-attention: every variant once per fuse mode, and that once per attention
+// kernel, innermost (so --fuse none,small or --decode-attention tiled,streamed puts the cases
+// side by side in the run table). Named bundles (--variants) leave both alone.
+void apply_fuse_and_attention(const RunOptions& o, PlanLists& lists) {
+  expand_variants(lists,
+                  parse_choice_list<FuseMode>("--fuse", o.fuse, "none or small", parse_fuse_mode),
+                  &Variants::fuse);
+  expand_variants(lists,
+                  parse_choice_list<DecodeAttention>("--decode-attention", o.decode_attention,
+                                                     "tiled or streamed", parse_decode_attention),
+                  &Variants::decode_attention);
 }
 
 // --prompt-len-stddev and --output-len-stddev: ragged cases, which run on the scheduler and
@@ -348,7 +359,7 @@ void parse_lists(const RunOptions& o, PlanLists& lists) {
   }
   lists.gens = parse_unique_int_list("--max-new-tokens", o.max_new_tokens, 1, 1 << 24);
   lists.variants = parse_variants(o);
-  apply_fuse_modes(o, lists);
+  apply_fuse_and_attention(o, lists);
   apply_ragged_lengths(o, lists);
 }
 
@@ -451,6 +462,12 @@ RunPlan make_plan(const RunOptions& o) {
       if (v.cuda_graphs)
         throw BadInput("--cuda-graphs on needs --backend cuda (the CPU backend launches "
                        "nothing to capture)");
+  if (plan.backend != "cuda")
+    for (const Variants& v : lists.variants)
+      if (v.decode_attention != DecodeAttention::kTiled)
+        throw BadInput("--decode-attention " +
+                       std::string(decode_attention_name(v.decode_attention)) +
+                       " needs --backend cuda (the CPU backend has one attention kernel)");
   common.prompt = lists.prompt_ids;
   std::uint64_t total = 0;
   const std::uint64_t mine_count = check_case_count(o, lists, shard, total);

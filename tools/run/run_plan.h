@@ -54,6 +54,7 @@ struct RunOptions {
   std::string fuse = "none";           // none | small (fused small ops)
   std::string timer = "device";        // device | cupti | events | host-nosync
   std::string cuda_graphs = "off";     // off | on (CUDA decode steps as graphs)
+  std::string decode_attention = "tiled";  // tiled | streamed (CUDA attention kernel)
   // Named bundles instead of the three lists: fast (the defaults) and/or naive (permute,
   // concat, all). "" when not used.
   std::string variant_sets;

@@ -17,6 +17,9 @@ nlohmann::json variants_json(const Variants& v) {
   if (v.fuse != FuseMode::kNone) j["fuse"] = std::string(fuse_mode_name(v.fuse));
   // Only when on, so every case without graphs keeps the JSON (and case key) it always had.
   if (v.cuda_graphs) j["cuda_graphs"] = "on";
+  // Only when streamed, so every tiled case keeps the JSON (and case key) it always had.
+  if (v.decode_attention != DecodeAttention::kTiled)
+    j["decode_attention"] = std::string(decode_attention_name(v.decode_attention));
   // Ragged cases only, so every static case's JSON (and its case key) is what it always was.
   if (v.ragged()) {
     j["prompt_len_stddev"] = v.prompt_len_stddev;
@@ -53,6 +56,10 @@ std::optional<Variants> variants_from_json(const nlohmann::json& j) {
         v.fuse = *x;
       } else if (key == "cuda_graphs" && (text == "on" || text == "off")) {
         v.cuda_graphs = text == "on";
+      } else if (key == "decode_attention") {
+        const auto x = parse_decode_attention(text);
+        if (!x) return std::nullopt;
+        v.decode_attention = *x;
       } else {
         return std::nullopt;
       }

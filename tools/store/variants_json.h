@@ -1,6 +1,7 @@
 // A case's engine variants as JSON: how bench_case.variants stores them and how --format json
 // shows them. {"kv_cache": "prealloc", "logits": "device", "qkv": "fused", "timer": "device"},
-// keys sorted, plus "kv_cache_block" when the cache is paged (the block size matters only then).
+// keys sorted, plus "kv_cache_block" when the cache is paged (the block size matters only then)
+// and each of "fuse", "cuda_graphs" and "decode_attention" only when not its default.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <optional>
