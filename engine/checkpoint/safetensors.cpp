@@ -147,6 +147,7 @@ void check_no_overlap(const std::string& path, const std::vector<SafetensorsTens
 // Widens elements [first, first + count) of `dtype` at `src` (little-endian, unaligned) to fp32.
 void convert_range(DType dtype, const std::byte* src, float* dst, std::int64_t first,
                    std::int64_t count) {
+  if (count <= 0) return;  // an empty tensor's dst may be null, which memcpy must not get
   if (dtype == DType::kFp32) {  // memcpy: src may be unaligned
     std::memcpy(dst + first, src + first * 4, std::size_t(count) * sizeof(float));
     return;

@@ -90,12 +90,14 @@ Buffer CpuBackend::alloc(std::size_t bytes) {
   return Buffer(p, bytes, [](void* q) { std::free(q); });
 }
 
+// Zero bytes may come with null pointers (an empty vector's data(), an empty buffer), which
+// memcpy must not be given even for a count of 0.
 void CpuBackend::to_device(void* dst, const void* src, std::size_t bytes) {
-  std::memcpy(dst, src, bytes);
+  if (bytes > 0) std::memcpy(dst, src, bytes);
 }
 
 void CpuBackend::to_host(void* dst, const void* src, std::size_t bytes) {
-  std::memcpy(dst, src, bytes);
+  if (bytes > 0) std::memcpy(dst, src, bytes);
 }
 
 void CpuBackend::embedding(float* out, const float* table, const std::int32_t* tokens,
