@@ -23,6 +23,17 @@
 #include <string>
 #include <string_view>
 
+// The portable kernels' function multiversioning: one clone per ISA, chosen by an ifunc
+// resolver when the program is loaded. Empty under ThreadSanitizer, whose instrumented resolver
+// would run before its runtime is up and crash the program before main; the baseline code then
+// serves every CPU (only ThreadSanitizer builds: docs/fuzzing.md).
+#if defined(__SANITIZE_THREAD__)
+#define LLMBENCH_ISA_CLONES
+#else
+#define LLMBENCH_ISA_CLONES \
+  __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+#endif
+
 namespace llmbench::cpu {
 
 // The three paths, ordered: each needs what the ones below it need and more.

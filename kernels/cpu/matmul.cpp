@@ -25,7 +25,7 @@ namespace {
 // The few-row kernel is compiled for AVX-512, AVX2+FMA and the baseline; the loader picks the
 // best the CPU has (GCC function multi-versioning), so the build needs no -march flag.
 #define LLMBENCH_CLONES \
-  __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+  LLMBENCH_ISA_CLONES
 
 // out[i, j..j+3] = x_i . w_{j..j+3} for every row i: x rows two at a time against four weight
 // rows, eight independent sums (6 loads per 8 multiply-adds). The four weight rows stay in

@@ -30,7 +30,7 @@ namespace llmbench::cpu {
 namespace {
 
 #define LLMBENCH_CLONES \
-  __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+  LLMBENCH_ISA_CLONES
 
 LLMBENCH_CLONES
 void widen_bf16(float* dst, const std::uint16_t* src, std::int64_t n) {

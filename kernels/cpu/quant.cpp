@@ -133,7 +133,7 @@ namespace {
 
 // The portable decode path: each weight row dequantised once into a per-thread L1 buffer, then
 // one fixed-order fp32 dot product per x row (independent of m).
-__attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+LLMBENCH_ISA_CLONES
 void decode_portable(float* out, const float* x, const void* w, DType dtype, int m, int n, int k,
                      int lda) {
 #pragma omp parallel if (std::int64_t(n) * k > (1 << 15))
@@ -227,7 +227,7 @@ float block_values(int* q, const std::uint8_t* b, DType dtype) {
 // its integer values and scales unpacked once into a per-thread buffer, then per x row the
 // fp32 sum quant.h specifies, with explicit FMAs so that it is the AVX-512 kernel's sum bit for
 // bit (both cvtepi32_ps and float() are exact here, the multiply and the FMA round once each).
-__attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+LLMBENCH_ISA_CLONES
 void vnni_portable(float* out, const std::int8_t* qx, const float* dx, const void* w,
                    DType dtype, int m, int n, int k, int j0) {
   const int nb = k / kQuantBlock;

@@ -10,7 +10,7 @@ namespace {
 
 // The portable version: 16 independent accumulators per thread so the loop is limited by
 // memory, not by one dependent add chain; compiled for AVX-512, AVX2 and the baseline.
-__attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+LLMBENCH_ISA_CLONES
 float read_sum_portable(const float* data, std::int64_t n) {
   float total = 0;
 #pragma omp parallel reduction(+ : total)
