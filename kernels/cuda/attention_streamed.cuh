@@ -160,27 +160,25 @@ __global__ void __launch_bounds__(kStreamedThreads)
     total += sum_sh[w] * weight[w];
   }
 
+  // The block's output (divided by the total) or, for a split, its partial result.
+  float* part = nullptr;
   if (split.keys_per_split > 0) {
-    float* part = split.partial + (static_cast<std::size_t>(block) * gridDim.y + blockIdx.y) *
-                                      static_cast<std::size_t>(kDim + 2);
+    part = split.partial + (static_cast<std::size_t>(block) * gridDim.y + blockIdx.y) *
+                               static_cast<std::size_t>(kDim + 2);
     if (threadIdx.x == 0) {
       part[0] = block_max_v;
       part[1] = total;
     }
-    for (int i = threadIdx.x; i < kDim; i += kStreamedThreads) {
-      float a = 0.0f;
-#pragma unroll
-      for (int w = 0; w < kStreamedWarps; ++w) a += acc_sh[w][i] * weight[w];
-      part[2 + i] = a;
-    }
-    return;
   }
   float* oh = out + b * out_s.batch + t * out_s.seq + h * out_s.head;
   for (int i = threadIdx.x; i < kDim; i += kStreamedThreads) {
     float a = 0.0f;
 #pragma unroll
     for (int w = 0; w < kStreamedWarps; ++w) a += acc_sh[w][i] * weight[w];
-    oh[i] = a / total;
+    if (part)
+      part[2 + i] = a;
+    else
+      oh[i] = a / total;
   }
 }
 

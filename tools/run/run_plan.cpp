@@ -304,9 +304,8 @@ void expand_variants(PlanLists& lists, const std::vector<T>& values, T Variants:
   lists.variants = std::move(out);
 }
 
-// --fuse, then --decode-attention: every variant once per fuse mode, and that once per attention
-// kernel, innermost (so --fuse none,small or --decode-attention tiled,streamed puts the cases
-// side by side in the run table). Named bundles (--variants) leave both alone.
+// --fuse, then --decode-attention, innermost (their values side by side in the run table).
+// Named bundles (--variants) leave both alone.
 void apply_fuse_and_attention(const RunOptions& o, PlanLists& lists) {
   expand_variants(lists,
                   parse_choice_list<FuseMode>("--fuse", o.fuse, "none or small", parse_fuse_mode),
