@@ -489,6 +489,12 @@ TEST(Cli, TyposNameTheNearestSubcommandOrFlagAndABareCallPrintsUsage) {
   EXPECT_NE(nested.err.find("import nsys: unknown flag '--dbb' (did you mean --db?)"),
             std::string::npos) << nested.err;
 
+  // Another tool's flag names llmbench's instead (tools/cli/peer_flags.h).
+  const Result peer = llmbench("load --url http://127.0.0.1:9 --num-prompts 10");
+  EXPECT_EQ(peer.exit_code, 2);
+  EXPECT_EQ(peer.err, "error: load: unknown flag '--num-prompts' (vLLM's --num-prompts is "
+                      "--num-requests here); `llmbench load --help` lists the flags\n");
+
   const Result bare = llmbench("");
   EXPECT_EQ(bare.exit_code, 2);
   EXPECT_TRUE(bare.out.empty()) << bare.out;

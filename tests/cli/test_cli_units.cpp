@@ -4,11 +4,16 @@
 // tools/store/result_fields.h).
 #include <gtest/gtest.h>
 
+#include <CLI/CLI.hpp>
+
 #include <limits>
 #include <map>
+#include <regex>
 
 #include "kernels/common/error.h"
+#include "tools/cli/commands.h"
 #include "tools/cli/metric_flags.h"
+#include "tools/cli/peer_flags.h"
 #include "tools/cli/suggest.h"
 #include "tools/console/build_warning.h"
 #include "tools/console/field_rows.h"
@@ -51,6 +56,30 @@ TEST(Suggest, NearestWordOnlyWhenCloseEnough) {
   EXPECT_EQ(nearest_word("--bach", flags), "--batch");
   EXPECT_EQ(nearest_word("--prompt_len", flags), "--prompt-len");
   EXPECT_EQ(nearest_word("--repet", flags), "--repeat");
+}
+
+// Every hint for another tool's flag (vLLM, AIPerf) is given where that flag is not one of
+// llmbench's own (it would never be shown), and every llmbench flag it names exists there.
+TEST(Suggest, PeerToolFlagsNameFlagsTheSubcommandHas) {
+  CLI::App root;
+  CommandContext ctx;
+  add_run_command(root, ctx);
+  add_serve_command(root, ctx);
+  add_load_command(root, ctx);
+  const std::regex named(R"(--[a-z][a-z0-9-]*)");
+  for (const PeerFlag& p : peer_flags()) {
+    SCOPED_TRACE(std::string(p.subcommand) + " " + std::string(p.flag));
+    const CLI::App* sub = root.get_subcommand(std::string(p.subcommand));
+    EXPECT_EQ(sub->get_option_no_throw(std::string(p.flag)), nullptr);
+    const std::string ours(p.ours);
+    for (std::sregex_iterator m(ours.begin(), ours.end(), named), end; m != end; ++m)
+      EXPECT_NE(sub->get_option_no_throw(m->str()), nullptr) << m->str();
+    EXPECT_EQ(peer_flag_hint(p.subcommand, p.flag),
+              std::string(p.tool) + "'s " + std::string(p.flag) + " " + ours);
+  }
+  EXPECT_EQ(peer_flag_hint("load", "--num-prompts"), "vLLM's --num-prompts is --num-requests here");
+  EXPECT_EQ(peer_flag_hint("run", "--num-prompts"), std::nullopt);  // only where vLLM has it
+  EXPECT_EQ(peer_flag_hint("load", "--bach"), std::nullopt);
 }
 
 TEST(BuildWarning, OneLineOnlyWithoutOptimisation) {

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "tools/cli/peer_flags.h"
+
 namespace llmbench {
 
 int edit_distance(std::string_view a, std::string_view b) {
@@ -88,7 +90,10 @@ std::optional<std::string> unknown_flag_error(const CLI::App& app,
     if (flag[1] != '-' && flag.size() > 2) continue;
     if (std::find(names.begin(), names.end(), flag) != names.end()) continue;
     std::string msg = path + ": unknown flag '" + flag + "'";
-    if (auto near = nearest_word(flag, names)) msg += " (did you mean " + *near + "?)";
+    if (auto hint = peer_flag_hint(path, flag))
+      msg += " (" + *hint + ")";
+    else if (auto near = nearest_word(flag, names))
+      msg += " (did you mean " + *near + "?)";
     return msg + "; `llmbench " + path + " --help` lists the flags";
   }
   return std::nullopt;
