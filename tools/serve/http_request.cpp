@@ -29,6 +29,33 @@ bool is_token(std::string_view s) {
 }
 
 // "a, B ,c" contains token `t` (case-insensitive)?
+// The path of a request target (RFC 9112 3.2): origin-form "/path?query" as is; absolute-form
+// "http://host[:port]/path?query" (which a server must accept) without its scheme and
+// authority; "*" (asterisk-form, OPTIONS only) as is. False for anything else, and for a
+// target with control characters or bytes outside ASCII (they are sent percent-encoded).
+bool request_path(std::string_view method, std::string_view target, std::string_view& path) {
+  for (const char c : target)
+    if (static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7f)
+      return false;
+  if (target == "*") {
+    path = target;
+    return method == "OPTIONS";
+  }
+  if (!target.empty() && target.front() == '/') {
+    path = target;
+    return true;
+  }
+  std::size_t scheme = 0;
+  if (lower(target.substr(0, 7)) == "http://") scheme = 7;
+  else if (lower(target.substr(0, 8)) == "https://") scheme = 8;
+  if (scheme == 0) return false;
+  const std::size_t slash = target.find_first_of("/?", scheme);
+  if (slash == scheme) return false;  // no host
+  path = slash == std::string_view::npos ? std::string_view("/") : target.substr(slash);
+  if (path.front() == '?') return false;  // "http://host?q": no path to put the query on
+  return true;
+}
+
 bool all_digits(std::string_view s, bool hex) {
   return std::all_of(s.begin(), s.end(), [hex](char c) {
     const auto u = static_cast<unsigned char>(c);
@@ -132,6 +159,10 @@ RequestReader::State RequestReader::parse_head() {
   if (target.size() > kMaxTargetBytes)
     return fail(414, "the request target is longer than " + std::to_string(kMaxTargetBytes) +
                          " bytes");
+  std::string_view path;
+  if (!request_path(line.substr(0, sp1), target, path))
+    return fail(400, "malformed request target (expected a path starting with '/', or "
+                     "http://HOST/path)");
   // The whole head: up to the first empty line.
   std::size_t end = std::string_view::npos;
   for (std::size_t at = first_nl; at != std::string_view::npos; at = rest.find('\n', at + 1)) {
@@ -151,9 +182,9 @@ RequestReader::State RequestReader::parse_head() {
 
   HttpRequest& r = req_;
   r.method = std::string(line.substr(0, sp1));
-  const std::size_t q = target.find('?');
-  r.target = std::string(target.substr(0, q));
-  if (q != std::string_view::npos) r.query = std::string(target.substr(q + 1));
+  const std::size_t q = path.find('?');
+  r.target = std::string(path.substr(0, q));
+  if (q != std::string_view::npos) r.query = std::string(path.substr(q + 1));
   r.minor_version = version[7] - '0';
   std::string_view h;
   pos_ += first_nl + 1;

@@ -1,7 +1,9 @@
 // One HTTP/1.x request read from a connection's bytes, incrementally, with every limit a server
 // facing careless or hostile clients needs (docs/serving.md, "What bad HTTP gets"):
 //   request line   METHOD SP TARGET SP HTTP/1.0|HTTP/1.1; anything else is 400 (garbage),
-//                  505 (another version); a target over kMaxTargetBytes is 414
+//                  505 (another version); a target over kMaxTargetBytes is 414; a target
+//                  other than /path, http://host/path (routed by its path) or "*" (OPTIONS)
+//                  is 400, as is one with control or non-ASCII bytes
 //   head           request line + headers at most kMaxHeadBytes (431 beyond)
 //   body           Content-Length or Transfer-Encoding: chunked, both capped at max_body_bytes
 //                  (413); a malformed chunk size is 400; a Content-Encoding other than identity
