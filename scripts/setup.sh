@@ -31,6 +31,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libsimde-dev
   python3 python3-numpy
   libjs-chart.js chromium
+  clang libclang-rt-dev
 )
 missing=()
 for p in "${packages[@]}"; do
