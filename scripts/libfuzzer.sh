@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing (libFuzzer, clang) of the parsers that read what a peer sends: the
-# server's HTTP request reader and request bodies, the load client's event stream and answers,
-# and the Prometheus text it scrapes (docs/fuzzing.md, "Coverage-guided"). Each harness in
-# tests/fuzz/libfuzzer/ is compiled with its parser's sources at -O1 with ASan + UBSan and
+# server's HTTP request reader, request bodies and the BPE tokenizer that encodes their text,
+# the load client's event stream and answers, and the Prometheus text it scrapes
+# (docs/fuzzing.md, "Coverage-guided"). Each harness in tests/fuzz/libfuzzer/ is compiled with its parser's sources at -O1 with ASan + UBSan and
 # libFuzzer's coverage; nothing else of the project is built.
 #
 #   scripts/libfuzzer.sh [SECONDS] [TARGET...]   fuzz each target SECONDS (default 300)
 #   scripts/libfuzzer.sh --replay [TARGET...]    run the committed seeds once (a regression
 #                                                 check; the ctest libfuzzer_replay)
 #
-# Targets: http_request stream prometheus request (default: all). Work goes to
+# Targets: http_request stream prometheus request tokenizer (default: all). Work goes to
 # $LLMBENCH_LIBFUZZER_DIR (default build-libfuzzer): the binaries, each target's growing corpus
 # (corpus/TARGET, started from tests/fuzz/libfuzzer/seeds/TARGET) and what crashed
 # (crashes/TARGET/, each file an input that reproduces it: run the binary with the file).
@@ -24,7 +24,7 @@ seconds=300
 if [ "${1:-}" = --replay ]; then replay=1; shift
 elif [[ "${1:-}" =~ ^[0-9]+$ ]]; then seconds=$1; shift
 fi
-all=(http_request stream prometheus request)
+all=(http_request stream prometheus request tokenizer)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
 
@@ -38,6 +38,8 @@ sources() {
                   tools/serve/sampling_params.cpp tools/text/*.cpp \
                   engine/checkpoint/json_input.cpp engine/checkpoint/input_file.cpp \
                   kernels/common/error.cpp ;;
+    tokenizer) echo tools/text/*.cpp engine/checkpoint/json_input.cpp \
+                    engine/checkpoint/input_file.cpp kernels/common/error.cpp ;;
     *) echo "libfuzzer.sh: unknown target '$1' (expected one of: ${all[*]})" >&2; exit 2 ;;
   esac
 }
@@ -45,7 +47,7 @@ for t in "${targets[@]}"; do sources "$t" >/dev/null; done
 
 cxx=${CXX_LIBFUZZER:-clang++}
 flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-       -fno-omit-frame-pointer -I"$root")
+       -fno-omit-frame-pointer -I"$root" -DLLMBENCH_SOURCE_DIR="\"$root\"")
 mkdir -p "$out"
 if ! command -v "$cxx" >/dev/null ||
    ! echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' |
