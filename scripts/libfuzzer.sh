@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing (libFuzzer, clang) of the parsers that read what a peer sends: the
 # server's HTTP request reader, request bodies and the BPE tokenizer that encodes their text,
-# the load client's event stream and answers, and the Prometheus text it scrapes
-# (docs/fuzzing.md, "Coverage-guided"). Each harness in tests/fuzz/libfuzzer/ is compiled with its parser's sources at -O1 with ASan + UBSan and
-# libFuzzer's coverage; nothing else of the project is built.
+# the load client's event stream and answers, the Prometheus text it scrapes, and a checkpoint's
+# safetensors files
+# (docs/fuzzing.md, "Coverage-guided"). Each harness in tests/fuzz/libfuzzer/ is compiled with
+# its parser's sources at -O1 with ASan + UBSan and libFuzzer's coverage; nothing else of the
+# project is built.
 #
 #   scripts/libfuzzer.sh [SECONDS] [TARGET...]   fuzz each target SECONDS (default 300)
 #   scripts/libfuzzer.sh --replay [TARGET...]    run the committed seeds once (a regression
 #                                                 check; the ctest libfuzzer_replay)
 #
-# Targets: http_request stream prometheus request tokenizer (default: all). Work goes to
+# Targets: http_request stream prometheus request tokenizer safetensors (default: all). Work goes to
 # $LLMBENCH_LIBFUZZER_DIR (default build-libfuzzer): the binaries, each target's growing corpus
 # (corpus/TARGET, started from tests/fuzz/libfuzzer/seeds/TARGET) and what crashed
 # (crashes/TARGET/, each file an input that reproduces it: run the binary with the file).
@@ -24,7 +26,7 @@ seconds=300
 if [ "${1:-}" = --replay ]; then replay=1; shift
 elif [[ "${1:-}" =~ ^[0-9]+$ ]]; then seconds=$1; shift
 fi
-all=(http_request stream prometheus request tokenizer)
+all=(http_request stream prometheus request tokenizer safetensors)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
 
@@ -40,6 +42,8 @@ sources() {
                   kernels/common/error.cpp ;;
     tokenizer) echo tools/text/*.cpp engine/checkpoint/json_input.cpp \
                     engine/checkpoint/input_file.cpp kernels/common/error.cpp ;;
+    safetensors) echo engine/checkpoint/safetensors.cpp engine/checkpoint/json_input.cpp \
+                      engine/checkpoint/input_file.cpp kernels/common/error.cpp ;;
     *) echo "libfuzzer.sh: unknown target '$1' (expected one of: ${all[*]})" >&2; exit 2 ;;
   esac
 }
