@@ -29,7 +29,11 @@ fi
 dir=${1:-$default_dir}
 [ $# -gt 0 ] && shift
 flags="-O1 -g1 -fsanitize=$sanitizers -fno-omit-frame-pointer"
+# The fuzz tests' own AddressSanitizer copies cannot link into a ThreadSanitizer tree.
+copies=ON
+[ "$sanitizers" = thread ] && copies=OFF
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLLMBENCH_CUDA=OFF \
+  -DLLMBENCH_SANITIZED_COPIES=$copies \
   "-DCMAKE_C_FLAGS_RELEASE=$flags" "-DCMAKE_CXX_FLAGS_RELEASE=$flags" \
   "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=$sanitizers" \
   "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=$sanitizers" >/dev/null
