@@ -41,7 +41,10 @@ cmake --build "$dir" -j "$(nproc)"
 if [ "$sanitizers" = thread ]; then
   # Reports go to files, one per process, so that those of the llmbench processes the tests
   # spawn (serve, load), whose stderr the tests may not show, are seen too.
-  reports="$PWD/$dir/tsan-reports"
+  case $dir in
+    /*) reports="$dir/tsan-reports" ;;
+    *) reports="$PWD/$dir/tsan-reports" ;;
+  esac
   rm -rf "$reports" && mkdir -p "$reports"
   status=0
   OMP_THREAD_LIMIT=1 OMP_NUM_THREADS=1 \
