@@ -50,7 +50,10 @@ sources() {
 for t in "${targets[@]}"; do sources "$t" >/dev/null; done
 
 cxx=${CXX_LIBFUZZER:-clang++}
-flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+# Fuzzing wants the speed of -O1; a replay only compiles and runs a few seeds, so -O0.
+opt=-O1
+[ $replay = 1 ] && opt=-O0
+flags=(-std=c++20 "$opt" -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
        -fno-omit-frame-pointer -I"$root" -DLLMBENCH_SOURCE_DIR="\"$root\"")
 mkdir -p "$out"
 if ! command -v "$cxx" >/dev/null ||
@@ -60,11 +63,24 @@ if ! command -v "$cxx" >/dev/null ||
   exit 77
 fi
 
+# Each parser source is compiled once per invocation, however many harnesses share it (a
+# fresh folder each time, so no object outlives a change to a header).
+rm -rf "$out/obj" && mkdir -p "$out/obj"
+objects() {
+  local src obj
+  for src in $(sources "$1"); do
+    obj=$out/obj/${src//\//_}.o
+    [ -f "$obj" ] || "$cxx" "${flags[@]}" -c "$src" -o "$obj"
+    echo "$obj"
+  done
+}
+
 crashed=0
 for t in "${targets[@]}"; do
   bin=$out/lf_$t
-  # shellcheck disable=SC2046  # word splitting of the source list is intended
-  "$cxx" "${flags[@]}" "tests/fuzz/libfuzzer/lf_$t.cpp" $(sources "$t") -o "$bin"
+  objs=$(objects "$t")
+  # shellcheck disable=SC2086  # word splitting of the object list is intended
+  "$cxx" "${flags[@]}" "tests/fuzz/libfuzzer/lf_$t.cpp" $objs -o "$bin"
   seeds=tests/fuzz/libfuzzer/seeds/$t
   mkdir -p "$out/crashes/$t"
   if [ $replay = 1 ]; then
