@@ -9,10 +9,11 @@ set -euo pipefail
 build=${1:-build-sm90}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-cmake --build "$build" --target llmbench test_cuda_kernels test_cuda_forward bench_cuda_kernels
+cmake --build "$build" --target llmbench test_cuda_kernels test_cuda_forward test_cuda_kv_f16 \
+    bench_cuda_kernels
 rm -rf .gpu && mkdir -p .gpu/bin .gpu/lib
 bins=("$build/tools/llmbench" "$build/tests/test_cuda_kernels" "$build/tests/test_cuda_forward"
-      "$build/tests/bench_cuda_kernels")
+      "$build/tests/test_cuda_kv_f16" "$build/tests/bench_cuda_kernels")
 cp "${bins[@]}" .gpu/bin/
 skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libmvec|libpthread|libdl\.so|librt\.so|libstdc\+\+|libgcc_s|libcuda|libcudart|libcublas)'
 for b in "${bins[@]}"; do ldd "$b"; done | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u |

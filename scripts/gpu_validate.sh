@@ -2,10 +2,11 @@
 # GPU validation of the CUDA backend (docs/gpu-validation.md), in one pass that fits a short
 # lease on a machine with an NVIDIA GPU.
 #
-#   scripts/gpu_validate.sh BIN_DIR OUT_DIR [core|extra|all|check|tests|cupti|energy|stalls|peer|graphs|traced_graphs|decode_target|attention]
+#   scripts/gpu_validate.sh BIN_DIR OUT_DIR [core|extra|all|check|tests|cupti|energy|stalls|peer|graphs|traced_graphs|decode_target|attention|kv_f16]
 #                           [--dry-run]
 #
-# BIN_DIR holds llmbench, test_cuda_kernels, test_cuda_forward and bench_cuda_kernels built with
+# BIN_DIR holds llmbench, test_cuda_kernels, test_cuda_forward, test_cuda_kv_f16 and
+# bench_cuda_kernels built with
 # -DCMAKE_CUDA_ARCHITECTURES=90 (a lib/ beside it may hold the shared libraries that machine
 # lacks). PART picks the steps: core (tests, roofline, tinyllama, the llama2-7b targets, serve on
 # CUDA, kernel bench), extra (the case studies, KV-cache variants and the 16-bit sweep), all, or
@@ -35,7 +36,9 @@
 # (issue 44 section 1's decode attention kernel: the attention tests of both kernels,
 # BM_attention's decode cases of the tiled and the streamed kernel, and
 # scripts/gpu_attention_peer.py timing PyTorch's cuDNN, flash and efficient attention on the
-# same shapes beside them; limits 390 s). Every step has
+# same shapes beside them; limits 390 s), or kv_f16 (issue 44 section 1, the fp16 KV cache:
+# test_cuda_kv_f16 against the CPU reference, then llama2-7b fp16 decode with --kv-cache-dtype
+# fp32,fp16 at batch 1 and 16, prompts 128 and 2048; limits 330 s, not yet timed). Every step has
 # its own time limit; the log goes to OUT_DIR/validate-PART.log and the databases to OUT_DIR.
 #
 # --dry-run (or GPU_VALIDATE_DRY_RUN=1), on a machine without a GPU: checks the arguments, prints
@@ -51,11 +54,11 @@ args=()
 for a in "$@"; do
   if [ "$a" = --dry-run ]; then DRY=1; else args+=("$a"); fi
 done
-usage="usage: scripts/gpu_validate.sh BIN_DIR OUT_DIR [core|extra|all|check|tests|cupti|energy|stalls|peer|graphs|traced_graphs|decode_target|attention] [--dry-run]"
+usage="usage: scripts/gpu_validate.sh BIN_DIR OUT_DIR [core|extra|all|check|tests|cupti|energy|stalls|peer|graphs|traced_graphs|decode_target|attention|kv_f16] [--dry-run]"
 if [ ${#args[@]} -lt 2 ] || [ ${#args[@]} -gt 3 ]; then echo "$usage" >&2; exit 2; fi
 PART=${args[2]:-core}
 case "$PART" in
-  core|extra|all|check|tests|cupti|energy|stalls|peer|graphs|traced_graphs|decode_target|attention) ;;
+  core|extra|all|check|tests|cupti|energy|stalls|peer|graphs|traced_graphs|decode_target|attention|kv_f16) ;;
   *) echo "gpu_validate.sh: unknown PART '$PART'" >&2; echo "$usage" >&2; exit 2 ;;
 esac
 if [ ! -d "${args[0]}" ]; then echo "gpu_validate.sh: BIN_DIR '${args[0]}' is not a directory" >&2; exit 2; fi
@@ -353,6 +356,22 @@ if [ "$PART" = decode_target ]; then
   step decode_target_check 30 python3 "$here/gpu_decode_target_check.py" \
       /tmp/decode-target-copy.db "$OUT/torch_peer.json"
   rm -f "$OUT/torch_compiled_decode.json.gz"
+fi
+
+# Issue 44 section 1, the fp16 KV cache (limits 330 s): its kernel tests first (the writes bit
+# for bit, both attention kernels split and unsplit, the captured form, the cuBLAS prefill over
+# widened positions), and only if they pass the decode it is for: llama2-7b fp16 at batch 1 and
+# 16, prompts 128 and 2048, 64 new tokens, on --fuse small --cuda-graphs on (the graph replays
+# take the _at forms), --kv-cache-dtype fp32 beside fp16. The log's table gives TPOT and MBU of each.
+if [ "$PART" = kv_f16 ]; then
+  step kv_f16_tests 90 "$BIN/test_cuda_kv_f16"
+  if [ "$LAST_RC" = 0 ]; then
+    step kv_f16_decode 240 "$LB" run --backend cuda --model llama2-7b --dtype fp16 \
+        --batch 1,16 --prompt-len 128,2048 --max-new-tokens 64 --repeat 2 --trace off \
+        --fuse small --cuda-graphs on --kv-cache-dtype fp32,fp16 --db "$OUT/kv_f16.db"
+  else
+    echo "=== the fp16 KV cache failed its tests: kv_f16_decode not run" | tee -a "$LOG"
+  fi
 fi
 
 # Issue 44 section 1's decode attention kernel (limits 390 s): the tests of both kernels

@@ -135,7 +135,8 @@ CaseResult run_static_case(const Model& model, const CaseSpec& spec, const Peaks
     for (int b = 0; b < spec.batch; ++b)
       r.prompt_ids.insert(r.prompt_ids.end(), spec.prompt.begin(), spec.prompt.end());
   }
-  r.cost = case_cost(c, spec.batch, spec.prompt_len, spec.max_new_tokens, spec.dtype);
+  r.cost = case_cost(c, spec.batch, spec.prompt_len, spec.max_new_tokens, spec.dtype,
+                     kv_dtype_bytes(spec.variants.kv_dtype));
 
   const auto once = [&](std::vector<std::vector<std::int32_t>>& g) {
     return run_once(session, spec, r.prompt_ids, g, meter);

@@ -24,19 +24,21 @@ std::int64_t prefill_flops(const ModelConfig& c, int batch, int prompt_len) {
   return matmul + head + attn;
 }
 
-std::int64_t decode_step_bytes(const ModelConfig& c, int batch, int past, DType dtype) {
-  // The KV cache is fp32 whatever the weights' dtype.
-  const std::int64_t kv = 2 * std::int64_t(c.n_layers) * batch * c.kv_dim() * (past + 1) * 4;
+std::int64_t decode_step_bytes(const ModelConfig& c, int batch, int past, DType dtype,
+                               int kv_elem_bytes) {
+  // The KV cache's element type is its own (--kv-cache-dtype), whatever the weights' dtype.
+  const std::int64_t kv =
+      2 * std::int64_t(c.n_layers) * batch * c.kv_dim() * (past + 1) * kv_elem_bytes;
   return c.decode_weight_bytes(batch, dtype) + kv;
 }
 
 CaseCost case_cost(const ModelConfig& c, int batch, int prompt_len, int max_new_tokens,
-                   DType dtype) {
+                   DType dtype, int kv_elem_bytes) {
   CaseCost cost;
   cost.prefill_flops = prefill_flops(c, batch, prompt_len);
   // Decode step s (1-based) feeds the token at position prompt_len + s - 1.
   for (int s = 1; s < max_new_tokens; ++s)
-    cost.decode_bytes.push_back(decode_step_bytes(c, batch, prompt_len + s - 1, dtype));
+    cost.decode_bytes.push_back(decode_step_bytes(c, batch, prompt_len + s - 1, dtype, kv_elem_bytes));
   return cost;
 }
 

@@ -60,11 +60,12 @@ struct CaseCost {
 //                                        -- causal attention: q.k and p.v over t+1 keys
 std::int64_t prefill_flops(const ModelConfig& c, int batch, int prompt_len);
 // Weight bytes one decode step reads (ModelConfig::decode_weight_bytes) plus the KV cache it
-// reads: 2 (k and v) * n_layers * B * kv_dim * (past + 1) * 4 (the cache is fp32 for every
-// weight dtype).
-std::int64_t decode_step_bytes(const ModelConfig& c, int batch, int past, DType dtype);
+// reads: 2 (k and v) * n_layers * B * kv_dim * (past + 1) * kv_elem_bytes (4: the fp32 cache,
+// whatever the weights' dtype; 2 with --kv-cache-dtype fp16).
+std::int64_t decode_step_bytes(const ModelConfig& c, int batch, int past, DType dtype,
+                               int kv_elem_bytes = 4);
 CaseCost case_cost(const ModelConfig& c, int batch, int prompt_len, int max_new_tokens,
-                   DType dtype);
+                   DType dtype, int kv_elem_bytes = 4);
 // A ragged batch: sequence i has prompt_lens[i] prompt tokens and generates output_lens[i]
 // tokens; all prefill in one step, then decode step k (1-based) advances every sequence with
 // output_lens[i] > k, reading its k/v of positions [0, prompt_lens[i] + k).

@@ -141,6 +141,25 @@ class Backend {
                             const float* v_cache, const AttentionShape& shape,
                             const AttentionStrides& strides, const std::int32_t* positions,
                             int max_keys, DecodeAttention kernel);
+  // ---- the fp16 KV cache (--kv-cache-dtype fp16, variants.h) ----
+  // kv_cache_write, attention, their _at forms and rope_kv_write over binary16 caches: each new
+  // key and value rounded to the nearest half (ties to even, kernels/common/half.h
+  // fp32_to_fp16) on the write; attention widens them exactly to fp32 and computes what
+  // attention() computes on the widened cache (kernels/cpu/attention_f16.h, the reference).
+  // The defaults of the two writes and of attention_f16 refuse (BadInput naming the backend);
+  // the _at defaults serve a host-visible backend as kv_cache_write_at and attention_at do.
+  virtual void kv_cache_write_f16(std::uint16_t* cache, const float* src, int src_stride,
+                                  int batch, int n_new, int past_len, int cache_seq, int kv_dim);
+  virtual void attention_f16(float* out, const float* q, const std::uint16_t* k_cache,
+                             const std::uint16_t* v_cache, const AttentionShape& shape,
+                             const AttentionStrides& strides, DecodeAttention kernel);
+  virtual void kv_cache_write_f16_at(std::uint16_t* cache, const float* src, int src_stride,
+                                     int batch, int n_new, const std::int32_t* positions,
+                                     int cache_seq, int kv_dim);
+  virtual void attention_f16_at(float* out, const float* q, const std::uint16_t* k_cache,
+                                const std::uint16_t* v_cache, const AttentionShape& shape,
+                                const AttentionStrides& strides, const std::int32_t* positions,
+                                int max_keys, DecodeAttention kernel);
   // What records this backend's launches into graphs and replays them (cuda_graph.h); nullptr
   // when it cannot (the CPU backend; CUDA with --sync-check, which synchronises after each op).
   virtual GraphDriver* graph_driver() { return nullptr; }
@@ -193,6 +212,17 @@ class Backend {
     kv_cache_write(k_cache, qkv + q, stride, s.batch, s.n_new, s.past_len, s.cache_seq, kv);
     kv_cache_write(v_cache, qkv + q + kv, stride, s.batch, s.n_new, s.past_len, s.cache_seq, kv);
   }
+  // rope_kv_write into fp16 caches (--kv-cache-dtype fp16): the same rotation, then the
+  // kv_cache_write_f16 rounding.
+  virtual void rope_kv_write_f16(float* qkv, std::uint16_t* k_cache, std::uint16_t* v_cache,
+                                 const std::int32_t* positions, const RopeKvShape& s) {
+    const int stride = s.qkv_dim(), q = s.q_dim(), kv = s.kv_dim();
+    rope(qkv, s.rows(), stride, s.n_heads, s.head_dim, positions, s.theta);
+    rope(qkv + q, s.rows(), stride, s.n_kv_heads, s.head_dim, positions, s.theta);
+    kv_cache_write_f16(k_cache, qkv + q, stride, s.batch, s.n_new, s.past_len, s.cache_seq, kv);
+    kv_cache_write_f16(v_cache, qkv + q + kv, stride, s.batch, s.n_new, s.past_len, s.cache_seq,
+                       kv);
+  }
   // out [n_rows, dim] = swiglu(gate_up) . w_down^T (kernels/cpu/swiglu_down.h; w_down
   // [dim, ffn_dim] of any weight dtype). act [n_rows, ffn_dim] is scratch an implementation may
   // use for the activations (the default writes them there; the CUDA decode kernel does not).
@@ -243,6 +273,36 @@ inline void Backend::attention_at(float* out, const float* q, const float* k_cac
     throw Error("attention_at: " + std::to_string(s.past_len + s.n_new) +
                 " keys, over max_keys " + std::to_string(max_keys));
   attention(out, q, k_cache, v_cache, s, strides, kernel);
+}
+
+inline void Backend::kv_cache_write_f16(std::uint16_t*, const float*, int, int, int, int, int,
+                                        int) {
+  throw BadInput("--kv-cache-dtype fp16 is not implemented by backend " + name());
+}
+inline void Backend::attention_f16(float*, const float*, const std::uint16_t*,
+                                   const std::uint16_t*, const AttentionShape&,
+                                   const AttentionStrides&, DecodeAttention) {
+  throw BadInput("--kv-cache-dtype fp16 is not implemented by backend " + name());
+}
+inline void Backend::kv_cache_write_f16_at(std::uint16_t* cache, const float* src,
+                                           int src_stride, int batch, int n_new,
+                                           const std::int32_t* positions, int cache_seq,
+                                           int kv_dim) {
+  const int past = detail::host_past_len(*this, "kv_cache_write_f16_at", positions, batch, n_new);
+  kv_cache_write_f16(cache, src, src_stride, batch, n_new, past, cache_seq, kv_dim);
+}
+inline void Backend::attention_f16_at(float* out, const float* q, const std::uint16_t* k_cache,
+                                      const std::uint16_t* v_cache, const AttentionShape& shape,
+                                      const AttentionStrides& strides,
+                                      const std::int32_t* positions, int max_keys,
+                                      DecodeAttention kernel) {
+  AttentionShape s = shape;
+  s.past_len =
+      detail::host_past_len(*this, "attention_f16_at", positions, shape.batch, shape.n_new);
+  if (s.past_len + s.n_new > max_keys)
+    throw Error("attention_f16_at: " + std::to_string(s.past_len + s.n_new) +
+                " keys, over max_keys " + std::to_string(max_keys));
+  attention_f16(out, q, k_cache, v_cache, s, strides, kernel);
 }
 
 // The refusals of a backend without quantised kernels (every one but the CPU's).

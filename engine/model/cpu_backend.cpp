@@ -22,6 +22,7 @@
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/embedding.h"
 #include "kernels/cpu/kv_cache.h"
+#include "kernels/cpu/kv_f16.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/matmul_half.h"
 #include "kernels/cpu/quant.h"
@@ -205,6 +206,27 @@ void CpuBackend::attention(float* out, const float* q, const float* k_cache,
     cpu::attention_gemm(out, q, k_cache, v_cache, shape, strides);
   else
     cpu::attention_decode(out, q, k_cache, v_cache, shape, strides);
+}
+void CpuBackend::kv_cache_write_f16(std::uint16_t* cache, const float* src, int src_stride,
+                                    int batch, int n_new, int past_len, int cache_seq,
+                                    int kv_dim) {
+  cpu::kv_cache_write_f16(cache, src, src_stride, batch, n_new, past_len, cache_seq, kv_dim);
+}
+// As attention() above: prefill as GEMMs over the widened visible positions, decode on the
+// vectorised kernel, which widens as it loads.
+void CpuBackend::attention_f16(float* out, const float* q, const std::uint16_t* k_cache,
+                               const std::uint16_t* v_cache, const AttentionShape& shape,
+                               const AttentionStrides& strides, DecodeAttention /*kernel*/) {
+  if (shape.n_new >= cpu::kAttentionGemmMinRows) {
+    kv_f16_scratch_.resize(std::size_t(cpu::attention_f16_scratch_floats(shape)));
+    cpu::attention_f16_gemm(out, q, k_cache, v_cache, shape, strides, kv_f16_scratch_.data());
+  } else {
+    cpu::attention_f16_decode(out, q, k_cache, v_cache, shape, strides);
+  }
+}
+void CpuBackend::rope_kv_write_f16(float* qkv, std::uint16_t* k_cache, std::uint16_t* v_cache,
+                                   const std::int32_t* positions, const RopeKvShape& s) {
+  cpu::rope_kv_write_f16(qkv, k_cache, v_cache, positions, s);
 }
 void CpuBackend::paged_attention(float* out, const float* q, const float* k_pool,
                                  const float* v_pool, const std::int32_t* block_table,

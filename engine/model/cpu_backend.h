@@ -1,6 +1,8 @@
 // CpuBackend: the Backend on host memory, with the OpenMP kernels of kernels/cpu and OpenBLAS
 // GEMMs. Synchronous: every op has finished when its call returns.
 #pragma once
+#include <vector>
+
 #include "engine/model/backend.h"
 
 namespace llmbench {
@@ -36,6 +38,7 @@ class CpuBackend final : public Backend {
 
  private:
   int threads_;
+  std::vector<float> kv_f16_scratch_;  // attention_f16's prefill: the widened visible positions
 };
 
 // The host's CPU model name (from /proc/cpuinfo), or "unknown".

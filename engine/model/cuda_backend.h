@@ -65,6 +65,15 @@ class CudaBackend final : public Backend {
                     const AttentionShape& shape, const AttentionStrides& strides,
                     const std::int32_t* positions, int max_keys,
                     DecodeAttention kernel) override;
+  // The same two over fp16 caches (--kv-cache-dtype fp16, cuda_backend_kv_f16.cpp), so a captured
+  // decode step reads its length from device memory with either cache.
+  void kv_cache_write_f16_at(std::uint16_t* cache, const float* src, int src_stride, int batch,
+                             int n_new, const std::int32_t* positions, int cache_seq,
+                             int kv_dim) override;
+  void attention_f16_at(float* out, const float* q, const std::uint16_t* k_cache,
+                        const std::uint16_t* v_cache, const AttentionShape& shape,
+                        const AttentionStrides& strides, const std::int32_t* positions,
+                        int max_keys, DecodeAttention kernel) override;
   // The stream's graph driver (cuda_graph_driver.h); nullptr with sync_check.
   GraphDriver* graph_driver() override;
 
@@ -72,7 +81,9 @@ class CudaBackend final : public Backend {
   // After each op: with sync_check, synchronise and check, naming the op.
   void after_op(const char* op);
 
-  struct Impl;  // CUDA handles, kept out of this header so host code needs no CUDA headers
+  // CUDA handles, kept out of this header so host code needs no CUDA headers (defined in
+  // cuda_backend_impl.h, for the backend's own .cpp files)
+  struct Impl;
   std::unique_ptr<Impl> impl_;
   CudaDeviceInfo info_;
   bool sync_check_;

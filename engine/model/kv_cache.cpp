@@ -17,7 +17,8 @@ int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 std::int64_t KvCache::max_bytes(const ModelConfig& c, int batch, int max_len,
                                 const Variants& v) {
-  const std::int64_t per_position = std::int64_t(batch) * c.kv_dim() * 4;  // one of k or v
+  // One of k or v; the paged and concat caches are fp32 (check_kv_dtype).
+  const std::int64_t per_position = std::int64_t(batch) * c.kv_dim() * kv_dtype_bytes(v.kv_dtype);
   const std::int64_t all_layers = 2 * std::int64_t(c.n_layers) * max_len * per_position;
   switch (v.kv_cache) {
     case KvCacheKind::kPrealloc:
@@ -38,6 +39,7 @@ std::int64_t KvCache::max_bytes(const ModelConfig& c, int batch, int max_len,
 
 KvCache::KvCache(Backend& be, const ModelConfig& c, int batch, int max_len, const Variants& v)
     : be_(be), c_(c), batch_(batch), max_len_(max_len), variants_(v) {
+  check_kv_dtype(v);
   const std::size_t row_bytes = std::size_t(c.kv_dim()) * sizeof(float);
   if (v.paged()) {
     if (v.kv_cache_block <= 0) throw BadInput("--kv-cache-block: expected a positive block size");
@@ -55,9 +57,11 @@ KvCache::KvCache(Backend& be, const ModelConfig& c, int batch, int max_len, cons
       gather_v_ = be.alloc(std::size_t(batch) * max_len * row_bytes);
     }
   } else if (v.kv_cache == KvCacheKind::kPrealloc) {
+    const std::size_t bytes =
+        std::size_t(batch) * max_len * c.kv_dim() * std::size_t(kv_dtype_bytes(v.kv_dtype));
     for (int l = 0; l < c.n_layers; ++l) {
-      keys_.push_back(be.alloc(std::size_t(batch) * max_len * row_bytes));
-      values_.push_back(be.alloc(std::size_t(batch) * max_len * row_bytes));
+      keys_.push_back(be.alloc(bytes));
+      values_.push_back(be.alloc(bytes));
     }
   } else {  // concat: buffers come with each pass
     keys_.resize(std::size_t(c.n_layers));
@@ -117,6 +121,20 @@ void KvCache::append(Tracer* tr, int l, const float* k, const float* v, const He
   const std::int64_t new_elems = std::int64_t(B) * T * KV;
   switch (variants_.kv_cache) {
     case KvCacheKind::kPrealloc: {
+      if (f16()) {  // fused rows only (check_kv_dtype)
+        auto write = [&](Buffer& cache, const float* from) {
+          auto* to = cache.as<std::uint16_t>();
+          if (device_positions_)
+            be_.kv_cache_write_f16_at(to, from, int(src.seq), B, T, device_positions_,
+                                      max_len_, KV);
+          else
+            be_.kv_cache_write_f16(to, from, int(src.seq), B, T, P, max_len_, KV);
+        };
+        const Work w{0, (4 + 2) * new_elems};  // fp32 read, fp16 written
+        run_op(tr, "kv_write_k", C::kCopy, l, w, [&] { write(keys_[l], k); });
+        run_op(tr, "kv_write_v", C::kCopy, l, w, [&] { write(values_[l], v); });
+        return;
+      }
       auto write = [&](float* cache, const float* from) {
         if (variants_.qkv == QkvLayout::kFused && device_positions_) {
           be_.kv_cache_write_at(cache, from, int(src.seq), B, T, device_positions_, max_len_, KV);
@@ -164,9 +182,15 @@ void KvCache::rope_append(Tracer* tr, int l, float* qkv, const std::int32_t* pos
   // rope_q and rope_k's FLOPs; q read and written, k read and written in place and to the cache,
   // v read and written to the cache.
   const std::int64_t rq = std::int64_t(s.rows()) * s.q_dim(), rkv = std::int64_t(s.rows()) * s.kv_dim();
-  const Work work{3 * (rq + rkv), 4 * (2 * rq + 5 * rkv)};
+  // With the fp16 cache, the two cache writes are of halves.
+  const int cached = kv_dtype_bytes(variants_.kv_dtype);
+  const Work work{3 * (rq + rkv), 4 * (2 * rq + 3 * rkv) + 2 * cached * rkv};
   run_op(tr, "rope_kv_write", OpCategory::kElementwise, l, work, [&] {
-    be_.rope_kv_write(qkv, keys_[l].f32(), values_[l].f32(), positions, s);
+    if (f16())
+      be_.rope_kv_write_f16(qkv, keys_[l].as<std::uint16_t>(), values_[l].as<std::uint16_t>(),
+                            positions, s);
+    else
+      be_.rope_kv_write(qkv, keys_[l].f32(), values_[l].f32(), positions, s);
   });
 }
 
@@ -176,7 +200,7 @@ void KvCache::attend(Tracer* tr, int l, float* out, const HeadStrides& out_s, co
   const int B = batch_, KV = c_.kv_dim();
   // q_stride, out_stride and cache_seq are unused by the strided and paged kernels.
   const AttentionShape shape{B, T, P, c_.n_heads, c_.n_kv_heads, c_.head_dim(), 0, 0, 0};
-  const Work work = attention_work(c_, B, T, P);
+  const Work work = attention_work(c_, B, T, P, kv_dtype_bytes(variants_.kv_dtype));
   const DecodeAttention kernel = variants_.decode_attention;
   switch (variants_.kv_cache) {
     case KvCacheKind::kPrealloc:
@@ -187,7 +211,15 @@ void KvCache::attend(Tracer* tr, int l, float* out, const HeadStrides& out_s, co
       const bool at = device_positions_ && variants_.kv_cache == KvCacheKind::kPrealloc &&
                       variants_.qkv == QkvLayout::kFused;
       run_op(tr, "attention", C::kAttention, l, work, [&] {
-        if (at)
+        if (f16()) {  // prealloc with fused rows (check_kv_dtype)
+          const auto* kc = keys_[l].as<std::uint16_t>();
+          const auto* vc = values_[l].as<std::uint16_t>();
+          if (at)
+            be_.attention_f16_at(out, q, kc, vc, shape, strides, device_positions_, max_len_,
+                                 kernel);
+          else
+            be_.attention_f16(out, q, kc, vc, shape, strides, kernel);
+        } else if (at)
           be_.attention_at(out, q, keys_[l].f32(), values_[l].f32(), shape, strides,
                            device_positions_, max_len_, kernel);
         else

@@ -13,6 +13,8 @@
 //                 (kv_gather_k, kv_gather_v, then the ordinary attention op).
 // The contiguous caches are token-major [batch, len, kv_dim] with --qkv fused and head-major
 // [batch, kv_heads, len, head_dim] with --qkv permute (the layout a permuting engine keeps).
+// With --kv-cache-dtype fp16 the prealloc cache holds binary16 keys and values (kernels/cpu/kv_f16.h)
+// and the same ops run their _f16 forms; the other caches are fp32 (check_kv_dtype refuses).
 // Blocks are handed out from a free list in descending order, so a sequence's blocks are never
 // adjacent in the pool and every kernel must follow the table.
 // Not here: the rest of the forward pass (model.cpp).
@@ -64,6 +66,7 @@ class KvCache {
                                 const Variants& variants);
 
  private:
+  bool f16() const { return variants_.kv_dtype == KvDtype::kFp16; }
   // Strides of a contiguous cache of seq_len positions, in this cache's layout.
   HeadStrides cache_strides(int seq_len) const;
   // kv_concat: replaces `cache` ([batch, past_len] positions) by a new buffer holding it and

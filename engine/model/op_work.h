@@ -33,11 +33,13 @@ inline Work elementwise_work(std::int64_t elems, std::int64_t flops_per_elem, in
 inline Work copy_work(std::int64_t elems) { return elementwise_work(elems, 0, 1, 1); }
 
 // Causal attention of B x T queries after P cached positions: q.k and p.v over t + 1 keys;
-// reads q, the cached k and v of each sequence once, writes the output.
-inline Work attention_work(const ModelConfig& c, std::int64_t B, std::int64_t T, std::int64_t P) {
+// reads q, the cached k and v of each sequence once (kv_elem_bytes each: 2 for the fp16
+// cache), writes the output.
+inline Work attention_work(const ModelConfig& c, std::int64_t B, std::int64_t T, std::int64_t P,
+                           int kv_elem_bytes = 4) {
   const std::int64_t keys = T * P + T * (T + 1) / 2;  // sum over queries of visible keys
   return {4 * B * c.n_heads * c.head_dim() * keys,
-          4 * (2 * B * T * c.q_dim() + 2 * B * (P + T) * c.kv_dim())};
+          4 * 2 * B * T * c.q_dim() + kv_elem_bytes * 2 * B * (P + T) * c.kv_dim()};
 }
 
 // Runs `run` inside the op's scope (NVTX range + timer pair when traced).

@@ -3,6 +3,8 @@
 
 #include <charconv>
 
+#include "kernels/common/error.h"
+
 namespace llmbench {
 
 std::string_view qkv_layout_name(QkvLayout v) {
@@ -69,6 +71,24 @@ std::optional<DecodeAttention> parse_decode_attention(std::string_view s) {
   return std::nullopt;
 }
 
+std::string_view kv_dtype_name(KvDtype v) { return v == KvDtype::kFp16 ? "fp16" : "fp32"; }
+
+std::optional<KvDtype> parse_kv_dtype(std::string_view s) {
+  if (s == "fp32") return KvDtype::kFp32;
+  if (s == "fp16") return KvDtype::kFp16;
+  return std::nullopt;
+}
+
+void check_kv_dtype(const Variants& v) {
+  if (v.kv_dtype == KvDtype::kFp32) return;
+  if (v.kv_cache != KvCacheKind::kPrealloc || v.qkv != QkvLayout::kFused)
+    throw BadInput("--kv-cache-dtype fp16 needs --kv-cache prealloc and --qkv fused (the paged, "
+                   "concat and head-major caches are fp32)");
+  if (v.ragged())
+    throw BadInput("--kv-cache-dtype fp16 does not apply to ragged cases (--prompt-len-stddev, "
+                   "--output-len-stddev: the scheduler's paged pool is fp32)");
+}
+
 namespace {
 
 // Shortest text that reads back as the same double ("32", "2.5").
@@ -100,6 +120,7 @@ std::string Variants::describe() const {
   if (cuda_graphs) add("cuda_graphs", "on");
   if (decode_attention != DecodeAttention::kTiled)
     add("decode_attention", decode_attention_name(decode_attention));
+  if (kv_dtype != KvDtype::kFp32) add("kv_cache_dtype", kv_dtype_name(kv_dtype));
   if (ragged()) {
     add("prompt_len_stddev", stddev_text(prompt_len_stddev));
     add("output_len_stddev", stddev_text(output_len_stddev));

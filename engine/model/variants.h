@@ -1,5 +1,5 @@
 // Engine variants (--qkv, --kv-cache, --logits, --fuse, --timer, --cuda-graphs,
-// --decode-attention): per-case switches that make the engine do what naive inference engines
+// --decode-attention, --kv-cache-dtype): per-case switches that make the engine do what naive inference engines
 // do, each step traced as an op of its own name, so a benchmark can reproduce a known pathology
 // next to the fast path and show what it costs (docs/variants.md); and --fuse, --cuda-graphs and
 // --decode-attention, the other way: ways to a faster engine than the default (which the lead
@@ -54,6 +54,14 @@ enum class FuseMode { kNone, kSmall };
 // CUDA only: the CPU backend has one attention and runs it for both, so the tokens are the same.
 enum class DecodeAttention { kTiled, kStreamed };
 
+// The element type of the KV cache. fp32: as every engine variant above. fp16: keys and values
+// rounded to IEEE binary16 as they are written (nearest even) and widened exactly in attention
+// (kernels/cpu/kv_f16.h): half the bytes a decode step reads from the cache. Only on the default
+// cache (--kv-cache prealloc, --qkv fused) of a static case (check_kv_dtype). The one variant
+// that changes the numbers: the tokens are those of the fp32 model over a rounded cache, which
+// greedy decoding usually but not always turns into the same tokens (docs/variants.md).
+enum class KvDtype { kFp32, kFp16 };
+
 struct Variants {
   QkvLayout qkv = QkvLayout::kFused;
   KvCacheKind kv_cache = KvCacheKind::kPrealloc;
@@ -73,6 +81,7 @@ struct Variants {
   // kernel launched one by one, as always.
   bool cuda_graphs = false;
   DecodeAttention decode_attention = DecodeAttention::kTiled;  // --decode-attention
+  KvDtype kv_dtype = KvDtype::kFp32;                            // --kv-cache-dtype
 
   bool ragged() const { return prompt_len_stddev > 0 || output_len_stddev > 0; }
 
@@ -93,10 +102,19 @@ std::string_view kv_cache_kind_name(KvCacheKind v);
 std::string_view logits_mode_name(LogitsMode v);
 std::string_view fuse_mode_name(FuseMode v);
 std::string_view decode_attention_name(DecodeAttention v);
+std::string_view kv_dtype_name(KvDtype v);
+// Bytes of one cached key or value element.
+inline int kv_dtype_bytes(KvDtype v) { return v == KvDtype::kFp16 ? 2 : 4; }
 std::optional<QkvLayout> parse_qkv_layout(std::string_view s);
 std::optional<KvCacheKind> parse_kv_cache_kind(std::string_view s);
 std::optional<LogitsMode> parse_logits_mode(std::string_view s);
 std::optional<FuseMode> parse_fuse_mode(std::string_view s);
 std::optional<DecodeAttention> parse_decode_attention(std::string_view s);
+std::optional<KvDtype> parse_kv_dtype(std::string_view s);
+
+// BadInput naming the flags when `v` asks for an fp16 KV cache where there is none: a cache
+// other than --kv-cache prealloc with --qkv fused, or a ragged case (the scheduler's paged
+// pool is fp32).
+void check_kv_dtype(const Variants& v);
 
 }  // namespace llmbench

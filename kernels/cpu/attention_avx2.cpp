@@ -39,6 +39,13 @@ inline __m256 exp256(__m256 x) {
   return exp_clamped(_mm256_max_ps(x, _mm256_set1_ps(exp_poly::kSoftmaxFloor)));
 }
 
+// Eight keys' or values' elements as fp32: loaded, or widened from binary16 by F16C (exact; the
+// fp16 KV cache, kv_f16.h). Everything after the load is the same operations for both.
+inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+inline __m256 load8(const std::uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
 // Lane c = the sum of the 8 lanes of a_c.
 inline __m128 reduce4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
   const __m256 u = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
@@ -47,13 +54,13 @@ inline __m128 reduce4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
 
 // scores[g * ld + j] = (q_g . k_j) * scale for the item's `group` heads, four keys at a time
 // (the last block's missing keys read key 0 again; their scores are overwritten by the caller).
-template <int NV>
+template <int NV, class T>
 void item_scores(float* scores, int ld, const float* q, std::ptrdiff_t q_head, int group,
-                 const float* k, const std::int64_t* at, int n_keys, float scale) {
+                 const T* k, const std::int64_t* at, int n_keys, float scale) {
   for (int g = 0; g < group; ++g) {
     const float* qg = q + g * q_head;
     for (int j0 = 0; j0 < n_keys; j0 += 4) {
-      const float* kp[4];
+      const T* kp[4];
       for (int jj = 0; jj < 4; ++jj) kp[jj] = k + at[j0 + jj < n_keys ? j0 + jj : 0];
       __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
                        _mm256_setzero_ps()};
@@ -62,7 +69,7 @@ void item_scores(float* scores, int ld, const float* q, std::ptrdiff_t q_head, i
         const __m256 qv = _mm256_loadu_ps(qg + 8 * u);
 #pragma GCC unroll 4
         for (int jj = 0; jj < 4; ++jj)
-          acc[jj] = _mm256_fmadd_ps(qv, _mm256_loadu_ps(kp[jj] + 8 * u), acc[jj]);
+          acc[jj] = _mm256_fmadd_ps(qv, load8(kp[jj] + 8 * u), acc[jj]);
       }
       const __m128 sc = _mm_mul_ps(reduce4(acc[0], acc[1], acc[2], acc[3]), _mm_set1_ps(scale));
       _mm_storeu_ps(&scores[static_cast<std::size_t>(g) * ld + j0], sc);
@@ -98,9 +105,9 @@ void item_softmax(float* scores, int ld, int group, int n_keys, float* sums) {
 }
 
 // out_g = (sum_j p_gj v_j) / sum_g, kHeadBlock heads per pass over the values.
-template <int NV>
+template <int NV, class T>
 void item_values(float* out, std::ptrdiff_t out_head, const float* scores, int ld,
-                 const float* sums, int group, const float* v, const std::int64_t* at,
+                 const float* sums, int group, const T* v, const std::int64_t* at,
                  int n_keys) {
   constexpr int kHeadBlock = NV >= 8 ? 1 : 8 / NV;  // at most 8 accumulators
   for (int g0 = 0; g0 < group; g0 += kHeadBlock) {
@@ -110,14 +117,14 @@ void item_values(float* out, std::ptrdiff_t out_head, const float* scores, int l
 #pragma GCC unroll 16
       for (int u = 0; u < NV; ++u) acc[h][u] = _mm256_setzero_ps();
     for (int j = 0; j < n_keys; ++j) {
-      const float* vj = v + at[j];
+      const T* vj = v + at[j];
 #pragma GCC unroll 8
       for (int h = 0; h < kHeadBlock; ++h) {
         if (h >= hb) break;
         const __m256 p = _mm256_set1_ps(scores[static_cast<std::size_t>(g0 + h) * ld + j]);
 #pragma GCC unroll 16
         for (int u = 0; u < NV; ++u)
-          acc[h][u] = _mm256_fmadd_ps(p, _mm256_loadu_ps(vj + 8 * u), acc[h][u]);
+          acc[h][u] = _mm256_fmadd_ps(p, load8(vj + 8 * u), acc[h][u]);
       }
     }
     for (int h = 0; h < hb; ++h) {
@@ -129,9 +136,9 @@ void item_values(float* out, std::ptrdiff_t out_head, const float* scores, int l
   }
 }
 
-template <int NV, class KvAt>
+template <int NV, class T, class KvAt>
 void decode_core(float* out, const HeadStrides& out_s, const float* q, const HeadStrides& q_s,
-                 const float* k, const float* v, const AttentionShape& s, const KvAt& kv_at) {
+                 const T* k, const T* v, const AttentionShape& s, const KvAt& kv_at) {
   const int group = s.n_heads / s.n_kv_heads;
   const int max_keys = s.past_len + s.n_new;
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)));
@@ -165,8 +172,11 @@ bool attention_decode_fits(int head_dim) {
          (head_dim & (head_dim - 1)) == 0;
 }
 
-void attention_decode(float* out, const HeadStrides& out_s, const float* q, const HeadStrides& q_s,
-                      const float* k, const float* v, const AttentionShape& s, const KvRows& kv) {
+namespace {
+
+template <class T>
+void decode_any(float* out, const HeadStrides& out_s, const float* q, const HeadStrides& q_s,
+                const T* k, const T* v, const AttentionShape& s, const KvRows& kv) {
   const int kv_dim = s.n_kv_heads * s.head_dim;
   // Offsets are computed once per work item (at[] in decode_core), so one branch serves both.
   const auto kv_at = [&kv, &s, kv_dim](int b, int kv_head, int j) -> std::int64_t {
@@ -182,6 +192,19 @@ void attention_decode(float* out, const HeadStrides& out_s, const float* q, cons
     case 8: return decode_core<8>(out, out_s, q, q_s, k, v, s, kv_at);
     default: return decode_core<16>(out, out_s, q, q_s, k, v, s, kv_at);
   }
+}
+
+}  // namespace
+
+void attention_decode(float* out, const HeadStrides& out_s, const float* q, const HeadStrides& q_s,
+                      const float* k, const float* v, const AttentionShape& s, const KvRows& kv) {
+  decode_any(out, out_s, q, q_s, k, v, s, kv);
+}
+
+void attention_decode(float* out, const HeadStrides& out_s, const float* q, const HeadStrides& q_s,
+                      const std::uint16_t* k, const std::uint16_t* v, const AttentionShape& s,
+                      const KvRows& kv) {
+  decode_any(out, out_s, q, q_s, k, v, s, kv);
 }
 
 }  // namespace llmbench::cpu::avx2

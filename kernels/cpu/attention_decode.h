@@ -52,6 +52,11 @@ struct KvRows {
 bool attention_decode_fits(int head_dim);
 void attention_decode(float* out, const HeadStrides& out_s, const float* q, const HeadStrides& q_s,
                       const float* k, const float* v, const AttentionShape& s, const KvRows& kv);
+// The same over binary16 keys and values (the fp16 KV cache, kv_f16.h), widened by F16C as they
+// are loaded: equal bit for bit to the fp32 form over the widened values.
+void attention_decode(float* out, const HeadStrides& out_s, const float* q, const HeadStrides& q_s,
+                      const std::uint16_t* k, const std::uint16_t* v, const AttentionShape& s,
+                      const KvRows& kv);
 }  // namespace avx2
 
 }  // namespace llmbench::cpu

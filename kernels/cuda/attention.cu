@@ -25,27 +25,16 @@ void attention_strided(float* out, const float* q, const float* k_cache, const f
                        const AttentionShape& s, const AttentionStrides& strides,
                        cudaStream_t stream, const AttentionSplit& split,
                        AttentionKernel kernel) {
-  const unsigned blocks = detail::attention_blocks(s, "cuda::attention");
-  if (blocks == 0) return;
-  detail::launch_attention(out, strides.out, q, strides.q, k_cache, v_cache, s,
-                           detail::StridedKvAt{strides.kv}, detail::CausalKeys{s.past_len},
-                           attention_scale(s.head_dim), blocks, s.past_len + s.n_new, split,
-                           stream, kernel);
+  detail::launch_strided("cuda::attention", out, q, k_cache, v_cache, s, strides, stream, split,
+                         kernel);
 }
 
 void attention_strided_at(float* out, const float* q, const float* k_cache, const float* v_cache,
                           const AttentionShape& s, const AttentionStrides& strides,
                           const std::int32_t* positions, int max_keys, cudaStream_t stream,
                           const AttentionSplit& split, AttentionKernel kernel) {
-  const unsigned blocks = detail::attention_blocks(s, "cuda::attention_strided_at");
-  if (blocks == 0) return;
-  if (max_keys < s.n_new)
-    throw Error("cuda::attention_strided_at: max_keys " + std::to_string(max_keys) +
-                " is below the " + std::to_string(s.n_new) + " new tokens");
-  detail::launch_attention(out, strides.out, q, strides.q, k_cache, v_cache, s,
-                           detail::StridedKvAt{strides.kv},
-                           detail::PositionKeys{positions, s.n_new},
-                           attention_scale(s.head_dim), blocks, max_keys, split, stream, kernel);
+  detail::launch_strided_at("cuda::attention_strided_at", out, q, k_cache, v_cache, s, strides,
+                            positions, max_keys, stream, split, kernel);
 }
 
 void attention(float* out, const float* q, const float* k_cache, const float* v_cache,

@@ -20,6 +20,10 @@
 // of keys_per_split; each block writes its unnormalised partial result (running max, sum and
 // accumulators) to scratch and attention_combine_kernel merges the splits with the same
 // rescaling. Prefill goes through cuBLAS instead (attention_gemm.cu).
+// The cache's element type T is float, or __half for --kv-dtype fp16: keys and values are read
+// through kv_load (kv_element.cuh), which widens a half exactly, and every sum stays in float, so
+// over halves the kernel computes what it computes over the widened cache. KvAt offsets count
+// elements of T.
 // Deliberately not: flash-attention tiling over queries or tensor cores in this kernel.
 #pragma once
 
@@ -35,6 +39,7 @@
 #include "kernels/cuda/attention.cuh"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_common.cuh"
+#include "kernels/cuda/kv_element.cuh"
 
 namespace llmbench::cuda::detail {
 
@@ -50,9 +55,10 @@ struct StridedKvAt {
   __device__ std::int64_t operator()(int b, int g, int j) const {
     return b * kv.batch + g * kv.head + j * kv.seq;
   }
-  // Whether every row's offset is a multiple of `floats` (the streamed kernel's vector loads).
-  bool rows_aligned(int floats) const {
-    return kv.batch % floats == 0 && kv.head % floats == 0 && kv.seq % floats == 0;
+  // Whether every row's offset is a multiple of `elems` elements (the streamed kernel's vector
+  // loads).
+  bool rows_aligned(int elems) const {
+    return kv.batch % elems == 0 && kv.head % elems == 0 && kv.seq % elems == 0;
   }
 };
 
@@ -101,10 +107,11 @@ __device__ inline void query_of(unsigned block, const AttentionShape& s, int& b,
 }
 
 // blockIdx.x enumerates the queries (query_of); blockIdx.y is the key split (0 when unsplit).
-template <class KvAt, class KeysOf>
+// T: the cache's element type (float or __half).
+template <class T, class KvAt, class KeysOf>
 __global__ void __launch_bounds__(kAttentionThreads)
     attention_kernel(float* out, HeadStrides out_s, const float* q, HeadStrides q_s,
-                     const float* k, const float* v, AttentionShape s, KvAt kv_at,
+                     const T* k, const T* v, AttentionShape s, KvAt kv_at,
                      KeysOf keys_of, float scale, SplitOut split = {}) {
   __shared__ float q_sh[kAttentionMaxHeadDim];
   __shared__ float p_sh[kAttentionTile];
@@ -136,9 +143,9 @@ __global__ void __launch_bounds__(kAttentionThreads)
     // 1. scores[j] = q . k_j / sqrt(d), one warp per key.
     float local_max = -INFINITY;
     for (int j = warp; j < tile_keys; j += kAttentionWarps) {
-      const float* kj = k + at_sh[j];
+      const T* kj = k + at_sh[j];
       float dot = 0.0f;
-      for (int i = lane; i < d; i += kWarpSize) dot += q_sh[i] * kj[i];
+      for (int i = lane; i < d; i += kWarpSize) dot += q_sh[i] * kv_load(kj + i);
       const float score = warp_sum(dot) * scale;
       if (lane == 0) p_sh[j] = score;
       local_max = fmaxf(local_max, score);
@@ -163,7 +170,7 @@ __global__ void __launch_bounds__(kAttentionThreads)
       const int i = threadIdx.x + c * kAttentionThreads;
       if (i >= d) break;
       float a = acc[c] * rescale;
-      for (int j = 0; j < tile_keys; ++j) a += p_sh[j] * v[at_sh[j] + i];
+      for (int j = 0; j < tile_keys; ++j) a += p_sh[j] * kv_load(v + at_sh[j] + i);
       acc[c] = a;
     }
     __syncthreads();  // the next tile overwrites p_sh and at_sh

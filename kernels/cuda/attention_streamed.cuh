@@ -18,6 +18,11 @@
 // Arithmetic as the reference's up to summation order (float throughout; expf, not __expf).
 // Needs head_dim == 32 * kVec (64, 128, 256) and every key and value row aligned to its vector
 // loads; streamed_vec() says which, and launch_attention falls back to the tiled kernel.
+// Over an fp16 cache (T = __half, --kv-dtype fp16) a lane's kVec dims are kVec halves, loaded in
+// one 4-, 8- or 16-byte load (8 halves per 16 bytes at head_dim 256) and widened exactly to float
+// before any arithmetic: the same scores, softmax and accumulators as over the widened cache.
+// The chunk keeps kKeys keys, so a lane has half the bytes in flight of the fp32 kernel; the key
+// partition over warps (and so the summation order) is the fp32 kernel's.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -28,6 +33,7 @@
 #include "kernels/common/layout.h"
 #include "kernels/cuda/attention_kernel.cuh"
 #include "kernels/cuda/device_common.cuh"
+#include "kernels/cuda/widen.cuh"
 
 namespace llmbench::cuda::detail {
 
@@ -41,10 +47,16 @@ inline int streamed_vec(int head_dim) {
   return streamed_attention_takes(head_dim) ? head_dim / kWarpSize : 0;
 }
 
-// Bytes a lane's load of kVec floats must be aligned to (float2: 8; float4 and two float4: 16).
-inline constexpr int streamed_align_floats(int vec) { return vec >= 4 ? 4 : vec; }
+// Elements of T a lane's load of kVec elements must be aligned to: the load's own size, up to 16
+// bytes. Floats: float2 8 bytes (2), float4 and two float4 16 (4). Halves: __half2 4 bytes (2),
+// uint2 8 (4), uint4 16 (8).
+template <class T>
+inline constexpr int streamed_align_elems(int vec) {
+  constexpr int kPer16Bytes = static_cast<int>(16 / sizeof(T));
+  return vec < kPer16Bytes ? vec : kPer16Bytes;
+}
 
-// Loads kVec consecutive floats at p (aligned as streamed_align_floats says) into r.
+// Loads kVec consecutive floats at p (aligned as streamed_align_elems<float> says) into r.
 template <int kVec>
 __device__ inline void load_row_part(const float* p, float (&r)[kVec]) {
   if constexpr (kVec == 2) {
@@ -64,14 +76,40 @@ __device__ inline void load_row_part(const float* p, float (&r)[kVec]) {
   }
 }
 
-// Keys per chunk: 2 x kKeys x kVec floats of loads in flight per lane, 64 at every head_dim.
+// Loads kVec consecutive halves at p (aligned as streamed_align_elems<__half> says: one load of
+// 2 x kVec bytes) into r, widened exactly.
+template <int kVec>
+__device__ inline void load_row_part(const __half* p, float (&r)[kVec]) {
+  if constexpr (kVec == 2) {
+    const float2 x = __half22float2(*reinterpret_cast<const __half2*>(p));
+    r[0] = x.x;
+    r[1] = x.y;
+  } else if constexpr (kVec == 4) {
+    const uint2 x = *reinterpret_cast<const uint2*>(p);
+    const auto* h = reinterpret_cast<const __half2*>(&x);
+    const float2 lo = __half22float2(h[0]), hi = __half22float2(h[1]);
+    r[0] = lo.x;
+    r[1] = lo.y;
+    r[2] = hi.x;
+    r[3] = hi.y;
+  } else {
+    static_assert(kVec == 8);
+    // One 16-byte load into a register copy first: widen8 reads its argument as four __half2,
+    // which on a reference to global memory would be four 4-byte loads.
+    const uint4 x = *reinterpret_cast<const uint4*>(p);
+    widen8(x, p, r);
+  }
+}
+
+// Keys per chunk: 2 x kKeys x kVec elements of loads in flight per lane, 64 at every head_dim.
 template <int kVec>
 inline constexpr int kStreamedKeys = 32 / kVec;
 
-template <int kVec, class KvAt, class KeysOf>
+// T: the cache's element type (float or __half).
+template <int kVec, class T, class KvAt, class KeysOf>
 __global__ void __launch_bounds__(kStreamedThreads)
     attention_streamed_kernel(float* out, HeadStrides out_s, const float* q, HeadStrides q_s,
-                              const float* k, const float* v, AttentionShape s, KvAt kv_at,
+                              const T* k, const T* v, AttentionShape s, KvAt kv_at,
                               KeysOf keys_of, float scale, SplitOut split) {
   constexpr int kKeys = kStreamedKeys<kVec>;
   constexpr int kDim = kVec * kWarpSize;

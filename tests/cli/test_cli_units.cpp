@@ -154,7 +154,9 @@ TEST(VariantsLabel, StoredJsonReadsBackAndPrintsOneWay) {
   Variants streamed;
   streamed.decode_attention = DecodeAttention::kStreamed;
   streamed.fuse = FuseMode::kSmall;
-  for (const Variants& v : {Variants{}, naive, ragged, graphs, streamed}) {
+  Variants half_cache;
+  half_cache.kv_dtype = KvDtype::kFp16;
+  for (const Variants& v : {Variants{}, naive, ragged, graphs, streamed, half_cache}) {
     const auto back = variants_from_json(variants_json(v));
     ASSERT_TRUE(back.has_value());
     EXPECT_EQ(*back, v);
@@ -171,6 +173,11 @@ TEST(VariantsLabel, StoredJsonReadsBackAndPrintsOneWay) {
   EXPECT_FALSE(variants_json(Variants{}).contains("decode_attention"));
   EXPECT_EQ(variants_json(streamed).at("decode_attention"), "streamed");
   EXPECT_FALSE(variants_from_json(nlohmann::json{{"decode_attention", "flash"}}).has_value());
+  // And fp32, the default KV cache.
+  EXPECT_EQ(variants_label(half_cache), "kv_cache_dtype=fp16");
+  EXPECT_FALSE(variants_json(Variants{}).contains("kv_cache_dtype"));
+  EXPECT_EQ(variants_json(half_cache).at("kv_cache_dtype"), "fp16");
+  EXPECT_FALSE(variants_from_json(nlohmann::json{{"kv_cache_dtype", "bf16"}}).has_value());
   EXPECT_EQ(variants_label(std::string("{}")), "default");  // rows from before variants
   EXPECT_EQ(variants_label(std::string("not json")), "not json");
   EXPECT_EQ(variants_label(std::string(R"({"qkv":"sideways"})")), R"({"qkv":"sideways"})");

@@ -209,6 +209,13 @@ TEST_F(VariantsTest, DescribeNamesOnlyTheNonDefaults) {
   for (const DecodeAttention k : {DecodeAttention::kTiled, DecodeAttention::kStreamed})
     EXPECT_TRUE(parse_decode_attention(decode_attention_name(k)) == k);
   EXPECT_FALSE(parse_decode_attention("Streamed").has_value());
+  Variants half_cache;
+  half_cache.kv_dtype = KvDtype::kFp16;
+  EXPECT_EQ(half_cache.describe(), "kv_cache_dtype=fp16");
+  for (const KvDtype k : {KvDtype::kFp32, KvDtype::kFp16})
+    EXPECT_TRUE(parse_kv_dtype(kv_dtype_name(k)) == k);
+  EXPECT_FALSE(parse_kv_dtype("bf16").has_value());
+  EXPECT_EQ(kv_dtype_bytes(KvDtype::kFp16), 2);
   Variants block_only;
   block_only.kv_cache_block = 8;  // meaningless without a paged cache
   EXPECT_TRUE(block_only.is_default());

@@ -107,6 +107,12 @@ void add_run_flags(CLI::App* cmd, RunOptions& o) {
                   "tiles, streamed streams them per warp (--backend cuda); the same tokens")
       ->type_name("LIST")->capture_default_str()->group(variants);
 
+  cmd->add_option("--kv-cache-dtype", o.kv_dtype,
+                  "fp32|fp16: the KV cache's element type; fp16 rounds keys and values to "
+                  "halves as they are written (half the bytes attention reads; --kv-cache "
+                  "prealloc, --qkv fused)")
+      ->type_name("LIST")->capture_default_str()->group(variants);
+
   const std::string cuda = "CUDA only";
   cmd->add_flag("--sync-check", o.sync_check,
                 "Synchronise and check after every op (blames async faults on the op)")

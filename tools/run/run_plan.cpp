@@ -304,9 +304,12 @@ void expand_variants(PlanLists& lists, const std::vector<T>& values, T Variants:
   lists.variants = std::move(out);
 }
 
-// --fuse, then --decode-attention, innermost (their values side by side in the run table).
-// Named bundles (--variants) leave both alone.
+// --kv-cache-dtype, --fuse, --decode-attention innermost; --variants bundles leave them alone.
 void apply_fuse_and_attention(const RunOptions& o, PlanLists& lists) {
+  expand_variants(lists,
+                  parse_choice_list<KvDtype>("--kv-cache-dtype", o.kv_dtype, "fp32 or fp16",
+                                             parse_kv_dtype),
+                  &Variants::kv_dtype);
   expand_variants(lists,
                   parse_choice_list<FuseMode>("--fuse", o.fuse, "none or small", parse_fuse_mode),
                   &Variants::fuse);
@@ -322,8 +325,7 @@ void apply_ragged_lengths(const RunOptions& o, PlanLists& lists) {
   const double prompt_sd = parse_stddev("--prompt-len-stddev", o.prompt_len_stddev);
   const double output_sd = parse_stddev("--output-len-stddev", o.output_len_stddev);
   if (prompt_sd <= 0 && output_sd <= 0) return;
-  // Ragged cases run on the scheduler's paged KV cache with the device argmax: the engine
-  // variants of the static Session do not apply (--timer does).
+  // On the scheduler's paged KV cache with the device argmax: no engine variant but --timer.
   const std::string flag = prompt_sd > 0 ? "--prompt-len-stddev" : "--output-len-stddev";
   for (Variants v : lists.variants) {
     v.timer = TimerMode::kDevice;
@@ -451,22 +453,20 @@ RunPlan make_plan(const RunOptions& o) {
   PlanLists lists;
   CaseSpec common = parse_scalars(o, plan, lists);
   parse_lists(o, lists);
-  if (plan.backend != "cuda")
-    for (const Variants& v : lists.variants)
-      if (v.timer == TimerMode::kCupti || v.timer == TimerMode::kEvents)
-        throw BadInput("--timer " + std::string(timer_mode_name(v.timer)) +
-                       " needs --backend cuda (CPU ops are timed by the host clock)");
-  if (plan.backend != "cuda")
-    for (const Variants& v : lists.variants)
-      if (v.cuda_graphs)
-        throw BadInput("--cuda-graphs on needs --backend cuda (the CPU backend launches "
-                       "nothing to capture)");
-  if (plan.backend != "cuda")
-    for (const Variants& v : lists.variants)
-      if (v.decode_attention != DecodeAttention::kTiled)
-        throw BadInput("--decode-attention " +
-                       std::string(decode_attention_name(v.decode_attention)) +
-                       " needs --backend cuda (the CPU backend has one attention kernel)");
+  for (const Variants& v : lists.variants) {
+    check_kv_dtype(v);
+    if (plan.backend == "cuda") continue;
+    if (v.timer == TimerMode::kCupti || v.timer == TimerMode::kEvents)
+      throw BadInput("--timer " + std::string(timer_mode_name(v.timer)) +
+                     " needs --backend cuda (CPU ops are timed by the host clock)");
+    if (v.cuda_graphs)
+      throw BadInput("--cuda-graphs on needs --backend cuda (the CPU backend launches "
+                     "nothing to capture)");
+    if (v.decode_attention != DecodeAttention::kTiled)
+      throw BadInput("--decode-attention " +
+                     std::string(decode_attention_name(v.decode_attention)) +
+                     " needs --backend cuda (the CPU backend has one attention kernel)");
+  }
   common.prompt = lists.prompt_ids;
   std::uint64_t total = 0;
   const std::uint64_t mine_count = check_case_count(o, lists, shard, total);

@@ -55,6 +55,7 @@ struct RunOptions {
   std::string timer = "device";        // device | cupti | events | host-nosync
   std::string cuda_graphs = "off";     // off | on (CUDA decode steps as graphs)
   std::string decode_attention = "tiled";  // tiled | streamed (CUDA attention kernel)
+  std::string kv_dtype = "fp32";          // fp32 | fp16 (KV cache element type)
   // Named bundles instead of the three lists: fast (the defaults) and/or naive (permute,
   // concat, all). "" when not used.
   std::string variant_sets;

@@ -20,6 +20,8 @@ nlohmann::json variants_json(const Variants& v) {
   // Only when streamed, so every tiled case keeps the JSON (and case key) it always had.
   if (v.decode_attention != DecodeAttention::kTiled)
     j["decode_attention"] = std::string(decode_attention_name(v.decode_attention));
+  // Only when fp16, so every fp32 case keeps the JSON (and case key) it always had.
+  if (v.kv_dtype != KvDtype::kFp32) j["kv_cache_dtype"] = std::string(kv_dtype_name(v.kv_dtype));
   // Ragged cases only, so every static case's JSON (and its case key) is what it always was.
   if (v.ragged()) {
     j["prompt_len_stddev"] = v.prompt_len_stddev;
@@ -60,6 +62,10 @@ std::optional<Variants> variants_from_json(const nlohmann::json& j) {
         const auto x = parse_decode_attention(text);
         if (!x) return std::nullopt;
         v.decode_attention = *x;
+      } else if (key == "kv_cache_dtype") {
+        const auto x = parse_kv_dtype(text);
+        if (!x) return std::nullopt;
+        v.kv_dtype = *x;
       } else {
         return std::nullopt;
       }

@@ -1,0 +1,107 @@
+// The fp16 KV cache on the CPU (see kv_f16.h).
+// Writes convert one value at a time with the exact scalar rounding of half.h: a step writes
+// batch * kv_dim values per layer, nothing beside the attention's read of the whole cache.
+// Widening for the prefill GEMMs goes through matmul_half.h's widen_half (F16C where the CPU
+// has it, exact either way).
+#include "kernels/cpu/kv_f16.h"
+
+#include <cstddef>
+#include <vector>
+
+#include "kernels/common/dtype.h"
+#include "kernels/common/half.h"
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/attention_decode.h"
+#include "kernels/cpu/attention_gemm.h"
+#include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/matmul_half.h"
+#include "kernels/cpu/rope.h"
+
+namespace llmbench::cpu {
+
+namespace {
+
+void round_row(std::uint16_t* dst, const float* src, int n) {
+  for (int i = 0; i < n; ++i) dst[i] = fp32_to_fp16(src[i]);
+}
+
+// The visible positions of both caches widened into k_out and v_out, token-major [batch, len,
+// kv_dim]; the strides attention then reads them with.
+AttentionStrides widen_visible(float* k_out, float* v_out, const std::uint16_t* k_cache,
+                               const std::uint16_t* v_cache, const AttentionShape& s,
+                               const AttentionStrides& strides) {
+  const int len = s.past_len + s.n_new, kv_dim = s.n_kv_heads * s.head_dim;
+  const HeadStrides compact = token_major(len, kv_dim, s.head_dim);
+  widen_kv_f16(k_out, compact, k_cache, strides.kv, s.batch, len, s.n_kv_heads, s.head_dim);
+  widen_kv_f16(v_out, compact, v_cache, strides.kv, s.batch, len, s.n_kv_heads, s.head_dim);
+  return {strides.q, compact, strides.out};
+}
+
+}  // namespace
+
+void kv_cache_write_f16(std::uint16_t* cache, const float* src, int src_stride, int batch,
+                        int n_new, int past_len, int cache_seq, int kv_dim) {
+#pragma omp parallel for collapse(2) if (static_cast<long>(batch) * n_new * kv_dim > (1 << 16))
+  for (int b = 0; b < batch; ++b) {
+    for (int t = 0; t < n_new; ++t) {
+      const std::size_t src_row = static_cast<std::size_t>(b) * n_new + t;
+      const std::size_t dst_row = static_cast<std::size_t>(b) * cache_seq + past_len + t;
+      round_row(cache + dst_row * kv_dim, src + src_row * src_stride, kv_dim);
+    }
+  }
+}
+
+void widen_kv_f16(float* out, const HeadStrides& out_s, const std::uint16_t* in,
+                  const HeadStrides& in_s, int batch, int len, int n_kv_heads, int head_dim) {
+  const long n = static_cast<long>(batch) * len * n_kv_heads * head_dim;
+#pragma omp parallel for collapse(2) if (n > (1 << 18))
+  for (int b = 0; b < batch; ++b)
+    for (int j = 0; j < len; ++j)
+      for (int g = 0; g < n_kv_heads; ++g)
+        widen_half(out + b * out_s.batch + j * out_s.seq + g * out_s.head,
+                   in + b * in_s.batch + j * in_s.seq + g * in_s.head, head_dim, DType::kFp16);
+}
+
+void attention_f16_strided(float* out, const float* q, const std::uint16_t* k_cache,
+                           const std::uint16_t* v_cache, const AttentionShape& s,
+                           const AttentionStrides& strides) {
+  const std::size_t n = std::size_t(s.batch) * (s.past_len + s.n_new) * s.n_kv_heads * s.head_dim;
+  std::vector<float> k(n), v(n);
+  const AttentionStrides wide = widen_visible(k.data(), v.data(), k_cache, v_cache, s, strides);
+  attention_strided(out, q, k.data(), v.data(), s, wide);
+}
+
+void attention_f16_decode(float* out, const float* q, const std::uint16_t* k_cache,
+                          const std::uint16_t* v_cache, const AttentionShape& s,
+                          const AttentionStrides& strides) {
+  // AVX-512 CPUs have AVX2 and F16C too, so they run this kernel for fp16 caches.
+  if (cpu_isa().avx2 && avx2::attention_decode_fits(s.head_dim))
+    return avx2::attention_decode(out, strides.out, q, strides.q, k_cache, v_cache, s,
+                                  avx2::KvRows{strides.kv});
+  attention_f16_strided(out, q, k_cache, v_cache, s, strides);
+}
+
+void attention_f16_gemm(float* out, const float* q, const std::uint16_t* k_cache,
+                        const std::uint16_t* v_cache, const AttentionShape& s,
+                        const AttentionStrides& strides, float* scratch) {
+  const long half = attention_f16_scratch_floats(s) / 2;
+  const AttentionStrides wide =
+      widen_visible(scratch, scratch + half, k_cache, v_cache, s, strides);
+  attention_gemm(out, q, scratch, scratch + half, s, wide);
+}
+
+void rope_kv_write_f16(float* qkv, std::uint16_t* k_cache, std::uint16_t* v_cache,
+                       const std::int32_t* positions, const RopeKvShape& s) {
+  const int stride = s.qkv_dim(), q_dim = s.q_dim(), kv = s.kv_dim();
+  rope(qkv, s.rows(), stride, s.n_heads, s.head_dim, positions, s.theta);
+  rope(qkv + q_dim, s.rows(), stride, s.n_kv_heads, s.head_dim, positions, s.theta);
+  for (int r = 0; r < s.rows(); ++r) {
+    const float* row = qkv + static_cast<std::size_t>(r) * stride;
+    const std::size_t at =
+        (static_cast<std::size_t>(r / s.n_new) * s.cache_seq + positions[r]) * kv;
+    round_row(k_cache + at, row + q_dim, kv);
+    round_row(v_cache + at, row + q_dim + kv, kv);
+  }
+}
+
+}  // namespace llmbench::cpu
