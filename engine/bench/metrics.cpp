@@ -43,7 +43,7 @@ CaseCost case_cost(const ModelConfig& c, int batch, int prompt_len, int max_new_
 }
 
 CaseCost ragged_case_cost(const ModelConfig& c, const std::vector<int>& prompt_lens,
-                          const std::vector<int>& output_lens, DType dtype) {
+                          const std::vector<int>& output_lens, DType dtype, int kv_elem_bytes) {
   LLMBENCH_CHECK(prompt_lens.size() == output_lens.size(), "one output length per prompt");
   CaseCost cost;
   int max_out = 0;
@@ -53,7 +53,7 @@ CaseCost ragged_case_cost(const ModelConfig& c, const std::vector<int>& prompt_l
     cost.generated_tokens += output_lens[i];
     max_out = std::max(max_out, output_lens[i]);
   }
-  const std::int64_t kv_per_position = 2 * std::int64_t(c.n_layers) * c.kv_dim() * 4;
+  const std::int64_t kv_per_position = 2 * std::int64_t(c.n_layers) * c.kv_dim() * kv_elem_bytes;
   for (int k = 1; k < max_out; ++k) {
     int rows = 0;
     std::int64_t positions = 0;

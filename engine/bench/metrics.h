@@ -72,7 +72,8 @@ CaseCost case_cost(const ModelConfig& c, int batch, int prompt_len, int max_new_
 //   prefill_flops  = sum_i prefill_flops(c, 1, prompt_lens[i])
 //   decode_bytes_k = decode_weight_bytes(rows_k) + 2 * n_layers * kv_dim * 4 * sum_i (P_i + k)
 CaseCost ragged_case_cost(const ModelConfig& c, const std::vector<int>& prompt_lens,
-                          const std::vector<int>& output_lens, DType dtype);
+                          const std::vector<int>& output_lens, DType dtype,
+                          int kv_elem_bytes = 4);
 
 // Derived figures. std::nullopt means "not applicable" (no decode step when
 // max_new_tokens == 1), never 0.

@@ -128,10 +128,13 @@ CaseResult run_ragged_case(const Model& model, const CaseSpec& spec, const Peaks
   opt.chunked_prefill = true;
   opt.kv_cache_tokens = int(pool_tokens);
   opt.max_len = c.max_seq_len;
+  opt.kv_dtype = spec.variants.kv_dtype;
+  Variants cache;  // what the static estimate counts: the pool's element type
+  cache.kv_dtype = spec.variants.kv_dtype;
   // Activations for all prompt rows and a cache for the longest sequence, per sequence: the
   // static estimate of (batch, longest prompt, longest sequence) bounds this case's buffers.
   r.memory = estimate_memory(c, spec.dtype, spec.batch, max_prompt, max_prompt + max_output,
-                             Variants{});
+                             cache);
   check_fits(r.memory, available_host_memory(), "host", r.memory.weight_bytes);
 
   std::vector<std::int32_t> synthetic;
@@ -155,7 +158,8 @@ CaseResult run_ragged_case(const Model& model, const CaseSpec& spec, const Peaks
     r.prompt_ids.insert(r.prompt_ids.end(), q.prompt.begin(), q.prompt.end());
   }
   r.prompt_lens = lens.prompt;
-  r.cost = ragged_case_cost(c, lens.prompt, lens.output, spec.dtype);
+  r.cost = ragged_case_cost(c, lens.prompt, lens.output, spec.dtype,
+                            kv_dtype_bytes(spec.variants.kv_dtype));
 
   Scheduler sched(model, opt, origin);
   const auto once = [&](std::vector<std::vector<std::int32_t>>& g) {

@@ -189,6 +189,20 @@ class Backend {
                                       const std::int32_t* block_table, const PagedKv& paged,
                                       const std::int32_t* seq, const std::int32_t* pos,
                                       int n_rows, int n_heads, int n_kv_heads, int head_dim) = 0;
+  // The continuous-batching pool in binary16 (serve and ragged cases with --kv-cache-dtype
+  // fp16): kv_write_ragged and ragged_paged_attention over a pool of halves, rounding on the
+  // write and widening in attention as the fp16 ops above (kernels/cpu/kv_f16.h). The defaults
+  // refuse (BadInput naming the backend).
+  virtual void kv_write_ragged_f16(std::uint16_t* pool, const std::int32_t* block_table,
+                                   const PagedKv& paged, const float* src, int src_stride,
+                                   const std::int32_t* seq, const std::int32_t* pos, int n_rows,
+                                   int kv_dim);
+  virtual void ragged_paged_attention_f16(float* out, int out_stride, const float* q,
+                                          int q_stride, const std::uint16_t* k_pool,
+                                          const std::uint16_t* v_pool,
+                                          const std::int32_t* block_table, const PagedKv& paged,
+                                          const std::int32_t* seq, const std::int32_t* pos,
+                                          int n_rows, int n_heads, int n_kv_heads, int head_dim);
   virtual void swiglu(float* out, const float* gate_up, int n_rows, int ffn_dim) = 0;
   virtual void add_inplace(float* x, const float* y, std::size_t n) = 0;
 
@@ -282,6 +296,18 @@ inline void Backend::kv_cache_write_f16(std::uint16_t*, const float*, int, int, 
 inline void Backend::attention_f16(float*, const float*, const std::uint16_t*,
                                    const std::uint16_t*, const AttentionShape&,
                                    const AttentionStrides&, DecodeAttention) {
+  throw BadInput("--kv-cache-dtype fp16 is not implemented by backend " + name());
+}
+inline void Backend::kv_write_ragged_f16(std::uint16_t*, const std::int32_t*, const PagedKv&,
+                                         const float*, int, const std::int32_t*,
+                                         const std::int32_t*, int, int) {
+  throw BadInput("--kv-cache-dtype fp16 is not implemented by backend " + name());
+}
+inline void Backend::ragged_paged_attention_f16(float*, int, const float*, int,
+                                                const std::uint16_t*, const std::uint16_t*,
+                                                const std::int32_t*, const PagedKv&,
+                                                const std::int32_t*, const std::int32_t*, int, int,
+                                                int, int) {
   throw BadInput("--kv-cache-dtype fp16 is not implemented by backend " + name());
 }
 inline void Backend::kv_cache_write_f16_at(std::uint16_t* cache, const float* src,

@@ -270,6 +270,22 @@ void CpuBackend::ragged_paged_attention(float* out, int out_stride, const float*
   cpu::ragged_paged_attention_gemm(out, out_stride, q, q_stride, k_pool, v_pool, block_table,
                                    paged, seq, pos, n_rows, n_heads, n_kv_heads, head_dim);
 }
+void CpuBackend::kv_write_ragged_f16(std::uint16_t* pool, const std::int32_t* block_table,
+                                     const PagedKv& paged, const float* src, int src_stride,
+                                     const std::int32_t* seq, const std::int32_t* pos,
+                                     int n_rows, int kv_dim) {
+  cpu::kv_write_ragged_f16(pool, block_table, paged, src, src_stride, seq, pos, n_rows, kv_dim);
+}
+void CpuBackend::ragged_paged_attention_f16(float* out, int out_stride, const float* q,
+                                            int q_stride, const std::uint16_t* k_pool,
+                                            const std::uint16_t* v_pool,
+                                            const std::int32_t* block_table,
+                                            const PagedKv& paged, const std::int32_t* seq,
+                                            const std::int32_t* pos, int n_rows, int n_heads,
+                                            int n_kv_heads, int head_dim) {
+  cpu::ragged_paged_attention_gemm_f16(out, out_stride, q, q_stride, k_pool, v_pool, block_table,
+                                       paged, seq, pos, n_rows, n_heads, n_kv_heads, head_dim);
+}
 void CpuBackend::swiglu(float* out, const float* gate_up, int n_rows, int ffn_dim) {
   cpu::swiglu(out, gate_up, n_rows, ffn_dim);
 }

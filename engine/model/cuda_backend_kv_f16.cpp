@@ -1,12 +1,14 @@
-// CudaBackend's ops over the fp16 KV cache (--kv-cache-dtype fp16; backend.h, "the fp16 KV cache"):
-// the writes, attention and its captured (_at) form, and the fused RoPE + write, each the
-// kernels/cuda launcher of its fp32 twin in cuda_backend.cpp instantiated for __half caches. They
-// route exactly as the fp32 ops do (cuda_backend_impl.h): prefill of kGemmAttentionMinQueries or
-// more queries through cuBLAS (attention_gemm_f16: the visible positions widened to fp32 scratch
+// CudaBackend's ops over the fp16 KV cache (--kv-cache-dtype fp16; backend.h, "the fp16 KV cache"
+// and "the continuous-batching pool in binary16"): the writes, attention and its captured (_at)
+// form, the fused RoPE + write, and the ragged pool's write and attention, each the kernels/cuda
+// launcher of its fp32 twin in cuda_backend.cpp instantiated for __half caches. They route
+// exactly as the fp32 ops do (cuda_backend_impl.h): prefill of kGemmAttentionMinQueries or more
+// queries through cuBLAS (attention_gemm_f16: the visible positions widened to fp32 scratch
 // first), every other call to the kernel --decode-attention names, split over keys by the same
-// rule; every op ends in after_op, so --sync-check blames the right one.
+// rule; ragged attention always through its one kernel, prompt chunks included, as the fp32
+// ragged_paged_attention; every op ends in after_op, so --sync-check blames the right one.
 // A file of its own: one concept, and cuda_backend.cpp was at the 500-line limit of a file.
-// Deliberately not: paged or ragged fp16 caches (check_kv_dtype refuses them).
+// Deliberately not: paged (non-ragged) fp16 caches (check_kv_dtype refuses them).
 #include <cuda_fp16.h>
 
 #include <cstdint>
@@ -15,6 +17,7 @@
 #include "engine/model/cuda_backend_impl.h"
 #include "kernels/cuda/attention_f16.cuh"
 #include "kernels/cuda/kv_cache.cuh"
+#include "kernels/cuda/ragged_attention.cuh"
 #include "kernels/cuda/rope_kv_write.cuh"
 
 namespace llmbench {
@@ -83,6 +86,29 @@ void CudaBackend::rope_kv_write_f16(float* qkv, std::uint16_t* k_cache, std::uin
                                     const std::int32_t* positions, const RopeKvShape& s) {
   cuda::rope_kv_write_f16(qkv, as_half(k_cache), as_half(v_cache), positions, s, impl_->stream);
   after_op("rope_kv_write_f16");
+}
+
+void CudaBackend::kv_write_ragged_f16(std::uint16_t* pool, const std::int32_t* block_table,
+                                      const PagedKv& paged, const float* src, int src_stride,
+                                      const std::int32_t* seq, const std::int32_t* pos,
+                                      int n_rows, int kv_dim) {
+  cuda::kv_write_ragged_f16(as_half(pool), block_table, paged, src, src_stride, seq, pos, n_rows,
+                            kv_dim, impl_->stream);
+  after_op("kv_write_ragged_f16");
+}
+
+void CudaBackend::ragged_paged_attention_f16(float* out, int out_stride, const float* q,
+                                             int q_stride, const std::uint16_t* k_pool,
+                                             const std::uint16_t* v_pool,
+                                             const std::int32_t* block_table,
+                                             const PagedKv& paged, const std::int32_t* seq,
+                                             const std::int32_t* pos, int n_rows, int n_heads,
+                                             int n_kv_heads, int head_dim) {
+  // The kernel for every row, prompt chunks too: ragged_paged_attention has no cuBLAS route.
+  cuda::ragged_paged_attention_f16(out, out_stride, q, q_stride, as_half(k_pool),
+                                   as_half(v_pool), block_table, paged, seq, pos, n_rows, n_heads,
+                                   n_kv_heads, head_dim, impl_->stream);
+  after_op("ragged_paged_attention_f16");
 }
 
 }  // namespace llmbench

@@ -30,7 +30,8 @@ RaggedForward::RaggedForward(const Model& model, const RaggedLimits& limits)
   if (lim_.max_len <= 0) lim_.max_len = c_.max_seq_len;
   paged_ = {lim_.block_size, (lim_.max_len + lim_.block_size - 1) / lim_.block_size};
   const std::size_t f = sizeof(float), rows = std::size_t(lim_.max_rows);
-  const std::size_t pool = std::size_t(lim_.n_blocks) * lim_.block_size * c_.kv_dim() * f;
+  const std::size_t pool = std::size_t(lim_.n_blocks) * lim_.block_size * c_.kv_dim() *
+                           std::size_t(kv_dtype_bytes(lim_.kv_dtype));
   for (int l = 0; l < c_.n_layers; ++l) {
     k_pool_.push_back(be_.alloc(pool));
     v_pool_.push_back(be_.alloc(pool));
@@ -118,23 +119,33 @@ void RaggedForward::attend(int l, int R) {
   const auto* rows = rows_.as<std::int32_t>();
   const std::int32_t *positions = rows + M, *slots = rows + 2 * M;
   const auto* table = table_.as<std::int32_t>();
-  const Work write = copy_work(std::int64_t(R) * KV);
-  run_op(tr, "kv_write_ragged_k", C::kCopy, l, write, [&] {
-    be_.kv_write_ragged(k_pool_[l].f32(), table, paged_, qkv + Q, QKV, slots, positions, R, KV);
-  });
-  run_op(tr, "kv_write_ragged_v", C::kCopy, l, write, [&] {
-    be_.kv_write_ragged(v_pool_[l].f32(), table, paged_, qkv + Q + KV, QKV, slots, positions, R,
-                        KV);
-  });
+  const bool f16 = lim_.kv_dtype == KvDtype::kFp16;
+  const int cached = kv_dtype_bytes(lim_.kv_dtype);  // bytes a pool element
+  const Work write{0, (4 + cached) * std::int64_t(R) * KV};
+  auto write_rows = [&](Buffer& pool, const float* src) {
+    if (f16)
+      be_.kv_write_ragged_f16(pool.as<std::uint16_t>(), table, paged_, src, QKV, slots,
+                              positions, R, KV);
+    else
+      be_.kv_write_ragged(pool.f32(), table, paged_, src, QKV, slots, positions, R, KV);
+  };
+  run_op(tr, "kv_write_ragged_k", C::kCopy, l, write, [&] { write_rows(k_pool_[l], qkv + Q); });
+  run_op(tr, "kv_write_ragged_v", C::kCopy, l, write,
+         [&] { write_rows(v_pool_[l], qkv + Q + KV); });
   // Work: every row reads its sequence's keys up to its position (counted on the host rows).
   std::int64_t keys = 0;
   for (int r = 0; r < R; ++r) keys += host_rows_[M + r] + 1;
   const Work work{4 * std::int64_t(c_.n_heads) * HD * keys,
-                  4 * (2 * std::int64_t(R) * Q + 2 * keys * KV)};
-  run_op(tr, "ragged_paged_attention", C::kAttention, l, work, [&] {
-    be_.ragged_paged_attention(dec_.att(), Q, qkv, QKV, k_pool_[l].f32(), v_pool_[l].f32(),
-                               table, paged_, slots, positions, R, c_.n_heads, c_.n_kv_heads,
-                               HD);                                     // att: [R, Q]
+                  4 * 2 * std::int64_t(R) * Q + cached * 2 * keys * KV};
+  run_op(tr, "ragged_paged_attention", C::kAttention, l, work, [&] {   // att: [R, Q]
+    if (f16)
+      be_.ragged_paged_attention_f16(dec_.att(), Q, qkv, QKV, k_pool_[l].as<std::uint16_t>(),
+                                     v_pool_[l].as<std::uint16_t>(), table, paged_, slots,
+                                     positions, R, c_.n_heads, c_.n_kv_heads, HD);
+    else
+      be_.ragged_paged_attention(dec_.att(), Q, qkv, QKV, k_pool_[l].f32(), v_pool_[l].f32(),
+                                 table, paged_, slots, positions, R, c_.n_heads, c_.n_kv_heads,
+                                 HD);
   });
   dec_.check_output("attention", l, dec_.att(), std::int64_t(R) * Q);
 }

@@ -12,6 +12,7 @@
 
 #include "engine/model/backend.h"
 #include "engine/model/model.h"
+#include "engine/model/variants.h"
 #include "engine/model/trace.h"
 
 namespace llmbench {
@@ -23,6 +24,7 @@ struct RaggedLimits {
   int n_blocks = 512;      // blocks in the pool
   int block_size = 16;     // positions per block
   int max_len = 0;         // positions per sequence (0: the model's context length)
+  KvDtype kv_dtype = KvDtype::kFp32;  // the pool's element type (--kv-cache-dtype)
 };
 
 // One sequence's part of a step: n_tokens tokens at positions [start_pos, start_pos + n_tokens)

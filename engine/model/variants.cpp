@@ -84,9 +84,6 @@ void check_kv_dtype(const Variants& v) {
   if (v.kv_cache != KvCacheKind::kPrealloc || v.qkv != QkvLayout::kFused)
     throw BadInput("--kv-cache-dtype fp16 needs --kv-cache prealloc and --qkv fused (the paged, "
                    "concat and head-major caches are fp32)");
-  if (v.ragged())
-    throw BadInput("--kv-cache-dtype fp16 does not apply to ragged cases (--prompt-len-stddev, "
-                   "--output-len-stddev: the scheduler's paged pool is fp32)");
 }
 
 namespace {

@@ -56,8 +56,9 @@ enum class DecodeAttention { kTiled, kStreamed };
 
 // The element type of the KV cache. fp32: as every engine variant above. fp16: keys and values
 // rounded to IEEE binary16 as they are written (nearest even) and widened exactly in attention
-// (kernels/cpu/kv_f16.h): half the bytes a decode step reads from the cache. Only on the default
-// cache (--kv-cache prealloc, --qkv fused) of a static case (check_kv_dtype). The one variant
+// (kernels/cpu/kv_f16.h): half the bytes a decode step reads from the cache. On the default
+// cache (--kv-cache prealloc, --qkv fused; check_kv_dtype) and on the continuous-batching pool
+// of ragged cases and serve (engine/model/ragged_forward.h). The one variant
 // that changes the numbers: the tokens are those of the fp32 model over a rounded cache, which
 // greedy decoding usually but not always turns into the same tokens (docs/variants.md).
 enum class KvDtype { kFp32, kFp16 };
@@ -112,9 +113,9 @@ std::optional<FuseMode> parse_fuse_mode(std::string_view s);
 std::optional<DecodeAttention> parse_decode_attention(std::string_view s);
 std::optional<KvDtype> parse_kv_dtype(std::string_view s);
 
-// BadInput naming the flags when `v` asks for an fp16 KV cache where there is none: a cache
-// other than --kv-cache prealloc with --qkv fused, or a ragged case (the scheduler's paged
-// pool is fp32).
+// BadInput naming the flags when `v` asks for an fp16 KV cache where there is none: a static
+// cache other than --kv-cache prealloc with --qkv fused (a ragged case's pool, which has one,
+// keeps those defaults).
 void check_kv_dtype(const Variants& v);
 
 }  // namespace llmbench

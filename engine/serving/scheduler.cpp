@@ -57,6 +57,7 @@ RaggedLimits limits_of(const SchedulerOptions& o) {
   l.block_size = o.block_size;
   l.n_blocks = (o.kv_cache_tokens + o.block_size - 1) / o.block_size;
   l.max_len = o.max_len;
+  l.kv_dtype = o.kv_dtype;
   return l;
 }
 

@@ -58,6 +58,7 @@ struct SchedulerOptions {
   // longest cached prefix and prefills only the rest. Off here, so offline ragged cases time
   // every prefill; `serve` turns it on by default (--no-prefix-caching).
   bool prefix_caching = false;
+  KvDtype kv_dtype = KvDtype::kFp32;  // the pool's element type (--kv-cache-dtype)
 };
 
 struct GenerationRequest {

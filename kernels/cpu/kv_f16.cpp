@@ -15,6 +15,7 @@
 #include "kernels/cpu/attention_gemm.h"
 #include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/matmul_half.h"
+#include "kernels/cpu/ragged_attention.h"
 #include "kernels/cpu/rope.h"
 
 namespace llmbench::cpu {
@@ -102,6 +103,59 @@ void rope_kv_write_f16(float* qkv, std::uint16_t* k_cache, std::uint16_t* v_cach
     round_row(k_cache + at, row + q_dim, kv);
     round_row(v_cache + at, row + q_dim + kv, kv);
   }
+}
+
+void kv_write_ragged_f16(std::uint16_t* pool, const std::int32_t* block_table,
+                         const PagedKv& paged, const float* src, int src_stride,
+                         const std::int32_t* seq, const std::int32_t* pos, int n_rows,
+                         int kv_dim) {
+#pragma omp parallel for if (static_cast<long>(n_rows) * kv_dim > (1 << 16))
+  for (int r = 0; r < n_rows; ++r)
+    round_row(pool + paged_row(block_table, paged, seq[r], pos[r], kv_dim),
+              src + std::int64_t(r) * src_stride, kv_dim);
+}
+
+void kv_gather_paged_f16(float* out, const std::uint16_t* pool, const std::int32_t* block_table,
+                         const PagedKv& paged, int len, int kv_dim) {
+  for (int j = 0; j < len; ++j)
+    widen_half(out + std::int64_t(j) * kv_dim, pool + paged_row(block_table, paged, 0, j, kv_dim),
+               kv_dim, DType::kFp16);
+}
+
+void paged_attention_f16_decode(float* out, const float* q, const std::uint16_t* k_pool,
+                                const std::uint16_t* v_pool, const std::int32_t* block_table,
+                                const PagedKv& paged, const AttentionShape& s,
+                                const HeadStrides& q_s, const HeadStrides& out_s) {
+  if (cpu_isa().avx2 && avx2::attention_decode_fits(s.head_dim))
+    return avx2::attention_decode(out, out_s, q, q_s, k_pool, v_pool, s,
+                                  avx2::KvRows{{}, block_table, paged});
+  // Elsewhere: each sequence's visible positions widened, then the strided reference.
+  const int len = s.past_len + s.n_new, kv_dim = s.n_kv_heads * s.head_dim;
+  std::vector<float> k(std::size_t(len) * kv_dim), v(k.size());
+  AttentionShape one = s;
+  one.batch = 1;
+  for (int b = 0; b < s.batch; ++b) {
+    const std::int32_t* table = block_table + std::int64_t(b) * paged.max_blocks;
+    kv_gather_paged_f16(k.data(), k_pool, table, paged, len, kv_dim);
+    kv_gather_paged_f16(v.data(), v_pool, table, paged, len, kv_dim);
+    const AttentionStrides st{q_s, token_major(len, kv_dim, s.head_dim), out_s};
+    attention_strided(out + b * out_s.batch, q + b * q_s.batch, k.data(), v.data(), one, st);
+  }
+}
+
+void ragged_paged_attention_f16_reference(float* out, int out_stride, const float* q,
+                                          int q_stride, const std::uint16_t* k_pool,
+                                          const std::uint16_t* v_pool,
+                                          const std::int32_t* block_table, const PagedKv& paged,
+                                          const std::int32_t* seq, const std::int32_t* pos,
+                                          int n_rows, int n_heads, int n_kv_heads, int head_dim,
+                                          long pool_rows) {
+  const std::size_t n = std::size_t(pool_rows) * n_kv_heads * head_dim;
+  std::vector<float> k(n), v(n);
+  widen_half(k.data(), k_pool, std::int64_t(n), DType::kFp16);
+  widen_half(v.data(), v_pool, std::int64_t(n), DType::kFp16);
+  ragged_paged_attention(out, out_stride, q, q_stride, k.data(), v.data(), block_table, paged,
+                         seq, pos, n_rows, n_heads, n_kv_heads, head_dim);
 }
 
 }  // namespace llmbench::cpu

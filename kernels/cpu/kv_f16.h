@@ -61,4 +61,31 @@ inline long attention_f16_scratch_floats(const AttentionShape& s) {
 void rope_kv_write_f16(float* qkv, std::uint16_t* k_cache, std::uint16_t* v_cache,
                        const std::int32_t* positions, const RopeKvShape& s);
 
+// The continuous-batching pool in binary16 (ragged_attention.h's ops over halves).
+// kv_write_ragged with each value rounded as kv_cache_write_f16 rounds it.
+void kv_write_ragged_f16(std::uint16_t* pool, const std::int32_t* block_table,
+                         const PagedKv& paged, const float* src, int src_stride,
+                         const std::int32_t* seq, const std::int32_t* pos, int n_rows,
+                         int kv_dim);
+// paged_attention_decode (attention_decode.h) over fp16 pools: the AVX2 kernel with F16C loads
+// through the block table where it fits (bit for bit its fp32 form over the widened pool), else
+// each sequence's visible positions widened and the reference loop.
+void paged_attention_f16_decode(float* out, const float* q, const std::uint16_t* k_pool,
+                                const std::uint16_t* v_pool, const std::int32_t* block_table,
+                                const PagedKv& paged, const AttentionShape& s,
+                                const HeadStrides& q_strides, const HeadStrides& out_strides);
+// kv_gather_paged (paged_kv.h) of one sequence from an fp16 pool, widened: out [len, kv_dim]
+// holds positions [0, len) of the sequence whose block-table row is `block_table`.
+void kv_gather_paged_f16(float* out, const std::uint16_t* pool, const std::int32_t* block_table,
+                         const PagedKv& paged, int len, int kv_dim);
+// The reference: ragged_paged_attention (ragged_attention.h) over the pools widened to fp32
+// (the whole pools: a reference, not a kernel). Equal bit for bit to it by construction.
+void ragged_paged_attention_f16_reference(float* out, int out_stride, const float* q,
+                                          int q_stride, const std::uint16_t* k_pool,
+                                          const std::uint16_t* v_pool,
+                                          const std::int32_t* block_table, const PagedKv& paged,
+                                          const std::int32_t* seq, const std::int32_t* pos,
+                                          int n_rows, int n_heads, int n_kv_heads, int head_dim,
+                                          long pool_rows);
+
 }  // namespace llmbench::cpu

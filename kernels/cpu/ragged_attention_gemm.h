@@ -20,4 +20,13 @@ void ragged_paged_attention_gemm(float* out, int out_stride, const float* q, int
                                  const std::int32_t* seq, const std::int32_t* pos, int n_rows,
                                  int n_heads, int n_kv_heads, int head_dim);
 
+// The same over an fp16 pool (kv_f16.h): decode rows on paged_attention_f16_decode, runs
+// gathered and widened (kv_gather_paged_f16) for the GEMMs. Equal bit for bit to
+// ragged_paged_attention_gemm over the widened pool.
+void ragged_paged_attention_gemm_f16(float* out, int out_stride, const float* q, int q_stride,
+                                     const std::uint16_t* k_pool, const std::uint16_t* v_pool,
+                                     const std::int32_t* block_table, const PagedKv& paged,
+                                     const std::int32_t* seq, const std::int32_t* pos,
+                                     int n_rows, int n_heads, int n_kv_heads, int head_dim);
+
 }  // namespace llmbench::cpu

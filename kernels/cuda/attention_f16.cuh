@@ -3,7 +3,8 @@
 // kernels/cpu/kv_f16.h (attention_f16_strided: widen, then the fp32 attention); the fp32 forms
 // are attention.cuh and attention_gemm.cuh, whose contracts these follow. Strides of the caches
 // count halves.
-// Deliberately not: paged or ragged fp16 caches (the engine refuses them), or fp16 arithmetic.
+// Deliberately not: paged fp16 caches (the engine refuses them), the ragged pool of halves
+// (ragged_attention.cuh), or fp16 arithmetic.
 #pragma once
 
 #include <cublas_v2.h>

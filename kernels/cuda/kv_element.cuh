@@ -1,6 +1,7 @@
 // The KV cache's element types on the GPU (--kv-dtype): fp32, or IEEE binary16 as __half. The
-// kernels that read or write a preallocated cache (kv_cache.cu, rope_kv_write.cu, the attention
-// kernels) are templated on the element type T and touch it only through these:
+// kernels that read or write a preallocated cache or the ragged pool (kv_cache.cu,
+// rope_kv_write.cu, ragged_attention.cu, the attention kernels) are templated on the element
+// type T and touch it only through these:
 //   kv_from_float<T>: an fp32 value as the cache stores it, for halves the nearest one with ties
 //                     to even (__float2half_rn: what kernels/common/half.h fp32_to_fp16 does);
 //   kv_load:          a cached value widened to fp32 (exact: every half is a float).

@@ -1,13 +1,16 @@
 // The fixture and helpers of the fp16 KV cache's CUDA tests (test_cuda_kv_f16.cpp,
-// test_cuda_kv_f16_attention.cpp): a CudaBackend per test with --sync-check (a fault is blamed
-// on the op that made it), buffers moved through that backend (stream-ordered with its ops), and
-// caches of random halves. Without a device every test of the fixture is skipped.
+// test_cuda_kv_f16_attention.cpp, test_cuda_ragged_f16.cpp): a CudaBackend per test with
+// --sync-check (a fault is blamed on the op that made it), buffers moved through that backend
+// (stream-ordered with its ops), caches of random halves, and write sources full of rounding
+// cases. Without a device every test of the fixture is skipped.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <vector>
 
@@ -32,6 +35,22 @@ inline std::vector<float> widened(const std::vector<std::uint16_t>& h) {
   std::vector<float> f(h.size());
   for (std::size_t i = 0; i < h.size(); ++i) f[i] = fp16_to_fp32(h[i]);
   return f;
+}
+
+// Sources with the values rounding must get right in the first row (ties to even either way,
+// the largest half, overflow to inf, the subnormal range and its ties to zero), then a spread
+// from 1e-7 to 7e4 in magnitude.
+inline std::vector<float> rounding_sources(std::size_t n, unsigned seed) {
+  std::vector<float> src = random_floats(n, seed, -2.0f, 2.0f);
+  for (std::size_t i = 0; i < n; i += 7) src[i] *= 3.5e4f;
+  for (std::size_t i = 3; i < n; i += 11) src[i] *= 1e-6f;
+  const float specials[] = {0.0f,          -0.0f,           1.0f + 0x1p-11f, 1.0f + 0x3p-11f,
+                            -1.0f - 0x1p-11f, 65504.0f,     65519.0f,        65520.0f,
+                            -65520.0f,     INFINITY,        -INFINITY,       0x1p-25f,
+                            0x3p-26f,      0x1p-24f,        -0x1p-24f,       6.1e-5f,
+                            0x1.ffcp-15f,  1e-8f};
+  for (std::size_t i = 0; i < std::size(specials) && i < n; ++i) src[i] = specials[i];
+  return src;
 }
 
 class CudaKvF16Test : public ::testing::Test {

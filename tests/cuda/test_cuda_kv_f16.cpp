@@ -13,7 +13,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <iterator>
 #include <vector>
 
 #include "kernels/common/half.h"
@@ -33,25 +32,10 @@ using test::kAtol;
 using test::kRtol;
 using test::random_floats;
 using test::random_halves;
+using test::rounding_sources;
 using test::widened;
 
 class CudaKvF16Writes : public test::CudaKvF16Test {};
-
-// Sources with the values rounding must get right in the first row (ties to even either way,
-// the largest half, overflow to inf, the subnormal range and its ties to zero), then a spread
-// from 1e-7 to 7e4 in magnitude.
-std::vector<float> rounding_sources(std::size_t n, unsigned seed) {
-  std::vector<float> src = random_floats(n, seed, -2.0f, 2.0f);
-  for (std::size_t i = 0; i < n; i += 7) src[i] *= 3.5e4f;
-  for (std::size_t i = 3; i < n; i += 11) src[i] *= 1e-6f;
-  const float specials[] = {0.0f,          -0.0f,           1.0f + 0x1p-11f, 1.0f + 0x3p-11f,
-                            -1.0f - 0x1p-11f, 65504.0f,     65519.0f,        65520.0f,
-                            -65520.0f,     INFINITY,        -INFINITY,       0x1p-25f,
-                            0x3p-26f,      0x1p-24f,        -0x1p-24f,       6.1e-5f,
-                            0x1.ffcp-15f,  1e-8f};
-  for (std::size_t i = 0; i < std::size(specials) && i < n; ++i) src[i] = specials[i];
-  return src;
-}
 
 TEST_F(CudaKvF16Writes, WriteRoundsEveryValueAsTheCpuDoes) {
   for (const int batch : {1, 4}) {

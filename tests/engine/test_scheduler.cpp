@@ -25,10 +25,13 @@ struct Reference {
   std::vector<std::vector<float>> logits;
 };
 
-// The static path: one sequence, prefill then decode steps.
-Reference offline(const Model& model, const std::vector<std::int32_t>& prompt, int max_tokens) {
+// The static path: one sequence, prefill then decode steps, over a cache of `kv` elements.
+Reference offline(const Model& model, const std::vector<std::int32_t>& prompt, int max_tokens,
+                  KvDtype kv = KvDtype::kFp32) {
   const int n = int(prompt.size());
-  Session s(model, 1, n, n + max_tokens);
+  Variants v;
+  v.kv_dtype = kv;
+  Session s(model, 1, n, n + max_tokens, v);
   const test::Generation g = test::generate(s, prompt, n, max_tokens - 1);
   Reference r;
   for (std::size_t i = 0; i < g.tokens.size(); ++i) {
@@ -90,11 +93,16 @@ void check_against_offline(const SchedulerOptions& options, int max_steps = 500)
   EXPECT_GT(max_running, 1);
   EXPECT_EQ(sched.blocks_used(), 0);
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    const Reference want = offline(model, jobs[i].prompt, jobs[i].max_tokens);
+    const Reference want = offline(model, jobs[i].prompt, jobs[i].max_tokens, o.kv_dtype);
     ASSERT_EQ(got[i].tokens, want.tokens) << "request " << i;
     EXPECT_EQ(finished[i], FinishReason::kLength);
+    // With an fp16 pool both paths round their own k and v, which differ in the last fp32 bits
+    // (other GEMM shapes): a value near a rounding boundary may round to the neighbouring half,
+    // a 2^-11 relative step, so the logits agree to 1e-4 rather than fp32's 1e-5.
+    const bool f16 = o.kv_dtype == KvDtype::kFp16;
     for (std::size_t t = 0; t < want.logits.size(); ++t)
-      EXPECT_TRUE(test::all_close(got[i].logits[t], want.logits[t], 1e-5, 1e-4))
+      EXPECT_TRUE(test::all_close(got[i].logits[t], want.logits[t], f16 ? 1e-4 : 1e-5,
+                                  f16 ? 1e-3 : 1e-4))
           << "request " << i << " token " << t;
   }
 }
@@ -121,6 +129,22 @@ TEST(Scheduler, MatchesOfflineWhenThePoolIsShort) {
   o.block_size = 8;
   o.kv_cache_tokens = 160;  // two or three requests at a time: the rest wait for blocks
   check_against_offline(o);
+}
+
+// --kv-cache-dtype fp16: the pool of halves gives the static path's tokens over its fp16 cache
+// (both round the same keys and values), in half the pool's bytes.
+TEST(Scheduler, MatchesOfflineOverAnFp16Pool) {
+  SchedulerOptions o;
+  o.max_num_seqs = 4;
+  o.max_num_batched_tokens = 48;
+  o.kv_dtype = KvDtype::kFp16;
+  check_against_offline(o);
+  CpuBackend be;
+  const ModelConfig c = *find_preset("tiny");
+  const Model model(c, load_weights(c, RandomWeights(1), be), be);
+  SchedulerOptions fp32 = o;
+  fp32.kv_dtype = KvDtype::kFp32;
+  EXPECT_EQ(2 * Scheduler(model, o).kv_pool_bytes(), Scheduler(model, fp32).kv_pool_bytes());
 }
 
 TEST(Scheduler, RefusesBadRequests) {

@@ -3,7 +3,7 @@
 // overflow, a subnormal); widening is exact; the decode kernel and the prefill GEMMs equal their
 // fp32 forms over the widened cache bit for bit and the reference within the fp32 tolerances;
 // the fused RoPE write equals the unfused ops. Runs on whichever path cpu_isa() picks (the
-// ctest "portable." copy of test_kernels forces the reference).
+// ctest "portable." copy of test_kernels forces the reference). The ragged pool's ops likewise.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,6 +19,8 @@
 #include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/kv_cache.h"
 #include "kernels/cpu/kv_f16.h"
+#include "kernels/cpu/ragged_attention.h"
+#include "kernels/cpu/ragged_attention_gemm.h"
 #include "kernels/cpu/rope.h"
 #include "tests/kernels/check.h"
 
@@ -181,6 +183,51 @@ TEST(KvF16, FusedRopeWriteEqualsTheUnfusedOps) {
   EXPECT_TRUE(f16_same_bits(fused, unfused));
   EXPECT_EQ(kf, ku);
   EXPECT_EQ(vf, vu);
+}
+
+// The continuous-batching pool in halves: a step of decode rows of three sequences at
+// different positions and one prompt chunk long enough for the GEMMs, over blocks handed out in
+// a scattered order. The write rounds as kv_write_ragged then fp32_to_fp16 would; attention
+// equals the fp32 fast path over the widened pool bit for bit and the reference within the fp32
+// tolerances.
+TEST(KvF16, RaggedPoolWritesAndAttendsAsTheFp32PoolOverItsHalves) {
+  const int heads = 8, kv_heads = 2, d = 64, kv_dim = kv_heads * d, block = 16, max_blocks = 8;
+  const PagedKv paged{block, max_blocks};
+  const int n_seqs = 4, n_blocks = n_seqs * max_blocks;
+  std::vector<std::int32_t> table(std::size_t(n_seqs) * max_blocks);
+  for (std::size_t i = 0; i < table.size(); ++i)
+    table[i] = std::int32_t((i * 11 + 5) % std::size_t(n_blocks));  // a permutation of the blocks
+  const long pool_rows = long(n_blocks) * block;
+  // Every position of every sequence already holds a key and value.
+  std::vector<std::uint16_t> k =
+      f16_halves(test::random_floats(std::size_t(pool_rows) * kv_dim, 1, -3, 3));
+  std::vector<std::uint16_t> v = f16_halves(test::random_floats(k.size(), 2));
+  // Rows: sequence 0 at 100, sequence 1 at 7, sequence 2 at 0, then sequence 3's chunk 20..44.
+  std::vector<std::int32_t> seq = {0, 1, 2}, pos = {100, 7, 0};
+  for (int p = 20; p < 20 + kAttentionGemmMinRows + 9; ++p) seq.push_back(3), pos.push_back(p);
+  const int rows = int(seq.size());
+  const std::vector<float> src = test::random_floats(std::size_t(rows) * 3 * kv_dim, 3);
+  std::vector<float> wide_k = f16_widened(k);
+  kv_write_ragged_f16(k.data(), table.data(), paged, src.data(), 3 * kv_dim, seq.data(),
+                      pos.data(), rows, kv_dim);
+  kv_write_ragged(wide_k.data(), table.data(), paged, src.data(), 3 * kv_dim, seq.data(),
+                  pos.data(), rows, kv_dim);
+  EXPECT_EQ(k, f16_halves(wide_k));  // written rows rounded, the rest untouched
+  const std::vector<float> q = test::random_floats(std::size_t(rows) * heads * d, 4);
+  const std::size_t n = std::size_t(rows) * heads * d;
+  std::vector<float> out(n, NAN), fp32(n, NAN), ref(n, NAN);
+  ragged_paged_attention_gemm_f16(out.data(), heads * d, q.data(), heads * d, k.data(), v.data(),
+                                  table.data(), paged, seq.data(), pos.data(), rows, heads,
+                                  kv_heads, d);
+  const std::vector<float> kw = f16_widened(k), vw = f16_widened(v);
+  ragged_paged_attention_gemm(fp32.data(), heads * d, q.data(), heads * d, kw.data(), vw.data(),
+                              table.data(), paged, seq.data(), pos.data(), rows, heads, kv_heads,
+                              d);
+  EXPECT_TRUE(f16_same_bits(out, fp32));
+  ragged_paged_attention_f16_reference(ref.data(), heads * d, q.data(), heads * d, k.data(),
+                                       v.data(), table.data(), paged, seq.data(), pos.data(), rows,
+                                       heads, kv_heads, d, pool_rows);
+  EXPECT_TRUE(test::all_close(out, ref, 1e-5, 1e-4));
 }
 
 }  // namespace

@@ -43,14 +43,17 @@ std::string scalar(const fs::path& db, const std::string& sql) {
 
 // LLMBENCH_CPU_ISA reaches the server as it reaches `run`: forced, nothing is measured, every op
 // class takes the forced path, and the session row says so. (Each test is its own process.)
+// The server runs an fp16 KV pool (--kv-cache-dtype fp16), said at start-up and stored too.
 TEST(ServeDb, AForcedCpuIsaIsWhatTheSessionRanAndStored) {
   const fs::path dir = llmbench_test::scratch_dir();
   const fs::path db = dir / "forced_isa.db";
   fs::remove(db);
   ASSERT_EQ(setenv("LLMBENCH_CPU_ISA", "portable", 1), 0);
-  Child c({"serve", "--model", "tiny", "--port", "0", "--threads", "1", "--db", db.string()});
+  Child c({"serve", "--model", "tiny", "--port", "0", "--threads", "1", "--db", db.string(),
+           "--kv-cache-dtype", "fp16"});
   const std::string port = c.wait_for(kListening, std::chrono::seconds(30));
   unsetenv("LLMBENCH_CPU_ISA");
+  EXPECT_NE(c.err.find(" MiB, fp16); "), std::string::npos) << c.err;
   ASSERT_FALSE(port.empty()) << c.err;
   EXPECT_NE(c.err.find("serve: CPU kernels: portable for every op class (forced by "
                        "LLMBENCH_CPU_ISA)"),
@@ -65,6 +68,7 @@ TEST(ServeDb, AForcedCpuIsaIsWhatTheSessionRanAndStored) {
   kill(c.pid, SIGTERM);
   EXPECT_EQ(c.exit_code(std::chrono::seconds(10)), 0);
   EXPECT_EQ(scalar(db, "SELECT cpu_isa FROM serve_session"), "portable");
+  EXPECT_EQ(scalar(db, "SELECT kv_cache_dtype FROM serve_session"), "fp16");
 }
 
 TEST(ServeDb, KilledServerKeepsTheRequestsThatFinished) {
@@ -98,6 +102,7 @@ TEST(ServeDb, KilledServerKeepsTheRequestsThatFinished) {
             std::to_string(4 * kRequests));
   EXPECT_NE(scalar(db, "SELECT count(*) FROM serve_step"), "0");
   EXPECT_EQ(scalar(db, "SELECT prefix_caching FROM serve_session"), "1");
+  EXPECT_EQ(scalar(db, "SELECT kv_cache_dtype FROM serve_session"), "fp32");
   // The CPU kernels it ran (issue 45): the measured decode dispatch, said and stored as run's.
   EXPECT_NE(c.err.find("serve: CPU kernels: "), std::string::npos) << c.err;
   EXPECT_TRUE(std::regex_search(scalar(db, "SELECT cpu_isa FROM serve_session"),

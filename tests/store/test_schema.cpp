@@ -149,6 +149,24 @@ TEST(Schema, Version16ServeSessionGainsCpuIsaNullInOldRows) {
   EXPECT_TRUE(q.column_is_null(1));
 }
 
+// Version 19 (the KV pool's element type, --kv-cache-dtype): a version-18 database's
+// serve_session gains kv_cache_dtype, NULL in the sessions it had.
+TEST(Schema, Version18ServeSessionGainsKvCacheDtypeNullInOldRows) {
+  const fs::path db = fresh_dir("v18_kv_dtype") / "v18.db";
+  {
+    Db d(db.string(), Db::Mode::kCreate);
+    create_schema_version(d, 18);
+    d.exec("INSERT INTO serve_session (started_unix_ns, model) VALUES (1, 'tiny')");
+    EXPECT_FALSE(d.has_column("serve_session", "kv_cache_dtype"));
+  }
+  ResultStore s(db.string());
+  EXPECT_EQ(s.db().user_version(), kSchemaVersion);
+  auto q = s.db().prepare("SELECT model, kv_cache_dtype FROM serve_session");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.column_text(0), "tiny");
+  EXPECT_TRUE(q.column_is_null(1));
+}
+
 // Version 18 (how the decode steps ran with --cuda-graphs on): a version-17 database (its
 // bench_case without the columns, which the field list would otherwise give every version from
 // 5 on) gains them, NULL in the cases it had.

@@ -49,6 +49,7 @@ struct ServeArgs {
   std::string trace = "off";  // --trace off|steps|ops (needs --db)
   std::string db;  // --db: the serving tables, stored as the server runs
   std::string chat_template;  // --chat-template NAME ("": the checkpoint's or the preset's)
+  std::string kv_cache_dtype = "fp32";  // --kv-cache-dtype fp32|fp16: the KV pool's elements
 };
 
 // Runs `f` (the CPU weight load, which fills and converts with OpenMP) on a thread that ends
@@ -125,6 +126,10 @@ int run_serve(ServeArgs a, const std::string& command_line) {
     throw BadInput("--dtype: expected fp32, fp16, bf16, int8 or int4; got '" + a.dtype + "'");
   a.serve.trace = *parse_trace_level(a.trace);
   a.sched.chunked_prefill = !a.no_chunked_prefill;
+  const auto kv_dtype = parse_kv_dtype(a.kv_cache_dtype);
+  if (!kv_dtype)
+    throw BadInput("--kv-cache-dtype: expected fp32 or fp16; got '" + a.kv_cache_dtype + "'");
+  a.sched.kv_dtype = *kv_dtype;
   warn_if_debug_build();
   // --db is opened (and a bad path or a file that is not an llmbench database refused) before
   // the model loads.
@@ -190,12 +195,13 @@ int run_serve(ServeArgs a, const std::string& command_line) {
   ScopedInterruptHandler signals;
   const EngineCounters k = server.engine().counters();
   fmt::print(stderr,
-             "serve: {} {} on {} ({}), loaded in {:.2f} s; KV pool {} blocks of {} ({:.1f} MiB); "
-             "max-num-seqs {}, max-num-batched-tokens {}, chunked prefill {}, prefix caching {}\n",
+             "serve: {} {} on {} ({}), loaded in {:.2f} s; KV pool {} blocks of {} "
+             "({:.1f} MiB, {}); max-num-seqs {}, max-num-batched-tokens {}, chunked prefill {}, prefix caching {}\n",
              c.name, dtype_name(*dtype), choice.name, backend->device_description(),
              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
              k.kv_blocks_total, server.engine().options().block_size,
-             double(k.kv_pool_bytes) / (1 << 20), a.sched.max_num_seqs,
+             double(k.kv_pool_bytes) / (1 << 20), kv_dtype_name(a.sched.kv_dtype),
+             a.sched.max_num_seqs,
              a.sched.max_num_batched_tokens, a.sched.chunked_prefill ? "on" : "off",
              a.sched.prefix_caching ? "on" : "off");
   if (!dispatch_line.empty()) fmt::print(stderr, "serve: {}\n", dispatch_line);
@@ -293,6 +299,10 @@ void add_serve_command(CLI::App& root, CommandContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--kv-cache-tokens", a->sched.kv_cache_tokens,
                   "KV pool size in positions (0: max-num-seqs x 256, at least one context)");
+  cmd->add_option("--kv-cache-dtype", a->kv_cache_dtype,
+                  "fp32|fp16: the KV pool's elements; fp16 rounds keys and values to halves "
+                  "(half the pool's bytes per position)")
+      ->capture_default_str();
   cmd->add_option("--max-model-len", a->sched.max_len,
                   "Longest prompt + max_tokens (0: the model's context length)");
   cmd->add_option("--max-waiting", a->serve.max_waiting,

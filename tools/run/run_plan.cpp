@@ -325,10 +325,10 @@ void apply_ragged_lengths(const RunOptions& o, PlanLists& lists) {
   const double prompt_sd = parse_stddev("--prompt-len-stddev", o.prompt_len_stddev);
   const double output_sd = parse_stddev("--output-len-stddev", o.output_len_stddev);
   if (prompt_sd <= 0 && output_sd <= 0) return;
-  // On the scheduler's paged KV cache with the device argmax: no engine variant but --timer.
+  // On the scheduler's paged pool with the device argmax: no variant but --timer, the pool's dtype.
   const std::string flag = prompt_sd > 0 ? "--prompt-len-stddev" : "--output-len-stddev";
   for (Variants v : lists.variants) {
-    v.timer = TimerMode::kDevice;
+    v.timer = TimerMode::kDevice, v.kv_dtype = KvDtype::kFp32;
     if (!v.is_default())
       throw BadInput(flag + ": a ragged batch runs through the continuous-batching scheduler "
                      "(paged KV cache, argmax on the device) and cannot be combined with the "

@@ -19,7 +19,8 @@ MemoryEstimate estimate_serve_memory(const ModelConfig& c, DType weight_dtype,
   const std::int64_t blocks = (kv_tokens + block - 1) / block;
   MemoryEstimate e;
   e.weight_bytes = c.weight_bytes(weight_dtype);
-  e.kv_cache_bytes = 2 * std::int64_t(c.n_layers) * blocks * block * c.kv_dim() * f;
+  e.kv_cache_bytes =
+      2 * std::int64_t(c.n_layers) * blocks * block * c.kv_dim() * kv_dtype_bytes(o.kv_dtype);
   const std::int64_t per_row =
       (3 * std::int64_t(c.dim) + c.qkv_dim() + c.q_dim() + 3 * std::int64_t(c.ffn_dim)) * f +
       3 * sizeof(std::int32_t);

@@ -94,7 +94,7 @@ void ServeStore::insert_session(const ServeSessionInfo& info) {
   auto s = db.prepare(
       "INSERT INTO serve_session (started_unix_ns, command_line, model, dtype, backend, device,"
       " max_num_seqs, max_num_batched_tokens, chunked_prefill, kv_block_size, kv_blocks,"
-      " prefix_caching, cpu_isa) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      " prefix_caching, cpu_isa, kv_cache_dtype) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   s.bind(1, info.started_unix_ns).bind(2, info.command_line).bind(3, info.model)
       .bind(4, info.dtype).bind(5, info.backend).bind(6, info.device)
       .bind(7, info.scheduler.max_num_seqs).bind(8, info.scheduler.max_num_batched_tokens)
@@ -104,6 +104,7 @@ void ServeStore::insert_session(const ServeSessionInfo& info) {
     s.bind_null(13);
   else
     s.bind(13, info.cpu_isa);
+  s.bind(14, std::string(kv_dtype_name(info.scheduler.kv_dtype)));
   s.run();
   session_ = db.last_insert_id();
   trace_ = info.trace;

@@ -12,7 +12,7 @@
 
 namespace llmbench {
 
-inline constexpr int kSchemaVersion = 18;
+inline constexpr int kSchemaVersion = 19;
 
 // The script that takes a database of `version` - 1 to `version` (schema_sql.cpp); nullptr
 // outside 1..kSchemaVersion. schema_step_sql_from_v7 is its half for versions 7 on

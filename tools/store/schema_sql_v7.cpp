@@ -335,6 +335,12 @@ constexpr const char* kSchemaV18 = R"sql(
 SELECT 1;  -- the columns come from the field list (schema.cpp)
 )sql";
 
+// Version 19: the element type of serve's KV pool (--kv-cache-dtype, issue 44): fp32 or fp16;
+// NULL in sessions stored before. (A case's is in its variants JSON, which needs no column.)
+constexpr const char* kSchemaV19 = R"sql(
+ALTER TABLE serve_session ADD COLUMN kv_cache_dtype TEXT;  -- fp32 | fp16; NULL before v19
+)sql";
+
 }  // namespace
 
 const char* schema_step_sql_from_v7(int version) {
@@ -351,6 +357,7 @@ const char* schema_step_sql_from_v7(int version) {
     case 16: return kSchemaV16;
     case 17: return kSchemaV17;
     case 18: return kSchemaV18;
+    case 19: return kSchemaV19;
   }
   return nullptr;
 }
