@@ -1,10 +1,11 @@
 // Engine variants (--qkv, --kv-cache, --logits, --fuse, --timer, --cuda-graphs,
-// --decode-attention, --kv-cache-dtype): per-case switches that make the engine do what naive inference engines
-// do, each step traced as an op of its own name, so a benchmark can reproduce a known pathology
-// next to the fast path and show what it costs (docs/variants.md); and --fuse, --cuda-graphs and
+// --decode-attention, --kv-cache-dtype): per-case switches that make the engine do what naive
+// inference engines do, each step traced as an op of its own name, so a benchmark can reproduce
+// a known pathology next to the fast path and show what it costs (docs/variants.md); and
+// --fuse, --cuda-graphs and
 // --decode-attention, the other way: ways to a faster engine than the default (which the lead
 // makes the CUDA default once a device has measured it). Every combination generates the same
-// tokens as the defaults.
+// tokens as the defaults, but --kv-cache-dtype fp16 (KvDtype below).
 // Not here: how the variants run (model.cpp, kv_cache.cpp, the backends' make_op_timer).
 #pragma once
 #include <optional>

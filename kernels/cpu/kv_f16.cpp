@@ -1,12 +1,19 @@
 // The fp16 KV cache on the CPU (see kv_f16.h).
-// Writes convert one value at a time with the exact scalar rounding of half.h: a step writes
-// batch * kv_dim values per layer, nothing beside the attention's read of the whole cache.
+// Writes round eight values at a time with F16C's vcvtps2ph (round to nearest even, overflow to
+// inf, NaN quieted with its top payload bits: half.h's fp32_to_fp16 bit for bit, which the tail
+// and the portable path use). The scalar rounding alone made a prefill's write of 8 x 1024 rows
+// of `small` 2.8 ms a layer against the fp32 copy's 0.8 ms; with F16C 0.75 ms against 0.62
+// (traced, AVX2 AMD EPYC, 2026-12-07).
 // Widening for the prefill GEMMs goes through matmul_half.h's widen_half (F16C where the CPU
 // has it, exact either way).
 #include "kernels/cpu/kv_f16.h"
 
 #include <cstddef>
 #include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "kernels/common/dtype.h"
 #include "kernels/common/half.h"
@@ -22,7 +29,22 @@ namespace llmbench::cpu {
 
 namespace {
 
+#if defined(__x86_64__)
+__attribute__((target("avx,f16c"))) void round_row_f16c(std::uint16_t* dst, const float* src,
+                                                       int n) {
+  int i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(src + i),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  for (; i < n; ++i) dst[i] = fp32_to_fp16(src[i]);
+}
+#endif
+
 void round_row(std::uint16_t* dst, const float* src, int n) {
+#if defined(__x86_64__)
+  if (cpu_isa().avx2) return round_row_f16c(dst, src, n);  // AVX2 implies F16C (cpu_isa.h)
+#endif
   for (int i = 0; i < n; ++i) dst[i] = fp32_to_fp16(src[i]);
 }
 
