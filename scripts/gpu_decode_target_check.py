@@ -6,17 +6,19 @@
   gpu_decode_target_check.py --self-test
 
 DB is the run database of `llmbench run --model llama2-7b --dtype fp16 --batch 1,16
---fuse none,small --cuda-graphs off,on --decode-attention tiled,streamed ...`; PEER_JSON is scripts/gpu_torch_peer.py's
+--fuse none,small --cuda-graphs off,on --decode-attention tiled,streamed
+--kv-cache-dtype fp32,fp16 ...`; PEER_JSON is scripts/gpu_torch_peer.py's
 torch_peer.json from the same call (its "compiled" variant: a static KV cache and
 torch.compile(mode="reduce-overhead")). For each batch size of the database's cases of that model
 and dtype:
-  - every variant combination (--fuse x --cuda-graphs x --decode-attention) with its status, TPOT
+  - every variant combination (--fuse x --cuda-graphs x --decode-attention x --kv-cache-dtype;
+    named "... kv=fp16" for the fp16 cache, which the peer's cache is too) with its status, TPOT
     p50 and mean and MBU (bench_case.mbu: against the in-call read probe), and the fastest ok one
     by TPOT p50;
-  - tokens: with graphs on, each --fuse x --decode-attention setting must generate the ids it
-    generates with graphs off (bench_case.generated_ids; the same kernels replayed); --fuse small
-    against none and the streamed attention against the tiled one are printed as the share of
-    equal ids, not judged (other kernels may round differently, and greedy decoding of random
+  - tokens: with graphs on, each --fuse x --decode-attention x cache setting must generate the
+    ids it generates with graphs off (bench_case.generated_ids; the same kernels replayed); --fuse
+    small against none, the streamed attention against the tiled one and the fp16 cache against
+    the fp32 one are printed as the share of equal ids, not judged (other kernels may round differently, and greedy decoding of random
     weights can then pick another token);
   - the compiled peer's TPOT median at that batch, and fastest / peer (both medians over every
     timed decode step: llmbench's tpot_ms_p50, the peer's tpot_ms.median);
@@ -44,12 +46,14 @@ TARGET_OTHER_RATIO = 1.0
 FUSES = ("none", "small")
 GRAPHS = ("off", "on")
 ATTENTIONS = ("tiled", "streamed")
+KVS = ("", " kv=fp16")  # the name's suffix of each cache: fp32 (none, as before fp16 existed)
 
 
 def variant_name(variants_json):
     v = json.loads(variants_json or "{}")
-    return "fuse=%s graphs=%s attention=%s" % (v.get("fuse", "none"), v.get("cuda_graphs", "off"),
-                                               v.get("decode_attention", "tiled"))
+    kv = " kv=fp16" if v.get("kv_cache_dtype") == "fp16" else ""
+    return "fuse=%s graphs=%s attention=%s%s" % (v.get("fuse", "none"), v.get("cuda_graphs", "off"),
+                                                 v.get("decode_attention", "tiled"), kv)
 
 
 def share_equal(a, b):
@@ -93,31 +97,40 @@ def flat(ids):
 
 
 def token_checks(cases):
-    """Problems (graphs on against off, per fuse and attention setting), the fuse small / none
-    agreement (per graphs and attention setting) and the streamed / tiled one (per fuse and
-    graphs setting)."""
+    """Problems (graphs on against off, per fuse, attention and cache setting), the fuse small /
+    none agreement (per graphs, attention and cache setting), the streamed / tiled one (per fuse,
+    graphs and cache setting) and the fp16 / fp32 cache one (per fuse, graphs and attention)."""
     by_variant = {c["variant"]: c for c in cases if c["status"] == "ok"}
 
-    def case(fuse, graphs, attention):
-        return by_variant.get("fuse=%s graphs=%s attention=%s" % (fuse, graphs, attention))
+    def case(fuse, graphs, attention, kv=""):
+        return by_variant.get("fuse=%s graphs=%s attention=%s%s" % (fuse, graphs, attention, kv))
 
-    problems, fuse_agreement, attention_agreement = [], {}, {}
-    for fuse in FUSES:
-        for attention in ATTENTIONS:
-            off, on = case(fuse, "off", attention), case(fuse, "on", attention)
-            if off and on and (off["ids"] is None or off["ids"] != on["ids"]):
-                problems.append("fuse=%s attention=%s: graphs on generated other ids than graphs "
-                                "off" % (fuse, attention))
-    for graphs in GRAPHS:
-        for attention in ATTENTIONS:
-            same = share_equal(case("none", graphs, attention), case("small", graphs, attention))
-            if same is not None:
-                fuse_agreement["graphs=%s attention=%s" % (graphs, attention)] = same
+    problems, fuse_agreement, attention_agreement, kv_agreement = [], {}, {}, {}
+    for kv in KVS:
         for fuse in FUSES:
-            same = share_equal(case(fuse, graphs, "tiled"), case(fuse, graphs, "streamed"))
-            if same is not None:
-                attention_agreement["fuse=%s graphs=%s" % (fuse, graphs)] = same
-    return problems, fuse_agreement, attention_agreement
+            for attention in ATTENTIONS:
+                off, on = case(fuse, "off", attention, kv), case(fuse, "on", attention, kv)
+                if off and on and (off["ids"] is None or off["ids"] != on["ids"]):
+                    problems.append("fuse=%s attention=%s%s: graphs on generated other ids than "
+                                    "graphs off" % (fuse, attention, kv))
+        for graphs in GRAPHS:
+            for attention in ATTENTIONS:
+                same = share_equal(case("none", graphs, attention, kv),
+                                   case("small", graphs, attention, kv))
+                if same is not None:
+                    fuse_agreement["graphs=%s attention=%s%s" % (graphs, attention, kv)] = same
+            for fuse in FUSES:
+                same = share_equal(case(fuse, graphs, "tiled", kv), case(fuse, graphs, "streamed", kv))
+                if same is not None:
+                    attention_agreement["fuse=%s graphs=%s%s" % (fuse, graphs, kv)] = same
+    for fuse in FUSES:
+        for graphs in GRAPHS:
+            for attention in ATTENTIONS:
+                same = share_equal(case(fuse, graphs, attention),
+                                   case(fuse, graphs, attention, " kv=fp16"))
+                if same is not None:
+                    kv_agreement["fuse=%s graphs=%s attention=%s" % (fuse, graphs, attention)] = same
+    return problems, fuse_agreement, attention_agreement, kv_agreement
 
 
 def judge(by_batch, peer):
@@ -131,9 +144,10 @@ def judge(by_batch, peer):
                  "cases": [{k: v for k, v in c.items() if k != "ids"} for c in cases],
                  "fastest": fastest["variant"] if fastest else None,
                  "peer_compiled_tpot_ms_median": peer.get(batch)}
-        problems, fuse_agreement, attention_agreement = token_checks(cases)
+        problems, fuse_agreement, attention_agreement, kv_agreement = token_checks(cases)
         entry["fuse_small_vs_none_equal_ids"] = fuse_agreement
         entry["streamed_vs_tiled_equal_ids"] = attention_agreement
+        entry["kv_fp16_vs_fp32_equal_ids"] = kv_agreement
         if fastest is None:
             problems.append("no ok case")
         if batch not in peer:
@@ -182,8 +196,8 @@ def self_test():
                 "batch INT, variants TEXT, status TEXT, tpot_ms_p50 REAL, tpot_ms_mean REAL, "
                 "mbu REAL, generated_ids TEXT)")
     # Batch 1 meets both targets with fuse=small graphs=on, whose ids equal fuse=small graphs=off
-    # and agree with fuse=none on 3 of 4, and with the streamed attention on 2 of 4; batch 16 is
-    # slower, and its graphs-on ids differ.
+    # and agree with fuse=none on 3 of 4, and with the streamed attention on 2 of 4; batch 16's
+    # fastest (the fp16 cache) is slower than the peer, and its fp32 graphs-on ids differ.
     rows = [
         (1, "llama2-7b", "fp16", 1, '{"fuse":"none","cuda_graphs":"off"}', "ok", 5.70, 5.72, 0.55,
          "[[1,2,3,4]]"),
@@ -200,6 +214,10 @@ def self_test():
          "[[1],[3]]"),
         (6, "llama2-7b", "fp16", 16, '{"fuse":"small","cuda_graphs":"on"}', "failed", None, None,
          None, None),
+        (9, "llama2-7b", "fp16", 16, '{"fuse":"none","cuda_graphs":"off","kv_cache_dtype":"fp16"}',
+         "ok", 6.90, 6.95, 0.5, "[[1],[4]]"),
+        (10, "llama2-7b", "fp16", 16, '{"fuse":"none","cuda_graphs":"on","kv_cache_dtype":"fp16"}',
+         "ok", 6.95, 6.95, 0.5, "[[1],[4]]"),
         (7, "tiny", "fp16", 1, "{}", "ok", 0.1, 0.1, 0.1, "[[0]]")]
     con.executemany("INSERT INTO bench_case VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
     con.commit()
@@ -209,7 +227,7 @@ def self_test():
         json.dump({"variants": [
             {"variant": "eager", "results": [{"batch": 1, "tpot_ms": {"median": 20.0}}]},
             {"variant": "compiled", "results": [{"batch": 1, "tpot_ms": {"median": 5.41}},
-                                                {"batch": 16, "tpot_ms": {"median": 7.00}}]}]}, f)
+                                                {"batch": 16, "tpot_ms": {"median": 6.50}}]}]}, f)
     doc = check(db, peer, "llama2-7b", "fp16")
     b = {e["batch"]: e for e in doc["batches"]}
     expect = [
@@ -218,8 +236,13 @@ def self_test():
          "batch 1 fastest is fuse=small graphs=on attention=tiled"),
         (b[1]["tpot_ratio_fastest_over_peer"] == round(4.80 / 5.41, 4), "batch 1 ratio"),
         (b[1]["verdict"] == "met", "batch 1 met"),
-        (b[16]["fastest"] == "fuse=none graphs=off attention=tiled",
-         "a failed case is never the fastest"),
+        (b[16]["fastest"] == "fuse=none graphs=off attention=tiled kv=fp16",
+         "a failed case is never the fastest; the fp16 cache can be"),
+        (b[16]["kv_fp16_vs_fp32_equal_ids"] == {"fuse=none graphs=off attention=tiled": 0.5,
+                                                "fuse=none graphs=on attention=tiled": 0.5},
+         "fp16 against fp32 cache: 1 of 2 ids equal, graphs off and on"),
+        ("attention=tiled kv=fp16: graphs on" not in b[16]["verdict"],
+         "fp16 graphs on gave the ids of graphs off"),
         (b[1]["fuse_small_vs_none_equal_ids"] == {"graphs=off attention=tiled": 0.75},
          "fuse small against none: 3 of 4 ids equal, graphs off"),
         (b[1]["streamed_vs_tiled_equal_ids"] == {"fuse=small graphs=off": 0.5},
@@ -227,7 +250,7 @@ def self_test():
         (b[16]["verdict"].startswith(
             "missed: fuse=none attention=tiled: graphs on generated other ids"),
          "batch 16: graphs on gave other ids"),
-        ("TPOT 7.400 ms is 1.057" in b[16]["verdict"], "batch 16 slower than the peer"),
+        ("TPOT 6.900 ms is 1.062" in b[16]["verdict"], "batch 16 slower than the peer"),
         (doc["all_targets_met"] is False, "not every target met"),
         (check(db, os.path.join(d, "absent.json"), "llama2-7b", "fp16")["all_targets_met"]
          is False, "no peer file is not a pass"),
