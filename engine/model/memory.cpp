@@ -26,6 +26,10 @@ MemoryEstimate estimate_memory(const ModelConfig& c, DType weight_dtype, int bat
     e.activation_bytes += rows * 2 * (std::int64_t(c.q_dim()) + c.kv_dim()) * f;
   if (variants.logits != LogitsMode::kDevice)  // the host copy of the logits
     e.activation_bytes += logit_rows * c.vocab_size * f;
+  // The fp16 cache's prefill widens the prompt's keys and values into fp32 scratch for the
+  // GEMMs (kernels/cpu/kv_f16.h attention_f16_gemm; counted even for prompts short enough for
+  // the decode kernel, which needs none).
+  if (variants.kv_dtype == KvDtype::kFp16) e.activation_bytes += 2 * rows * c.kv_dim() * f;
   return e;
 }
 

@@ -14,6 +14,7 @@
 #include "engine/bench/prompts.h"
 #include "engine/model/cpu_backend.h"
 #include "engine/model/kv_cache.h"
+#include "engine/model/memory.h"
 #include "engine/model/model.h"
 #include "engine/model/op_work.h"
 #include "kernels/common/error.h"
@@ -118,6 +119,11 @@ TEST_F(KvDtypeTest, EveryCountThatFeedsAMetricTakesTwoBytesACachedElement) {
   Variants half;
   half.kv_dtype = KvDtype::kFp16;
   EXPECT_EQ(2 * KvCache::max_bytes(c_, 3, 40, half), KvCache::max_bytes(c_, 3, 40, Variants{}));
+  // The memory check: half the cache, plus the prefill's widened keys and values (3 x 30 rows).
+  const MemoryEstimate m32 = estimate_memory(c_, DType::kFp32, 3, 30, 40);
+  const MemoryEstimate m16 = estimate_memory(c_, DType::kFp32, 3, 30, 40, half);
+  EXPECT_EQ(2 * m16.kv_cache_bytes, m32.kv_cache_bytes);
+  EXPECT_EQ(m16.activation_bytes - m32.activation_bytes, 2 * 3 * 30 * c_.kv_dim() * 4);
   // MBU's bytes: the same weights, half the cache.
   const std::int64_t w = c_.decode_weight_bytes(3, DType::kFp32);
   EXPECT_EQ(2 * (decode_step_bytes(c_, 3, 9, DType::kFp32, 2) - w),
