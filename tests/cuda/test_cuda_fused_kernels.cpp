@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -107,7 +108,10 @@ TEST_F(CudaFusedKernels, RopeKvWriteMatchesTheCpuAndTheUnfusedKernels) {
     const std::vector<float> qkv0 =
         random_floats(static_cast<std::size_t>(s.rows()) * s.qkv_dim(), 4, -2.0f, 2.0f);
     const std::size_t cache_n = static_cast<std::size_t>(s.batch) * s.cache_seq * s.kv_dim();
-    std::vector<float> qkv_ref = qkv0, k_ref(cache_n, NAN), v_ref(cache_n, NAN);
+    // The reference cache starts with the bits nan_floats() fills the device's with (all ones),
+    // so that the untouched positions compare equal bit for bit.
+    const float sentinel = std::bit_cast<float>(~0u);
+    std::vector<float> qkv_ref = qkv0, k_ref(cache_n, sentinel), v_ref(cache_n, sentinel);
     cpu::rope_kv_write_reference(qkv_ref.data(), k_ref.data(), v_ref.data(), positions.data(), s);
 
     const DeviceBuffer<int32_t> d_positions(positions);

@@ -1,0 +1,261 @@
+// cuda_sim's runtime and cuBLAS calls (cuda_sim_runtime.h).
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "tests/cuda_sim/cuda_sim.h"
+
+cudaError_t cudaGetLastError() { return static_cast<cudaError_t>(cuda_sim::take_last_error()); }
+cudaError_t cudaPeekAtLastError() {
+  return static_cast<cudaError_t>(cuda_sim::peek_last_error());
+}
+
+const char* cudaGetErrorName(cudaError_t err) {
+  switch (err) {
+    case cudaSuccess: return "cudaSuccess";
+    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+    case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
+    case cudaErrorNotSupported: return "cudaErrorNotSupported";
+  }
+  return "cudaError<unknown>";
+}
+const char* cudaGetErrorString(cudaError_t err) { return cudaGetErrorName(err); }
+
+cudaError_t cudaGetDevice(int* device) {
+  *device = 0;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGetDeviceCount(int* count) {
+  *count = 1;
+  return cudaSuccess;
+}
+
+// A stream runs every call before it returns, unless it is capturing a graph.
+struct CUgraph_st {
+  std::vector<std::function<void()>> work;
+};
+struct CUstream_st {
+  CUgraph_st* capture = nullptr;
+};
+struct CUgraphExec_st {
+  std::vector<std::function<void()>> work;
+};
+
+namespace cuda_sim {
+bool capturing(CUstream_st* stream) { return stream != nullptr && stream->capture != nullptr; }
+void record(CUstream_st* stream, std::function<void()> work) {
+  stream->capture->work.push_back(std::move(work));
+}
+}  // namespace cuda_sim
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode) {
+  if (stream == nullptr) return cudaErrorStreamCaptureUnsupported;  // the legacy null stream
+  if (stream->capture != nullptr) return cudaErrorIllegalState;
+  stream->capture = new CUgraph_st;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
+  if (stream == nullptr || stream->capture == nullptr) return cudaErrorIllegalState;
+  *graph = stream->capture;
+  stream->capture = nullptr;
+  return cudaSuccess;
+}
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long) {
+  if (graph == nullptr) return cudaErrorInvalidValue;
+  *exec = new CUgraphExec_st{graph->work};
+  return cudaSuccess;
+}
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
+  if (exec == nullptr) return cudaErrorInvalidValue;
+  if (cuda_sim::capturing(stream)) return cudaErrorStreamCaptureUnsupported;
+  for (const auto& work : exec->work) work();
+  return cudaSuccess;
+}
+cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  delete graph;
+  return cudaSuccess;
+}
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+  delete exec;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamCreate(cudaStream_t* stream) {
+  *stream = new CUstream_st;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  delete stream;
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
+  if (device != 0) return cudaErrorInvalidValue;
+  switch (attr) {
+    case cudaDevAttrMultiProcessorCount: *value = cuda_sim::kSimSms; return cudaSuccess;
+    case cudaDevAttrMaxSharedMemoryPerBlock: *value = cuda_sim::kSimSharedDefault; return cudaSuccess;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = cuda_sim::kSimSharedOptin; return cudaSuccess;
+  }
+  return cudaErrorInvalidValue;
+}
+
+cudaError_t cudaMalloc(void** p, std::size_t bytes) {
+  // 256-byte aligned, as cudaMalloc's allocations are.
+  *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256 + 256);
+  return *p == nullptr ? cudaErrorMemoryAllocation : cudaSuccess;
+}
+cudaError_t cudaFree(void* p) {
+  std::free(p);
+  return cudaSuccess;
+}
+cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind) {
+  if (bytes != 0) std::memmove(dst, src, bytes);
+  return cudaSuccess;
+}
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t stream) {
+  if (!cuda_sim::capturing(stream)) return cudaMemcpy(dst, src, bytes, kind);
+  cuda_sim::record(stream, [=] { cudaMemcpy(dst, src, bytes, kind); });
+  return cudaSuccess;
+}
+cudaError_t cudaMemset(void* p, int value, std::size_t bytes) {
+  if (bytes != 0) std::memset(p, value, bytes);
+  return cudaSuccess;
+}
+cudaError_t cudaMemsetAsync(void* p, int value, std::size_t bytes, cudaStream_t stream) {
+  if (!cuda_sim::capturing(stream)) return cudaMemset(p, value, bytes);
+  cuda_sim::record(stream, [=] { cudaMemset(p, value, bytes); });
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+
+namespace cuda_sim {
+namespace {
+std::mutex g_limits_mutex;
+std::map<const void*, int>& limits() {
+  static std::map<const void*, int> m;
+  return m;
+}
+}  // namespace
+
+cudaError_t set_max_dynamic_shared(const void* kernel, int bytes) {
+  if (bytes < 0 || bytes > kSimSharedOptin) return cudaErrorInvalidValue;
+  const std::lock_guard<std::mutex> lock(g_limits_mutex);
+  limits()[kernel] = bytes;
+  return cudaSuccess;
+}
+int max_dynamic_shared(const void* kernel) {
+  const std::lock_guard<std::mutex> lock(g_limits_mutex);
+  const auto it = limits().find(kernel);
+  return it == limits().end() ? kSimSharedDefault : it->second;
+}
+}  // namespace cuda_sim
+
+struct cublasContext {
+  cudaStream_t stream = nullptr;
+  cublasPointerMode_t pointer_mode = CUBLAS_POINTER_MODE_HOST;
+};
+
+cublasStatus_t cublasCreate(cublasHandle_t* handle) {
+  *handle = new cublasContext;
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasDestroy(cublasHandle_t handle) {
+  delete handle;
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream) {
+  if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  handle->stream = stream;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasGetStream(cublasHandle_t handle, cudaStream_t* stream) {
+  if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  *stream = handle->stream;
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t) {
+  return handle == nullptr ? CUBLAS_STATUS_NOT_INITIALIZED : CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasSetPointerMode(cublasHandle_t handle, cublasPointerMode_t mode) {
+  if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (mode != CUBLAS_POINTER_MODE_HOST) return CUBLAS_STATUS_NOT_SUPPORTED;
+  handle->pointer_mode = mode;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+namespace {
+
+// Element i of a matrix stored as `type`, widened to float.
+float element(const void* p, cudaDataType_t type, long i) {
+  switch (type) {
+    case CUDA_R_32F: return static_cast<const float*>(p)[i];
+    case CUDA_R_16F: return float(static_cast<const __half*>(p)[i]);
+    case CUDA_R_16BF: return float(static_cast<const __nv_bfloat16*>(p)[i]);
+  }
+  return NAN;
+}
+
+// The BLAS GEMM on one matrix triple (column-major), after the argument checks cuBLAS documents:
+// sizes non-negative, each leading dimension at least its matrix's stored rows.
+cublasStatus_t gemm_one(cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+                        float alpha, const void* a, cudaDataType_t a_type, int lda, const void* b,
+                        cudaDataType_t b_type, int ldb, float beta, float* c, int ldc) {
+  const bool ta = transa != CUBLAS_OP_N, tb = transb != CUBLAS_OP_N;
+  if (m < 0 || n < 0 || k < 0 || lda < std::max(1, ta ? k : m) ||
+      ldb < std::max(1, tb ? n : k) || ldc < std::max(1, m))
+    return CUBLAS_STATUS_INVALID_VALUE;
+  for (int col = 0; col < n; ++col)
+    for (int row = 0; row < m; ++row) {
+      float acc = 0.0f;
+      for (int p = 0; p < k; ++p) {
+        const float av = element(a, a_type, ta ? row * static_cast<long>(lda) + p
+                                               : p * static_cast<long>(lda) + row);
+        const float bv = element(b, b_type, tb ? p * static_cast<long>(ldb) + col
+                                               : col * static_cast<long>(ldb) + p);
+        acc += av * bv;
+      }
+      float& out = c[col * static_cast<long>(ldc) + row];
+      // beta == 0: C is not read (it may hold NaN), as BLAS specifies.
+      out = beta == 0.0f ? alpha * acc : alpha * acc + beta * out;
+    }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
+                            cublasOperation_t transb, int m, int n, int k, const void* alpha,
+                            const void* a, cudaDataType_t a_type, int lda, const void* b,
+                            cudaDataType_t b_type, int ldb, const void* beta, void* c,
+                            cudaDataType_t c_type, int ldc, cublasComputeType_t compute,
+                            cublasGemmAlgo_t) {
+  if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (c_type != CUDA_R_32F || compute != CUBLAS_COMPUTE_32F || a_type != b_type)
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  return gemm_one(transa, transb, m, n, k, *static_cast<const float*>(alpha), a, a_type, lda, b,
+                  b_type, ldb, *static_cast<const float*>(beta), static_cast<float*>(c), ldc);
+}
+
+cublasStatus_t cublasSgemmBatched(cublasHandle_t handle, cublasOperation_t transa,
+                                  cublasOperation_t transb, int m, int n, int k,
+                                  const float* alpha, const float* const a[], int lda,
+                                  const float* const b[], int ldb, const float* beta,
+                                  float* const c[], int ldc, int batch) {
+  if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (batch < 0) return CUBLAS_STATUS_INVALID_VALUE;
+  for (int i = 0; i < batch; ++i) {
+    const cublasStatus_t status = gemm_one(transa, transb, m, n, k, *alpha, a[i], CUDA_R_32F, lda,
+                                           b[i], CUDA_R_32F, ldb, *beta, c[i], ldc);
+    if (status != CUBLAS_STATUS_SUCCESS) return status;
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
