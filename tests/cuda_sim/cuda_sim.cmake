@@ -56,7 +56,7 @@ target_link_options(llmbench_cuda_sim INTERFACE ${LLMBENCH_SANITIZE_FLAGS})
 # 10-140 s each here (cuBLAS's GEMMs, whose simulated form is plain loops, the GEMV kernels, the
 # tiled kernel's 733-token prefill), and the graph-sized attention over 42 shapes up to 16 x 4096
 # keys (250 s; OneCapturedLaunchReplays... runs the same kernels at five lengths).
-# scripts/cuda_sim.sh runs every test of the binary (about 15 minutes on one core).
+# scripts/cuda_sim.sh runs every test of the binary.
 llmbench_test(test_cuda_sim_asan TIMEOUT 600 PREFIX "cuda_sim." LINK llmbench_cuda_sim
               llmbench_kernels_cpu
               FILTER "-CudaKernels.AttentionPrefillOf733Tokens:CudaKernels.AttentionGemm*:CudaKernels.Gemm*:CudaKernels.Gemv*MatchesTheReference*:CudaGraphKernels.AttentionAtMatchesTheCpuWithTheGridSizedForTheLongestContext"
@@ -70,3 +70,61 @@ llmbench_test(test_cuda_sim_asan TIMEOUT 600 PREFIX "cuda_sim." LINK llmbench_cu
 )
 llmbench_sanitize_target(test_cuda_sim_asan)
 target_compile_options(test_cuda_sim_asan PRIVATE -Wno-unknown-pragmas)
+
+# The model library again, its CUDA backend (cuda_backend*.cpp, cuda_graph_driver.cpp) built over
+# the simulated device instead of CUDA's runtime and kernels/cuda's nvcc build: CudaBackend's ops,
+# its graph capture and the fp16 KV cache run here end to end. Without CUPTI (as a toolkit without
+# libcupti builds it) and without NVTX ranges.
+get_target_property(_sim_model_sources llmbench_model SOURCES)
+list(REMOVE_ITEM _sim_model_sources cuda_backend.cpp cuda_backend_kv_f16.cpp
+     cuda_graph_driver.cpp cupti_timer.cpp)
+list(APPEND _sim_model_sources cuda_backend.cpp cuda_backend_kv_f16.cpp cuda_graph_driver.cpp)
+list(TRANSFORM _sim_model_sources PREPEND "${PROJECT_SOURCE_DIR}/engine/model/")
+add_library(llmbench_model_sim STATIC ${_sim_model_sources})
+# engine/model's include root alone (llmbench_model's interface would bring kernels/cuda's source
+# folder and the CUDA toolkit's headers with it).
+target_include_directories(llmbench_model_sim BEFORE PUBLIC ${_sim_src}
+                           ${CMAKE_CURRENT_SOURCE_DIR}/cuda_sim/include
+                           ${PROJECT_BINARY_DIR}/include_roots/engine_model)
+target_link_libraries(llmbench_model_sim PUBLIC llmbench_cuda_sim llmbench_common
+                      llmbench_kernels_cpu Threads::Threads OpenMP::OpenMP_CXX PkgConfig::OPENBLAS)
+target_compile_definitions(llmbench_model_sim PUBLIC LLMBENCH_HAVE_CUDA=1)
+llmbench_sanitize_target(llmbench_model_sim)
+
+# The serving scheduler over it, and the synthetic prompts, for the forward-pass tests.
+get_target_property(_sim_serving_sources llmbench_serving SOURCES)
+list(TRANSFORM _sim_serving_sources PREPEND "${PROJECT_SOURCE_DIR}/engine/serving/")
+add_library(llmbench_serving_sim STATIC ${_sim_serving_sources}
+            ${PROJECT_SOURCE_DIR}/engine/bench/prompts.cpp)
+target_include_directories(llmbench_serving_sim PUBLIC
+                           ${PROJECT_BINARY_DIR}/include_roots/engine_serving
+                           ${PROJECT_BINARY_DIR}/include_roots/engine_bench)
+target_link_libraries(llmbench_serving_sim PUBLIC llmbench_model_sim)
+llmbench_sanitize_target(llmbench_serving_sim)
+
+# CudaBackend's tests, unchanged, on the simulated device: the fp16 KV cache's ops and kernels,
+# and the forward pass against the CPU backend (graphs, fused ops, both attention kernels).
+# ctest runs the fp16 cache's tests but the cuBLAS-route prefill (loops here) and the graph-sized
+# attention over many long shapes, and the forward tests that take seconds: those that loop over
+# the `wide` model, batch 16 and every variant take 2-11 minutes each here (scripts/cuda_sim.sh
+# runs them all; docs/gpu-validation.md has the last full run).
+set(_sim_model_filter
+    "CudaSimForward.*:CudaKvF16*:CudaRaggedF16*:CudaForward.TinyMatchesCpu"
+    ":CudaForward.TinyBf16MatchesCpuBf16"
+    ":CudaForward.TinyFp16MatchesCpuFp16:CudaForward.Bf16IsCloseToCpuFp32"
+    ":CudaForward.MatmulHalfAndEmbeddingHalfMatchTheCpuReference"
+    ":CudaForward.BatchOfIdenticalPromptsEqualsBatchOne"
+    ":CudaForward.GraphsAreNotUsedWithSyncCheckOrTracingAndSaySo"
+    "-CudaKvF16Attention.PrefillGoesThroughCublasWhicheverKernelIsNamed"
+    ":CudaKvF16Attention.AttentionAtMatchesTheCpuWithTheGridSizedForTheLongestContext")
+string(CONCAT _sim_model_filter ${_sim_model_filter})
+llmbench_test(test_cuda_sim_model_asan TIMEOUT 600 PREFIX "cuda_sim." LINK llmbench_serving_sim
+              FILTER "${_sim_model_filter}"
+              SOURCES
+  cuda/test_cuda_kv_f16.cpp
+  cuda/test_cuda_kv_f16_attention.cpp
+  cuda/test_cuda_ragged_f16.cpp
+  cuda/test_cuda_forward.cpp
+  cuda_sim/test_cuda_sim_forward.cpp
+)
+llmbench_sanitize_target(test_cuda_sim_model_asan)

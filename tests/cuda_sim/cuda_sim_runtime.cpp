@@ -1,11 +1,15 @@
 // cuda_sim's runtime and cuBLAS calls (cuda_sim_runtime.h).
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <vector>
 
 #include "tests/cuda_sim/cuda_sim.h"
@@ -38,11 +42,23 @@ cudaError_t cudaGetDeviceCount(int* count) {
 }
 
 // A stream runs every call before it returns, unless it is capturing a graph.
+struct CUgraphNode_st {
+  std::size_t index;
+};
 struct CUgraph_st {
   std::vector<std::function<void()>> work;
+  std::vector<std::unique_ptr<CUgraphNode_st>> nodes;  // one per work item
 };
 struct CUstream_st {
   CUgraph_st* capture = nullptr;
+  unsigned long long capture_id = 0;
+};
+struct CUevent_st {
+  std::chrono::steady_clock::time_point at{};
+  bool recorded = false;
+};
+struct CUmemPoolHandle_st {
+  unsigned long long release_threshold = 0;
 };
 struct CUgraphExec_st {
   std::vector<std::function<void()>> work;
@@ -51,15 +67,51 @@ struct CUgraphExec_st {
 namespace cuda_sim {
 bool capturing(CUstream_st* stream) { return stream != nullptr && stream->capture != nullptr; }
 void record(CUstream_st* stream, std::function<void()> work) {
-  stream->capture->work.push_back(std::move(work));
+  CUgraph_st& g = *stream->capture;
+  g.nodes.push_back(std::make_unique<CUgraphNode_st>(CUgraphNode_st{g.work.size()}));
+  g.work.push_back(std::move(work));
 }
 }  // namespace cuda_sim
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode) {
+  static unsigned long long next_id = 0;
   if (stream == nullptr) return cudaErrorStreamCaptureUnsupported;  // the legacy null stream
   if (stream->capture != nullptr) return cudaErrorIllegalState;
   stream->capture = new CUgraph_st;
+  stream->capture_id = ++next_id;
   return cudaSuccess;
+}
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status) {
+  *status = cuda_sim::capturing(stream) ? cudaStreamCaptureStatusActive
+                                        : cudaStreamCaptureStatusNone;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatus* status,
+                                     unsigned long long* id, cudaGraph_t* graph,
+                                     const cudaGraphNode_t** deps, const void** edge_data,
+                                     std::size_t* num_deps) {
+  const bool active = cuda_sim::capturing(stream);
+  *status = active ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+  if (id != nullptr) *id = active ? stream->capture_id : 0;
+  if (graph != nullptr) *graph = active ? stream->capture : nullptr;
+  if (deps != nullptr) *deps = nullptr;
+  if (edge_data != nullptr) *edge_data = nullptr;
+  if (num_deps != nullptr) *num_deps = 0;
+  return cudaSuccess;
+}
+cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* nodes, std::size_t* count) {
+  if (graph == nullptr || count == nullptr) return cudaErrorInvalidValue;
+  if (nodes == nullptr) {
+    *count = graph->nodes.size();
+    return cudaSuccess;
+  }
+  const std::size_t n = std::min(*count, graph->nodes.size());
+  for (std::size_t i = 0; i < n; ++i) nodes[i] = graph->nodes[i].get();
+  *count = n;
+  return cudaSuccess;
+}
+cudaError_t cudaGraphUpload(cudaGraphExec_t exec, cudaStream_t) {
+  return exec == nullptr ? cudaErrorInvalidValue : cudaSuccess;
 }
 cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
   if (stream == nullptr || stream->capture == nullptr) return cudaErrorIllegalState;
@@ -95,10 +147,88 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   return cudaSuccess;
 }
 
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned) {
+  return cudaStreamCreate(stream);
+}
+cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : cudaErrorInvalidValue; }
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
+  if (device != 0) return cudaErrorInvalidValue;
+  *prop = cudaDeviceProp{};
+  std::snprintf(prop->name, sizeof(prop->name), "cuda_sim (simulated on the CPU)");
+  prop->totalGlobalMem = std::size_t{80} << 30;
+  prop->multiProcessorCount = cuda_sim::kSimSms;
+  prop->memoryBusWidth = 5120;
+  prop->major = 9;
+  prop->minor = 0;
+  return cudaSuccess;
+}
+cudaError_t cudaRuntimeGetVersion(int* version) {
+  *version = 13000;
+  return cudaSuccess;
+}
+cudaError_t cudaDriverGetVersion(int* version) {
+  *version = 13000;
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventCreate(cudaEvent_t* event) {
+  *event = new CUevent_st;
+  return cudaSuccess;
+}
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned) {
+  return cudaEventCreate(event);
+}
+cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  delete event;
+  return cudaSuccess;
+}
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  if (event == nullptr) return cudaErrorInvalidValue;
+  auto stamp = [event] {
+    event->at = std::chrono::steady_clock::now();
+    event->recorded = true;
+  };
+  if (cuda_sim::capturing(stream))
+    cuda_sim::record(stream, stamp);
+  else
+    stamp();
+  return cudaSuccess;
+}
+cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  return event == nullptr ? cudaErrorInvalidValue : cudaSuccess;
+}
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  if (start == nullptr || end == nullptr || !start->recorded || !end->recorded)
+    return cudaErrorInvalidValue;
+  *ms = std::chrono::duration<float, std::milli>(end->at - start->at).count();
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int device) {
+  static CUmemPoolHandle_st the_pool;
+  if (device != 0) return cudaErrorInvalidValue;
+  *pool = &the_pool;
+  return cudaSuccess;
+}
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr, void* value) {
+  if (pool == nullptr || attr != cudaMemPoolAttrReleaseThreshold) return cudaErrorInvalidValue;
+  pool->release_threshold = *static_cast<unsigned long long*>(value);
+  return cudaSuccess;
+}
+cudaError_t cudaMallocAsync(void** p, std::size_t bytes, cudaStream_t) {
+  return cudaMalloc(p, bytes);
+}
+cudaError_t cudaFreeAsync(void* p, cudaStream_t stream) {
+  if (cuda_sim::capturing(stream)) return cudaErrorStreamCaptureUnsupported;
+  return cudaFree(p);
+}
+
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
   if (device != 0) return cudaErrorInvalidValue;
   switch (attr) {
     case cudaDevAttrMultiProcessorCount: *value = cuda_sim::kSimSms; return cudaSuccess;
+    case cudaDevAttrClockRate: *value = 1980000; return cudaSuccess;         // kHz
+    case cudaDevAttrMemoryClockRate: *value = 2619000; return cudaSuccess;   // kHz
     case cudaDevAttrMaxSharedMemoryPerBlock: *value = cuda_sim::kSimSharedDefault; return cudaSuccess;
     case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = cuda_sim::kSimSharedOptin; return cudaSuccess;
   }
@@ -182,6 +312,9 @@ cublasStatus_t cublasGetStream(cublasHandle_t handle, cudaStream_t* stream) {
   *stream = handle->stream;
   return CUBLAS_STATUS_SUCCESS;
 }
+cublasStatus_t cublasSetWorkspace(cublasHandle_t handle, void*, std::size_t) {
+  return handle == nullptr ? CUBLAS_STATUS_NOT_INITIALIZED : CUBLAS_STATUS_SUCCESS;
+}
 cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t) {
   return handle == nullptr ? CUBLAS_STATUS_NOT_INITIALIZED : CUBLAS_STATUS_SUCCESS;
 }
@@ -230,6 +363,18 @@ cublasStatus_t gemm_one(cublasOperation_t transa, cublasOperation_t transb, int 
   return CUBLAS_STATUS_SUCCESS;
 }
 
+// Runs `gemm` now, or records it when the handle's stream is capturing a graph (cuBLAS's calls
+// are captured like any launch; a refusal found at replay is thrown there).
+template <class Gemm>
+cublasStatus_t on_stream(cublasHandle_t handle, Gemm gemm) {
+  if (!cuda_sim::capturing(handle->stream)) return gemm();
+  cuda_sim::record(handle->stream, [gemm] {
+    if (gemm() != CUBLAS_STATUS_SUCCESS)
+      throw std::runtime_error("cuda_sim: a captured cuBLAS call failed when replayed");
+  });
+  return CUBLAS_STATUS_SUCCESS;
+}
+
 }  // namespace
 
 cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
@@ -241,8 +386,12 @@ cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
   if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (c_type != CUDA_R_32F || compute != CUBLAS_COMPUTE_32F || a_type != b_type)
     return CUBLAS_STATUS_NOT_SUPPORTED;
-  return gemm_one(transa, transb, m, n, k, *static_cast<const float*>(alpha), a, a_type, lda, b,
-                  b_type, ldb, *static_cast<const float*>(beta), static_cast<float*>(c), ldc);
+  // The scalars are read now (host pointer mode), the matrices when the GEMM runs.
+  const float al = *static_cast<const float*>(alpha), be = *static_cast<const float*>(beta);
+  return on_stream(handle, [=] {
+    return gemm_one(transa, transb, m, n, k, al, a, a_type, lda, b, b_type, ldb, be,
+                    static_cast<float*>(c), ldc);
+  });
 }
 
 cublasStatus_t cublasSgemmBatched(cublasHandle_t handle, cublasOperation_t transa,
@@ -252,10 +401,14 @@ cublasStatus_t cublasSgemmBatched(cublasHandle_t handle, cublasOperation_t trans
                                   float* const c[], int ldc, int batch) {
   if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (batch < 0) return CUBLAS_STATUS_INVALID_VALUE;
-  for (int i = 0; i < batch; ++i) {
-    const cublasStatus_t status = gemm_one(transa, transb, m, n, k, *alpha, a[i], CUDA_R_32F, lda,
-                                           b[i], CUDA_R_32F, ldb, *beta, c[i], ldc);
-    if (status != CUBLAS_STATUS_SUCCESS) return status;
-  }
-  return CUBLAS_STATUS_SUCCESS;
+  // The pointer arrays are device memory: read when the GEMMs run, as cuBLAS does.
+  const float al = *alpha, be = *beta;
+  return on_stream(handle, [=] {
+    for (int i = 0; i < batch; ++i) {
+      const cublasStatus_t status = gemm_one(transa, transb, m, n, k, al, a[i], CUDA_R_32F, lda,
+                                             b[i], CUDA_R_32F, ldb, be, c[i], ldc);
+      if (status != CUBLAS_STATUS_SUCCESS) return status;
+    }
+    return CUBLAS_STATUS_SUCCESS;
+  });
 }

@@ -31,8 +31,19 @@ enum cudaMemcpyKind {
 
 enum cudaDeviceAttr {
   cudaDevAttrMaxSharedMemoryPerBlock = 8,
+  cudaDevAttrClockRate = 13,
   cudaDevAttrMultiProcessorCount = 16,
+  cudaDevAttrMemoryClockRate = 36,
   cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
+};
+
+// The fields of cudaDeviceProp that llmbench reads.
+struct cudaDeviceProp {
+  char name[256];
+  std::size_t totalGlobalMem;
+  int multiProcessorCount;
+  int memoryBusWidth;
+  int major, minor;
 };
 
 enum cudaFuncAttribute {
@@ -65,6 +76,39 @@ cudaError_t cudaMemsetAsync(void* p, int value, std::size_t bytes, cudaStream_t 
 cudaError_t cudaDeviceSynchronize();
 cudaError_t cudaStreamSynchronize(cudaStream_t stream);
 
+inline constexpr unsigned cudaStreamNonBlocking = 1;
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags);
+cudaError_t cudaSetDevice(int device);
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device);
+cudaError_t cudaRuntimeGetVersion(int* version);
+cudaError_t cudaDriverGetVersion(int* version);
+
+// Events stamp the host clock when they are recorded (when the captured record replays, inside a
+// graph): every call before a record has completed, so the elapsed time brackets that work.
+struct CUevent_st;
+using cudaEvent_t = CUevent_st*;
+cudaError_t cudaEventCreate(cudaEvent_t* event);
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned flags);
+cudaError_t cudaEventDestroy(cudaEvent_t event);
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream = nullptr);
+cudaError_t cudaEventSynchronize(cudaEvent_t event);
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end);
+
+// Stream-ordered allocation: allocated and freed at once (a free recorded in a capture is an
+// error here, as llmbench never does one).
+struct CUmemPoolHandle_st;
+using cudaMemPool_t = CUmemPoolHandle_st*;
+enum cudaMemPoolAttr { cudaMemPoolAttrReleaseThreshold = 4 };
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int device);
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr, void* value);
+cudaError_t cudaMallocAsync(void** p, std::size_t bytes, cudaStream_t stream);
+cudaError_t cudaFreeAsync(void* p, cudaStream_t stream);
+
+enum cudaStreamCaptureStatus {
+  cudaStreamCaptureStatusNone = 0,
+  cudaStreamCaptureStatusActive = 1,
+  cudaStreamCaptureStatusInvalidated = 2,
+};
 enum cudaStreamCaptureMode {
   cudaStreamCaptureModeGlobal = 0,
   cudaStreamCaptureModeThreadLocal = 1,
@@ -72,8 +116,10 @@ enum cudaStreamCaptureMode {
 };
 struct CUgraph_st;
 struct CUgraphExec_st;
+struct CUgraphNode_st;
 using cudaGraph_t = CUgraph_st*;
 using cudaGraphExec_t = CUgraphExec_st*;
+using cudaGraphNode_t = CUgraphNode_st*;
 // A graph is the launches and copies captured on the stream, in order; an executable graph a
 // copy of them; a launch of it runs them (with the arguments they were captured with).
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode);
@@ -81,6 +127,17 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph);
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph,
                                  unsigned long long flags = 0);
 cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream);
+cudaError_t cudaGraphUpload(cudaGraphExec_t exec, cudaStream_t stream);
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status);
+// The graph being captured on `stream` so far (its nodes: one per recorded launch or copy).
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatus* status,
+                                     unsigned long long* id = nullptr,
+                                     cudaGraph_t* graph = nullptr,
+                                     const cudaGraphNode_t** deps = nullptr,
+                                     const void** edge_data = nullptr,
+                                     std::size_t* num_deps = nullptr);
+// nodes == nullptr: *count = the number of nodes; else the first *count nodes in capture order.
+cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* nodes, std::size_t* count);
 cudaError_t cudaGraphDestroy(cudaGraph_t graph);
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec);
 
@@ -141,6 +198,7 @@ cublasStatus_t cublasCreate(cublasHandle_t* handle);
 cublasStatus_t cublasDestroy(cublasHandle_t handle);
 cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream);
 cublasStatus_t cublasGetStream(cublasHandle_t handle, cudaStream_t* stream);
+cublasStatus_t cublasSetWorkspace(cublasHandle_t handle, void* workspace, std::size_t bytes);
 cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode);
 cublasStatus_t cublasSetPointerMode(cublasHandle_t handle, cublasPointerMode_t mode);
 // C = alpha op(A) op(B) + beta C with A and B of fp32, fp16 or bf16 (both the same, as llmbench
