@@ -18,6 +18,9 @@
 #include <string>
 #include <vector>
 
+// This file is compiled without instrumentation (CUDA_SIM_ANNOTATE_ASAN; tests/cuda_sim/
+// cuda_sim.cmake) but calls AddressSanitizer's interface directly: its ASAN_* macros would be
+// no-ops here.
 #if defined(__SANITIZE_ADDRESS__) || defined(CUDA_SIM_ANNOTATE_ASAN)
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
@@ -204,7 +207,7 @@ void fiber_main() {
 // after a failed launch, run_grid clears them all).
 void* make_fiber_stack(char* stack) {
 #if CUDA_SIM_ASAN
-  ASAN_UNPOISON_MEMORY_REGION(stack + kStackBytes - 4096, 4096);
+  __asan_unpoison_memory_region(stack + kStackBytes - 4096, 4096);
 #endif
   auto top = reinterpret_cast<std::uintptr_t>(stack + kStackBytes) & ~std::uintptr_t{15};
   auto* sp = reinterpret_cast<std::uint64_t*>(top);
@@ -435,7 +438,7 @@ void run_grid(dim3 grid, dim3 block, std::size_t dynamic_smem,
     g_dynamic = nullptr;
 #if CUDA_SIM_ASAN
     // Threads left suspended by the failure never unwind: clear what their frames poisoned.
-    ASAN_UNPOISON_MEMORY_REGION(stack_pool(), kStackBytes * threads);
+    __asan_unpoison_memory_region(stack_pool(), kStackBytes * threads);
 #endif
     throw;
   }
