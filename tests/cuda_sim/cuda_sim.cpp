@@ -149,15 +149,16 @@ void switch_stack(void** save, bool dying, Fiber* to) {
 #endif
 }
 
-// `f` waits (nullptr: has exited): the next runnable thread after it in the block runs, or, when there
-// is none, the scheduler.
+// `f` waits (nullptr: has exited): the next runnable thread after it in the block runs, or, when
+// there is none, the scheduler.
 void pass_on(Fiber* f, int index) {
   BlockRun& run = *g_run;
   void* unused = nullptr;
   void** save = f != nullptr ? &f->sp : &unused;
   const int n = static_cast<int>(run.fibers.size());
   for (int k = index + 1; k < n; ++k)
-    if (run.fibers[k].wait == Wait::kRunnable) return switch_stack(save, f == nullptr, &run.fibers[k]);
+    if (run.fibers[k].wait == Wait::kRunnable)
+      return switch_stack(save, f == nullptr, &run.fibers[k]);
   switch_stack(save, f == nullptr, nullptr);
 }
 

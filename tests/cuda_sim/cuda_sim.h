@@ -6,9 +6,10 @@
 // cuda_fp16.h and cuda_bf16.h (tests/cuda_sim/include).
 //
 // Execution model: a launch runs its blocks one after the other; a block's threads are fibers
-// (stacks of their own) switched only at __syncthreads() and at warp shuffles, so each barrier and each
-// shuffle is honoured exactly, in every interleaving the kernel allows no other. What it checks
-// beyond the kernel's results:
+// (stacks of their own) switched only at __syncthreads() and at warp shuffles, so each barrier
+// and each shuffle is honoured exactly (one interleaving: between waits, threads run in index
+// order). A stream being captured records launches instead of running them (cudaGraphLaunch
+// replays them, cuda_sim_runtime.h). What it checks beyond the kernel's results:
 //   - a __syncthreads() that some threads of a block never reach, or a shuffle whose mask names a
 //     lane that exited or waits elsewhere, stops the launch with an error naming both (on a GPU:
 //     a hang or undefined results);

@@ -229,8 +229,12 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
     case cudaDevAttrMultiProcessorCount: *value = cuda_sim::kSimSms; return cudaSuccess;
     case cudaDevAttrClockRate: *value = 1980000; return cudaSuccess;         // kHz
     case cudaDevAttrMemoryClockRate: *value = 2619000; return cudaSuccess;   // kHz
-    case cudaDevAttrMaxSharedMemoryPerBlock: *value = cuda_sim::kSimSharedDefault; return cudaSuccess;
-    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = cuda_sim::kSimSharedOptin; return cudaSuccess;
+    case cudaDevAttrMaxSharedMemoryPerBlock:
+      *value = cuda_sim::kSimSharedDefault;
+      return cudaSuccess;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin:
+      *value = cuda_sim::kSimSharedOptin;
+      return cudaSuccess;
   }
   return cudaErrorInvalidValue;
 }
