@@ -26,22 +26,16 @@
 #include "engine/model/trace.h"
 #include "kernels/cpu/matmul_half.h"
 #include "tests/cuda/device_buffer.h"
+#include "tests/cuda/forward_check.h"
 #include "tests/engine/generation.h"
 #include "tests/kernels/check.h"
 
 namespace llmbench {
 namespace {
 
-// CUDA against CPU, fp32: max |logit difference| <= kLogitRelTol * max |CPU logit| per stage.
-// Both sides compute in fp32 with the same formulas; they differ only in summation order
-// (cuBLAS vs OpenBLAS blocking, parallel reductions in attention) and in expf's last bits.
-// cuBLAS runs true fp32 (CUBLAS_DEFAULT_MATH: no TF32) and RMSNorm accumulates in double on
-// both sides, so nothing loses precision on purpose. Measured on the CPU alone, changing only
-// the summation order (batch 1 vs batch 2: OpenBLAS sgemv vs sgemm) moves these logits by at
-// most ~1e-6 of max |logit| over every stage of both configs below; 1e-4 leaves ~100x for
-// CUDA's other orders and is still 10x tighter than a "1e-3 relative" rule. Against the float64
-// numpy reference the CPU is held to 1e-4 absolute (tests/reference), the same order.
-constexpr double kLogitRelTol = 1e-4;
+using test::kLogitRelTol;
+using test::max_abs;
+using test::wide;
 
 // CUDA event times: cudaEventElapsedTime returns float milliseconds with a documented resolution
 // of about 0.5 us, and a record's start and duration are converted separately. Intervals read
@@ -50,24 +44,6 @@ constexpr double kLogitRelTol = 1e-4;
 constexpr std::int64_t kEventSlackNs = 2000;
 
 constexpr int kDecodeSteps = 5;
-
-// Wider and deeper than tiny, with every feature tiny lacks: grouped-query attention (8 query
-// heads share 2 key/value heads), Qwen2's q/k/v biases, an LM head tied to the embedding, and
-// an odd vocabulary so the head GEMM and argmax see a ragged edge.
-ModelConfig wide() {
-  ModelConfig c = *find_preset("tiny");
-  c.name = "wide";
-  c.dim = 512;
-  c.n_layers = 4;
-  c.n_heads = 8;
-  c.n_kv_heads = 2;
-  c.ffn_dim = 1024;
-  c.vocab_size = 733;
-  c.qkv_bias = true;
-  c.tied_embeddings = true;
-  c.validate();
-  return c;
-}
 
 ModelConfig tiny() { return *find_preset("tiny"); }
 
@@ -90,11 +66,6 @@ Generation generate(Backend& be, const ModelConfig& c, std::uint64_t seed,
   return test::generate(s, prompts, prompt_len, steps);
 }
 
-double max_abs(const std::vector<float>& v) {
-  double m = 0;
-  for (float x : v) m = std::max(m, double(std::fabs(x)));
-  return m;
-}
 
 // Largest logit minus the second largest in row `row`.
 double top2_margin(const std::vector<float>& logits, int vocab, int row) {

@@ -15,38 +15,16 @@
 #include "engine/model/cpu_backend.h"
 #include "engine/model/cuda_backend.h"
 #include "engine/model/model.h"
+#include "tests/cuda/forward_check.h"
 #include "tests/engine/generation.h"
 
 namespace llmbench {
 namespace {
 
-constexpr double kSimLogitRelTol = 1e-4;  // test_cuda_forward.cpp's CUDA-vs-CPU tolerance
 constexpr int kSimDecodeSteps = 5;
 
-// test_cuda_forward.cpp's `wide` shape: head_dim 64, which the streamed kernel takes, GQA.
-ModelConfig sim_wide() {
-  ModelConfig c = *find_preset("tiny");
-  c.name = "wide";
-  c.dim = 512;
-  c.n_layers = 4;
-  c.n_heads = 8;
-  c.n_kv_heads = 2;
-  c.ffn_dim = 1024;
-  c.vocab_size = 733;
-  c.qkv_bias = true;
-  c.tied_embeddings = true;
-  c.validate();
-  return c;
-}
-
-double sim_max_abs(const std::vector<float>& v) {
-  double m = 0;
-  for (const float x : v) m = std::max(m, double(std::fabs(x)));
-  return m;
-}
-
 TEST(CudaSimForward, GraphsFusedStreamedDecodeMatchesTheCpuOverFp32AndFp16Caches) {
-  const ModelConfig c = sim_wide();
+  const ModelConfig c = test::wide();
   const int batch = 2, P = 19;
   const auto prompts = synthetic_prompts(6, batch, P, c.vocab_size, true);
   for (const KvDtype kv : {KvDtype::kFp32, KvDtype::kFp16}) {
@@ -71,7 +49,7 @@ TEST(CudaSimForward, GraphsFusedStreamedDecodeMatchesTheCpuOverFp32AndFp16Caches
     EXPECT_EQ(s.graphs()->replays(), kSimDecodeSteps - 2) << what;
     ASSERT_EQ(got.logits.size(), ref.logits.size()) << what;
     for (std::size_t stage = 0; stage < ref.logits.size(); ++stage) {
-      const double tol = kSimLogitRelTol * sim_max_abs(ref.logits[stage]);
+      const double tol = test::kLogitRelTol * test::max_abs(ref.logits[stage]);
       double worst = 0;
       for (std::size_t i = 0; i < ref.logits[stage].size(); ++i)
         worst = std::max(worst, std::isfinite(got.logits[stage][i])
