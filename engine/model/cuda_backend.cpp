@@ -249,10 +249,6 @@ void CudaBackend::matmul_half(float* out, const float* x, const std::uint16_t* w
     after_op("matmul_half");
     return;
   }
-  // x's rows keep their stride lda: the (m - 1) * lda + k values from x's first to its last
-  // used one are converted (the gaps are converted too and never read).
-  const std::size_t n_x = std::size_t(m - 1) * lda + k, bytes = n_x * sizeof(std::uint16_t);
-  void* half_x = impl_->half_x.at_least(bytes);
   // Decode shapes stream the weights through gemv_half; the same products and fp32
   // accumulation either way. Chosen end to end on an H100 (docs/gpu-validation.md): llama2-7b
   // fp16 batch-1 TPOT 6.94 ms with gemv for every decode GEMM, 7.03 ms with down_proj
@@ -260,6 +256,22 @@ void CudaBackend::matmul_half(float* out, const float* x, const std::uint16_t* w
   // with cuBLAS for all.
   const bool gemv = cuda::gemv_half_supported(m, k, lda) &&
                     reinterpret_cast<std::uintptr_t>(w) % 16 == 0;
+  // Up to kGemvRoundsXRowsMax rows the GEMV rounds fp32 x itself: the bits of the conversion
+  // below without its kernel (gemv_half.cuh).
+  if (gemv && m <= cuda::kGemvRoundsXRowsMax && reinterpret_cast<std::uintptr_t>(x) % 16 == 0) {
+    if (dtype == DType::kBf16)
+      cuda::gemv_bf16_rounding_x(out, x, reinterpret_cast<const __nv_bfloat16*>(w), m, n, k, lda,
+                                 impl_->stream);
+    else
+      cuda::gemv_f16_rounding_x(out, x, reinterpret_cast<const __half*>(w), m, n, k, lda,
+                                impl_->stream);
+    after_op("matmul_half");
+    return;
+  }
+  // x's rows keep their stride lda: the (m - 1) * lda + k values from x's first to its last
+  // used one are converted (the gaps are converted too and never read).
+  const std::size_t n_x = std::size_t(m - 1) * lda + k, bytes = n_x * sizeof(std::uint16_t);
+  void* half_x = impl_->half_x.at_least(bytes);
   if (dtype == DType::kBf16) {
     auto* xh = static_cast<__nv_bfloat16*>(half_x);
     const auto* wh = reinterpret_cast<const __nv_bfloat16*>(w);

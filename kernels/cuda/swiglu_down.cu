@@ -32,12 +32,6 @@ constexpr int kWarps = 32;  // one block per SM's worth of warps: the silu prolo
 constexpr int kThreads = kWarps * detail::kWarpSize;
 constexpr int kUnroll = 4;  // 16-byte loads in flight per lane, as gemv_half.cu
 
-// Rounding to the weight dtype, as convert.cu's convert_value.
-__device__ inline __nv_bfloat16 narrow(float v, const __nv_bfloat16*) {
-  return __float2bfloat16(v);
-}
-__device__ inline __half narrow(float v, const __half*) { return __float2half(v); }
-
 // This lane's chunks c0 + u * 32 (u < kUnroll) of weight row j, zeros past the row's end.
 __device__ inline void load_chunks(uint4 (&wv)[kUnroll], const uint4* wr, int c0, int chunks) {
 #pragma unroll
@@ -65,7 +59,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int e = threadIdx.x; e < M * k; e += blockDim.x) {
     const int r = e / k, i = e - r * k;
     const float* row = gate_up + static_cast<std::size_t>(r) * 2 * k;
-    act[e] = narrow(swiglu_value(row[i], row[k + i]), static_cast<const T*>(nullptr));
+    act[e] = detail::narrow(swiglu_value(row[i], row[k + i]), static_cast<const T*>(nullptr));
   }
   __syncthreads();
 

@@ -1,6 +1,7 @@
 // Google Benchmark timings of the CUDA kernels (kernels/cuda) and the cuBLAS GEMMs at llama2-7b
 // shapes (hidden 4096, ffn 11008, 32 heads of 128, vocab 32000), one decode row and a 16 x 512
-// prefill. Each iteration flushes the L2 cache (a memset of twice its size, outside the timed
+// prefill; the fused kernels are in bench_cuda_fused.cpp, linked into the same binary. Each
+// iteration (cuda_bench_timer.h) flushes the L2 cache (a memset of twice its size, outside the timed
 // span), then times the op alone with a pair of CUDA events on the benchmark's stream
 // (UseManualTime + SetIterationTime). Counters bytes_per_second (unique bytes read + written)
 // and flops_per_second are computed against that device time, here, rather than with kIsRate
@@ -13,17 +14,12 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
-#include <utility>
-#include <vector>
 
-#include "kernels/cuda/add_rmsnorm.cuh"
 #include "kernels/cuda/argmax.cuh"
 #include "kernels/cuda/attention.cuh"
 #include "kernels/cuda/attention_gemm.cuh"
 #include "kernels/cuda/convert.cuh"
 #include "kernels/cuda/cuda_check.h"
-#include "kernels/cuda/cuda_event.h"
 #include "kernels/cuda/elementwise.cuh"
 #include "kernels/cuda/embedding.cuh"
 #include "kernels/cuda/gemm.cuh"
@@ -31,95 +27,14 @@
 #include "kernels/cuda/kv_cache.cuh"
 #include "kernels/cuda/rmsnorm.cuh"
 #include "kernels/cuda/rope.cuh"
-#include "kernels/cuda/rope_kv_write.cuh"
 #include "kernels/cuda/swiglu.cuh"
-#include "kernels/cuda/swiglu_down.cuh"
+#include "tests/bench/cuda_bench_timer.h"
 #include "tests/cuda/device_buffer.h"
 
 namespace llmbench::cuda {
 namespace {
 
-using test::DeviceBuffer;
-
-// llama2-7b.
-constexpr int kHidden = 4096;
-constexpr int kFfn = 11008;
-constexpr int kHeads = 32;
-constexpr int kKvHeads = 32;
-constexpr int kHeadDim = 128;
-constexpr int kVocab = 32000;
-constexpr int kPrefillRows = 16 * 512;  // batch 16 x prompt 512
-constexpr double kMinTimeS = 0.2;
-
-// ---- measurement -------------------------------------------------------------------------
-
-// One stream, an event pair and an L2-flush buffer, created per benchmark run.
-class DeviceTimer {
- public:
-  DeviceTimer() {
-    LLMBENCH_CUDA_CHECK(cudaStreamCreate(&stream_));
-    int device = 0, l2_bytes = 0;
-    LLMBENCH_CUDA_CHECK(cudaGetDevice(&device));
-    LLMBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
-    flush_ = DeviceBuffer<unsigned char>(2 * static_cast<std::size_t>(l2_bytes));
-  }
-  ~DeviceTimer() {
-    LLMBENCH_CUDA_CHECK_NOTHROW(cudaStreamDestroy(stream_));
-  }
-  DeviceTimer(const DeviceTimer&) = delete;
-  DeviceTimer& operator=(const DeviceTimer&) = delete;
-
-  cudaStream_t stream() const { return stream_; }
-
-  // Runs the timing loop: per iteration, flush L2, then time enqueue() between two events.
-  // Sets bytes_per_second and flops_per_second from the summed device time.
-  void run(benchmark::State& state, double bytes, double flops,
-           const std::function<void()>& enqueue) {
-    enqueue();  // warm-up: first-launch costs (module load, cuBLAS heuristics) stay out
-    LLMBENCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    double total_s = 0.0;
-    for (auto _ : state) {
-      LLMBENCH_CUDA_CHECK(cudaMemsetAsync(flush_.get(), 0, flush_.size(), stream_));
-      events_.start(stream_);
-      enqueue();
-      events_.stop(stream_);
-      const float ms = events_.elapsed_ms();
-      state.SetIterationTime(ms * 1e-3);
-      total_s += ms * 1e-3;
-    }
-    const double iters = static_cast<double>(state.iterations());
-    if (total_s > 0.0) {
-      state.counters["bytes_per_second"] = benchmark::Counter(bytes * iters / total_s);
-      state.counters["flops_per_second"] = benchmark::Counter(flops * iters / total_s);
-    }
-  }
-
- private:
-  cudaStream_t stream_ = nullptr;
-  cuda::CudaEventPair events_;
-  DeviceBuffer<unsigned char> flush_{0};
-};
-
-// False (and the benchmark marked skipped with an error) when there is no device.
-bool have_device(benchmark::State& state) {
-  if (test::cuda_device_present()) return true;
-  state.SkipWithError("no CUDA device");
-  return false;
-}
-
-// A device array of n deterministic values in [-0.5, 0.5).
-DeviceBuffer<float> filled(std::size_t n) {
-  std::vector<float> v(n);
-  for (std::size_t i = 0; i < n; ++i)
-    v[i] = static_cast<float>((i * 2654435761u) % 1000) / 1000 - 0.5f;
-  return DeviceBuffer<float>(v);
-}
-
-DeviceBuffer<int32_t> ids(std::size_t n, int32_t modulo) {
-  std::vector<int32_t> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<int32_t>((i * 7919u) % modulo);
-  return DeviceBuffer<int32_t>(v);
-}
+using namespace bench;  // the shapes, DeviceTimer and the inputs (cuda_bench_timer.h)
 
 // ---- GEMMs: out[m, n] = x[m, k] . w[n, k]^T -----------------------------------------------
 
@@ -383,107 +298,6 @@ void BM_convert_f32_to_bf16(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_convert_f32_to_bf16)->UseManualTime()->MinTime(kMinTimeS)
-    ->Unit(benchmark::kMicrosecond);
-
-// ---- fused small ops (--fuse small) against the unfused sequence they replace ----------------
-// fused 0: the unfused kernels back to back on the stream; fused 1: the one fused kernel. Both
-// times are device time between two events, so they include the gaps between the unfused
-// kernels on the device but not the host's launch cost of each (which the fusion also saves).
-
-void BM_add_rmsnorm(benchmark::State& state) {
-  if (!have_device(state)) return;
-  const int rows = state.range(0);
-  const bool fused = state.range(1) != 0;
-  const std::size_t n = static_cast<std::size_t>(rows) * kHidden;
-  DeviceTimer timer;
-  DeviceBuffer<float> x = filled(n), proj = filled(n), weight = filled(kHidden), h(n);
-  // Unfused: the add reads x and proj and writes x; the norm reads x and writes h.
-  const double bytes = 4.0 * ((fused ? 4.0 : 5.0) * n + kHidden);
-  timer.run(state, bytes, 5.0 * n, [&] {
-    if (fused) {
-      add_rmsnorm(x.get(), proj.get(), h.get(), weight.get(), rows, kHidden, 1e-5f,
-                  timer.stream());
-    } else {
-      add_inplace(x.get(), proj.get(), n, timer.stream());
-      rmsnorm(h.get(), x.get(), weight.get(), rows, kHidden, 1e-5f, timer.stream());
-    }
-  });
-}
-BENCHMARK(BM_add_rmsnorm)
-    ->ArgNames({"rows", "fused"})
-    ->ArgsProduct({{1, 16, kPrefillRows}, {0, 1}})
-    ->UseManualTime()
-    ->MinTime(kMinTimeS)
-    ->Unit(benchmark::kMicrosecond);
-
-void BM_rope_kv_write(benchmark::State& state) {
-  if (!have_device(state)) return;
-  const int batch = state.range(0);
-  const bool fused = state.range(1) != 0;
-  RopeKvShape s;
-  s.batch = batch, s.n_new = 1, s.past_len = 512, s.cache_seq = 4096;
-  s.n_heads = kHeads, s.n_kv_heads = kKvHeads, s.head_dim = kHeadDim;
-  DeviceTimer timer;
-  const std::size_t cache_n = static_cast<std::size_t>(batch) * s.cache_seq * s.kv_dim();
-  DeviceBuffer<float> qkv = filled(static_cast<std::size_t>(s.rows()) * s.qkv_dim());
-  DeviceBuffer<float> k_cache(cache_n), v_cache(cache_n);
-  DeviceBuffer<int32_t> positions(std::vector<int32_t>(static_cast<std::size_t>(batch), 512));
-  const double q = static_cast<double>(s.rows()) * s.q_dim();
-  const double kv = static_cast<double>(s.rows()) * s.kv_dim();
-  const double bytes = 4.0 * (2.0 * q + (fused ? 5.0 : 6.0) * kv);
-  timer.run(state, bytes, 3.0 * (q + kv), [&] {
-    if (fused) {
-      rope_kv_write(qkv.get(), k_cache.get(), v_cache.get(), positions.get(), s, timer.stream());
-      return;
-    }
-    rope(qkv.get(), s.rows(), s.qkv_dim(), s.n_heads, s.head_dim, positions.get(), s.theta,
-         timer.stream());
-    rope(qkv.get() + s.q_dim(), s.rows(), s.qkv_dim(), s.n_kv_heads, s.head_dim, positions.get(),
-         s.theta, timer.stream());
-    kv_cache_write(k_cache.get(), qkv.get() + s.q_dim(), s.qkv_dim(), batch, 1, s.past_len,
-                   s.cache_seq, s.kv_dim(), timer.stream());
-    kv_cache_write(v_cache.get(), qkv.get() + s.q_dim() + s.kv_dim(), s.qkv_dim(), batch, 1,
-                   s.past_len, s.cache_seq, s.kv_dim(), timer.stream());
-  });
-}
-BENCHMARK(BM_rope_kv_write)
-    ->ArgNames({"batch", "fused"})
-    ->ArgsProduct({{1, 16}, {0, 1}})
-    ->UseManualTime()
-    ->MinTime(kMinTimeS)
-    ->Unit(benchmark::kMicrosecond);
-
-// llama2-7b's down projection at m decode rows, fp16 weights: swiglu, the fp16 conversion of its
-// output and gemv_f16 (what matmul_half runs), or swiglu_down_f16.
-void BM_swiglu_down_f16(benchmark::State& state) {
-  if (!have_device(state)) return;
-  const int m = state.range(0);
-  const bool fused = state.range(1) != 0;
-  DeviceTimer timer;
-  const std::size_t act_n = static_cast<std::size_t>(m) * kFfn;
-  const std::size_t w_n = static_cast<std::size_t>(kHidden) * kFfn;
-  DeviceBuffer<float> gate_up = filled(2 * act_n), act(act_n), out(static_cast<std::size_t>(m) * kHidden);
-  DeviceBuffer<float> w = filled(w_n);
-  DeviceBuffer<__half> w_f16(w_n), act_f16(act_n);
-  convert_f32_to_f16(w_f16.get(), w.get(), w_n, timer.stream());
-  // Weights, gate_up in, out; unfused also act written and read (fp32) and its fp16 copy.
-  const double bytes = 2.0 * w_n + 4.0 * (2.0 * act_n + m * kHidden) +
-                       (fused ? 0.0 : 4.0 * 2.0 * act_n + 2.0 * 2.0 * act_n);
-  timer.run(state, bytes, 2.0 * m * kHidden * kFfn + 5.0 * act_n, [&] {
-    if (fused) {
-      swiglu_down_f16(out.get(), gate_up.get(), w_f16.get(), m, kHidden, kFfn, timer.stream());
-      return;
-    }
-    swiglu(act.get(), gate_up.get(), m, kFfn, timer.stream());
-    convert_f32_to_f16(act_f16.get(), act.get(), act_n, timer.stream());
-    gemv_f16(out.get(), act_f16.get(), w_f16.get(), m, kHidden, kFfn, kFfn, timer.stream());
-  });
-}
-BENCHMARK(BM_swiglu_down_f16)
-    ->ArgNames({"m", "fused"})
-    ->ArgsProduct({{1, 4}, {0, 1}})
-    ->UseManualTime()
-    ->MinTime(kMinTimeS)
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -3,7 +3,9 @@
 // against the unfused CUDA kernels they replace, which do the same arithmetic on the device: there
 // bit for bit. Shapes: odd row counts and dims, llama2-7b's (dim 4096, ffn 11008, 32 x 128
 // heads), GQA 32/8 and 14/2. Outputs start as NaN, so an element the kernel skips fails; cache
-// rows outside the write keep their NaN sentinels. Every test skips (GTEST_SKIP) without a device.
+// rows outside the write keep their NaN sentinels. Also the decode GEMV that rounds its fp32 input
+// itself (gemv_*_rounding_x, every decode GEMM of up to kGemvRoundsXRowsMax rows, fused or not)
+// against the conversion + gemv it replaces. Every test skips (GTEST_SKIP) without a device.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
@@ -210,6 +212,65 @@ TEST_F(CudaFusedKernels, SwigluDownRefusesShapesItDoesNotTake) {
   EXPECT_FALSE(swiglu_down_supported(0, 64));
   EXPECT_FALSE(swiglu_down_supported(4, 1 << 20));  // 8 MiB of activations: no block holds them
   EXPECT_THROW(swiglu_down_f16(nullptr, nullptr, nullptr, 1, 8, 7, stream_), Error);
+}
+
+// ---- the GEMV rounding its fp32 input ---------------------------------------------------------
+
+// gemv_*_rounding_x against convert_f32_to_* then gemv_*, bit for bit, at every row count the
+// kernel takes (the backend uses 1 and 2): padded x rows (lda > k), n not a multiple of the 8
+// rows per block, llama2-7b's k, and x values that round (ties included) or overflow in fp16.
+void check_gemv_rounding_x(HalfType type, cudaStream_t stream) {
+  struct Shape {
+    int m, n, k, lda;
+  };
+  for (const Shape g :
+       {Shape{1, 19, 8, 8}, Shape{2, 733, 64, 72}, Shape{1, 4096, 4096, 4096},
+        Shape{2, 100, 11008, 11008}, Shape{3, 33, 24, 40}, Shape{4, 7, 2056, 2056}}) {
+    SCOPED_TRACE(::testing::Message() << (type == HalfType::kBf16 ? "bf16" : "fp16") << " m "
+                                      << g.m << ", n " << g.n << ", k " << g.k << ", lda "
+                                      << g.lda);
+    ASSERT_TRUE(gemv_half_supported(g.m, g.k, g.lda));
+    const std::size_t x_n = static_cast<std::size_t>(g.m) * g.lda;
+    std::vector<float> x = random_floats(x_n, 41, -4.0f, 4.0f);
+    x[0] = 1.0f + 0x1p-11f;  // an fp16 tie: rounds to even (1.0)
+    // The last row's last value past fp16's largest finite one (inf after rounding); row 0 keeps
+    // finite sums.
+    if (g.m > 1) x[x_n - 1 - (g.lda - g.k)] = 70000.0f;
+    const std::vector<float> w = random_floats(static_cast<std::size_t>(g.n) * g.k, 42);
+    const DeviceBuffer<float> d_x(x), d_w32(w);
+    DeviceBuffer<float> d_out = nan_floats(static_cast<std::size_t>(g.m) * g.n);
+    DeviceBuffer<float> d_out2 = nan_floats(static_cast<std::size_t>(g.m) * g.n);
+    if (type == HalfType::kBf16) {
+      DeviceBuffer<__nv_bfloat16> d_xh(x_n), d_w(w.size());
+      convert_f32_to_bf16(d_w.get(), d_w32.get(), w.size(), stream);
+      convert_f32_to_bf16(d_xh.get(), d_x.get(), x_n, stream);
+      gemv_bf16(d_out.get(), d_xh.get(), d_w.get(), g.m, g.n, g.k, g.lda, stream);
+      gemv_bf16_rounding_x(d_out2.get(), d_x.get(), d_w.get(), g.m, g.n, g.k, g.lda, stream);
+      LLMBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));  // before the buffers are freed
+    } else {
+      DeviceBuffer<__half> d_xh(x_n), d_w(w.size());
+      convert_f32_to_f16(d_w.get(), d_w32.get(), w.size(), stream);
+      convert_f32_to_f16(d_xh.get(), d_x.get(), x_n, stream);
+      gemv_f16(d_out.get(), d_xh.get(), d_w.get(), g.m, g.n, g.k, g.lda, stream);
+      gemv_f16_rounding_x(d_out2.get(), d_x.get(), d_w.get(), g.m, g.n, g.k, g.lda, stream);
+      LLMBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
+    EXPECT_EQ(bits(d_out.download()), bits(d_out2.download()));
+  }
+}
+
+TEST_F(CudaFusedKernels, GemvBf16RoundingXEqualsConvertThenGemvBitForBit) {
+  check_gemv_rounding_x(HalfType::kBf16, stream_);
+}
+
+TEST_F(CudaFusedKernels, GemvF16RoundingXEqualsConvertThenGemvBitForBit) {
+  check_gemv_rounding_x(HalfType::kF16, stream_);
+}
+
+TEST_F(CudaFusedKernels, GemvRoundingXRefusesShapesItDoesNotTake) {
+  EXPECT_THROW(gemv_f16_rounding_x(nullptr, nullptr, nullptr, kGemvRowsMax + 1, 8, 8, 8, stream_),
+               Error);
+  EXPECT_THROW(gemv_bf16_rounding_x(nullptr, nullptr, nullptr, 1, 8, 7, 7, stream_), Error);
 }
 
 }  // namespace
