@@ -38,7 +38,7 @@
 # BM_attention's decode cases of the tiled and the streamed kernel, and
 # scripts/gpu_attention_peer.py timing PyTorch's cuDNN, flash and efficient attention on the
 # same shapes beside them, then BM_gemv_f16_from_f32 (the decode GEMV from fp32 activations:
-# conversion + gemv against the GEMV that rounds x itself); limits 420 s), or kv_f16 (issue 44 section 1, the fp16 KV cache:
+# conversion + gemv against the GEMV that rounds x itself) and BM_argmax; limits 420 s), or kv_f16 (issue 44 section 1, the fp16 KV cache:
 # test_cuda_kv_f16 against the CPU reference, then llama2-7b fp16 decode with --kv-cache-dtype
 # fp32,fp16 at batch 1 and 16, prompts 128 and 2048; limits 330 s, not yet timed). Every step has
 # its own time limit; the log goes to OUT_DIR/validate-PART.log and the databases to OUT_DIR.
@@ -348,10 +348,11 @@ if [ "$PART" = decode_target ]; then
     echo "=== the streamed attention kernel failed its tests: decode_target times the tiled one only" |
       tee -a "$LOG"
   fi
-  # The decode GEMV that rounds its fp32 input itself (2026-12-07, twentieth session; the default
-  # at 1 and 2 rows, so every batch-1 case below runs it): bit for bit against conversion + GEMV.
-  step decode_target_gemv_tests 5 "$BIN/test_cuda_kernels" \
-      --gtest_filter='CudaFusedKernels.Gemv*RoundingX*'
+  # The decode GEMV that rounds its fp32 input itself and the argmax with eight loads in flight
+  # (2026-12-07, twentieth session; defaults, so every case below runs them): the GEMV bit for bit
+  # against conversion + GEMV, argmax against the CPU.
+  step decode_target_decode_kernel_tests 5 "$BIN/test_cuda_kernels" \
+      --gtest_filter='CudaFusedKernels.Gemv*RoundingX*:CudaKernels.Argmax*'
   # Likewise the fp16 KV cache (2026-12-07, never run on a device either): its writes and decode
   # attention against the CPU first; the cache the peer keeps (fp16) joins the matrix if they pass.
   step decode_target_kv_f16_tests 20 "$BIN/test_cuda_kv_f16" \
@@ -409,10 +410,13 @@ if [ "$PART" = attention ]; then
   step attention_peer 60 python3 "$here/gpu_attention_peer.py" "$OUT" \
       --bench-json "$OUT/attention_bench.json"
   [ "$DRY" = 1 ] && step attention_peer_self_test 30 python3 "$here/gpu_attention_peer.py" --self-test
-  # The decode GEMV from fp32 activations at llama2-7b's projections, 1 / 2 / 4 rows: conversion +
-  # gemv (rounding 0) against gemv_f16_rounding_x (rounding 1), the backend's choice up to 2 rows.
-  step gemv_input_bench 30 "$BIN/bench_cuda_kernels" --benchmark_filter='BM_gemv_f16_from_f32' \
-      --benchmark_out="$OUT/gemv_input_bench.json" --benchmark_out_format=json
+  # The twentieth session's decode kernels: the GEMV from fp32 activations at llama2-7b's
+  # projections, 1 / 2 / 4 rows, conversion + gemv (rounding 0) against gemv_f16_rounding_x
+  # (rounding 1, the backend's choice up to 2 rows); and argmax over 32000 logits at 1 and 16
+  # rows (49 us a step on the H200 with the kernel before).
+  step decode_kernels_bench 30 "$BIN/bench_cuda_kernels" \
+      --benchmark_filter='BM_gemv_f16_from_f32|BM_argmax' \
+      --benchmark_out="$OUT/decode_kernels_bench.json" --benchmark_out_format=json
 fi
 
 if [ "$PART" = peer ]; then  # issue 32 section 3: the PyTorch peer, its profile, serving targets

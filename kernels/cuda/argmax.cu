@@ -1,8 +1,13 @@
-// Per-row argmax on the GPU: one block per row. Each thread scans a strided slice of the row,
-// keeping its best (value, index) under the shared rule argmax_prefers (kernels/common/op_math.h:
-// NaN first, then the larger value, then the lower index), then the block combines the
-// candidates with warp shuffles and one shared-memory round. The rule is a total order, so the
-// combination order does not matter and the result equals the CPU reference's exactly.
+// Per-row argmax on the GPU: one block of 1024 threads per row. Each thread scans a strided slice
+// of the row, eight loads in flight at a time, keeping its best (value, index) under the shared
+// rule argmax_prefers (kernels/common/op_math.h: NaN first, then the larger value, then the lower
+// index), then the block combines the candidates with warp shuffles and one shared-memory round.
+// The rule is a total order, so neither the combination order nor the slicing matters: the
+// result equals the CPU reference's exactly.
+// Why the loads in flight: with 256 threads and one dependent load per step (the scan stopped at
+// a NaN), llama2-7b's 32000 logits took 49 us on an H200 (docs/gpu-validation.md, 2026-11-26),
+// about one L2 round trip per 256 columns; eight independent loads per thread and four times the
+// threads cut the round trips a row needs from 125 to 4 (not yet timed on a device).
 // Deliberately not: top-k, temperature, or a two-pass split of very long rows across blocks.
 #include "kernels/cuda/argmax.cuh"
 
@@ -16,7 +21,8 @@ namespace llmbench::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kThreads = 1024;  // 32 warps: one shared-memory slot per warp below
+constexpr int kUnroll = 8;      // loads in flight per thread
 constexpr int32_t kNoIndex = 0x7fffffff;  // the identity's index: every real column beats it
 
 struct Candidate {
@@ -37,15 +43,26 @@ __device__ inline Candidate warp_best(Candidate c) {
   return c;
 }
 
-__global__ void argmax_rows_kernel(int32_t* out, const float* x, int n_cols) {
+static_assert(kThreads / detail::kWarpSize <= detail::kWarpSize, "one scratch slot per warp");
+
+__global__ void __launch_bounds__(kThreads)
+    argmax_rows_kernel(int32_t* out, const float* x, int n_cols) {
   __shared__ Candidate scratch[detail::kWarpSize];
   const float* row = x + static_cast<std::size_t>(blockIdx.x) * n_cols;
 
   Candidate best{-INFINITY, kNoIndex};
-  for (int j = threadIdx.x; j < n_cols; j += blockDim.x) {
-    const float v = row[j];
-    best = better(best, Candidate{v, j});
-    if (is_nan(v)) break;  // this thread's later columns have higher indices: they cannot win
+  for (int j0 = threadIdx.x; j0 < n_cols; j0 += kThreads * kUnroll) {
+    float v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int j = j0 + u * kThreads;
+      v[u] = j < n_cols ? __ldg(row + j) : -INFINITY;
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int j = j0 + u * kThreads;
+      if (j < n_cols) best = better(best, Candidate{v[u], j});
+    }
   }
 
   best = warp_best(best);
@@ -53,7 +70,7 @@ __global__ void argmax_rows_kernel(int32_t* out, const float* x, int n_cols) {
   if (lane == 0) scratch[warp] = best;
   __syncthreads();
   if (threadIdx.x == 0) {
-    for (int w = 1; w < static_cast<int>(blockDim.x) / detail::kWarpSize; ++w)
+    for (int w = 1; w < kThreads / detail::kWarpSize; ++w)
       best = better(best, scratch[w]);
     out[blockIdx.x] = best.index;
   }
