@@ -44,7 +44,6 @@
 namespace llmbench {
 
 // The attention routing both op files share (cuda_backend_impl.h).
-using detail::attention_split;
 using detail::kAttentionScoreBudget;
 using detail::kernel_of;
 using detail::kGemmAttentionMinQueries;
@@ -144,6 +143,7 @@ CudaBackend::CudaBackend(int device, bool sync_check)
   impl_->graphs = std::make_unique<CudaGraphDriver>(impl_->stream);
   impl_->half_x.graphs = impl_->graphs.get();
   impl_->attention_scratch.graphs = impl_->graphs.get();
+  impl_->attention_arrivals.graphs = impl_->graphs.get();
   // alloc_async: keep freed blocks in the default pool instead of returning them to the driver
   // at every synchronisation, as a framework's caching allocator does.
   cudaMemPool_t pool = nullptr;
@@ -331,7 +331,7 @@ void CudaBackend::attention(float* out, const float* q, const float* k_cache,
     }
   }
   cuda::attention_strided(out, q, k_cache, v_cache, shape, strides, impl_->stream,
-                          attention_split(impl_->attention_scratch, impl_->sm_count, shape),
+                          impl_->attention_split(shape),
                           kernel_of(kernel));
   after_op("attention");
 }
@@ -349,7 +349,7 @@ void CudaBackend::attention_at(float* out, const float* q, const float* k_cache,
   // Always the attention kernel (no cuBLAS prefill path: that one sizes its work by past_len).
   cuda::attention_strided_at(out, q, k_cache, v_cache, shape, strides, positions, max_keys,
                              impl_->stream,
-                             attention_split(impl_->attention_scratch, impl_->sm_count, shape),
+                             impl_->attention_split(shape),
                              kernel_of(kernel));
   after_op("attention_at");
 }
@@ -363,7 +363,7 @@ void CudaBackend::paged_attention(float* out, const float* q, const float* k_poo
                                   DecodeAttention kernel) {
   cuda::paged_attention(out, q, k_pool, v_pool, block_table, paged, shape, q_strides,
                         out_strides, impl_->stream,
-                        attention_split(impl_->attention_scratch, impl_->sm_count, shape),
+                        impl_->attention_split(shape),
                         kernel_of(kernel));
   after_op("paged_attention");
 }

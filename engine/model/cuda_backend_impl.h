@@ -51,6 +51,13 @@ struct GrowBuffer {
     }
     return ptr;
   }
+  // at_least, with the whole buffer zeroed on `stream` when it grows.
+  void* zeroed_at_least(std::size_t n, cudaStream_t stream) {
+    const bool grows = n > bytes;
+    void* p = at_least(n);
+    if (grows) LLMBENCH_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, stream));
+    return p;
+  }
 };
 
 // Prefill attention (n_new >= this) goes through cuBLAS GEMMs (kernels/cuda/attention_gemm.cuh);
@@ -62,14 +69,21 @@ inline constexpr int kGemmAttentionMinQueries = 32;
 inline constexpr std::size_t kAttentionScoreBudget = std::size_t{256} << 20;
 
 // The split of a decode-shaped attention call: aim for two blocks per SM, with scratch from
-// `buffer` (grown as needed).
-inline cuda::AttentionSplit attention_split(GrowBuffer& buffer, int sm_count,
-                                            const AttentionShape& s) {
+// `buffer` (grown as needed) and the splits merged by their own last block (arrival counters
+// from `arrivals`, zeroed when allocated; AttentionSplit). Only calls of fewer queries than the
+// target split, so one counter per target block serves every call: allocated once, at the
+// first split call (a warm-up step's), never inside a graph capture.
+inline cuda::AttentionSplit attention_split(GrowBuffer& buffer, GrowBuffer& arrivals,
+                                            int sm_count, const AttentionShape& s,
+                                            cudaStream_t stream) {
   const int target = 2 * sm_count;
   const std::size_t floats = cuda::attention_split_floats(s, target);
   if (floats == 0) return {};
   auto* scratch = static_cast<float*>(buffer.at_least(floats * sizeof(float)));
-  return {scratch, buffer.bytes / sizeof(float), target};
+  auto* counters = static_cast<unsigned*>(
+      arrivals.zeroed_at_least(static_cast<std::size_t>(target) * sizeof(unsigned), stream));
+  return {scratch, buffer.bytes / sizeof(float), target, counters,
+          arrivals.bytes / sizeof(unsigned)};
 }
 
 // --decode-attention as the kernel launchers name it.
@@ -91,10 +105,15 @@ struct CudaBackend::Impl {
   // measured pass allocates.
   detail::GrowBuffer half_x;
   detail::GrowBuffer attention_scratch;
+  detail::GrowBuffer attention_arrivals;  // the split decode's counters (attention_split)
   // cuBLAS's workspace, set once (cublasSetWorkspace) so that no cuBLAS call allocates one
   // inside a graph capture; 32 MiB, cuBLAS's own default on Hopper.
   detail::GrowBuffer cublas_workspace;
   std::unique_ptr<CudaGraphDriver> graphs;  // --cuda-graphs (cuda_graph.h)
+
+  cuda::AttentionSplit attention_split(const AttentionShape& s) {
+    return detail::attention_split(attention_scratch, attention_arrivals, sm_count, s, stream);
+  }
 };
 
 }  // namespace llmbench

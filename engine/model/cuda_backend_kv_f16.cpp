@@ -56,7 +56,7 @@ void CudaBackend::attention_f16(float* out, const float* q, const std::uint16_t*
   }
   cuda::attention_strided_f16(
       out, q, as_half(k_cache), as_half(v_cache), shape, strides, impl_->stream,
-      detail::attention_split(impl_->attention_scratch, impl_->sm_count, shape),
+      impl_->attention_split(shape),
       detail::kernel_of(kernel));
   after_op("attention_f16");
 }
@@ -77,7 +77,7 @@ void CudaBackend::attention_f16_at(float* out, const float* q, const std::uint16
   // Always the attention kernel, as attention_at (the cuBLAS route sizes its work by past_len).
   cuda::attention_strided_at_f16(
       out, q, as_half(k_cache), as_half(v_cache), shape, strides, positions, max_keys,
-      impl_->stream, detail::attention_split(impl_->attention_scratch, impl_->sm_count, shape),
+      impl_->stream, impl_->attention_split(shape),
       detail::kernel_of(kernel));
   after_op("attention_f16_at");
 }

@@ -18,15 +18,22 @@ inline constexpr int kAttentionMaxHeadDim = 256;
 // Scratch that lets a launch split each query's keys over several blocks (flash-decoding), for
 // when there are too few queries to fill the GPU (decode at small batch). With scratch == nullptr
 // or target_blocks == 0 every query is one block, as before.
+// arrivals: one counter per query, all zero (cudaMemset once when allocated), or nullptr. With
+// them a split launch merges its splits itself: the block of a query that finishes last (one
+// atomic per block) combines the query's partial results and sets its counter back to zero, so
+// the next launch finds them zero again; without them a second kernel combines (one launch more
+// per call). The same arithmetic either way: the outputs are bit for bit equal.
 struct AttentionSplit {
   float* scratch = nullptr;         // device floats
   std::size_t scratch_floats = 0;
   int target_blocks = 0;            // blocks to aim for, e.g. 2 x the SM count
+  unsigned* arrivals = nullptr;     // device counters; used when arrival_slots >= the queries
+  std::size_t arrival_slots = 0;
 };
 
 // Which kernel runs an attention call that does not go through cuBLAS (decode and short
 // prefill; the engine's --decode-attention, docs/variants.md). Both split a query's keys over
-// blocks by the same AttentionSplit and merge the splits with the same combine kernel.
+// blocks by the same AttentionSplit and merge the splits the same way.
 //   kTiled: one block per query (or split) walks its keys in shared-memory tiles, one warp per
 //           key for the scores, then a block-wide softmax and one thread per output dim for the
 //           values (attention_kernel.cuh);

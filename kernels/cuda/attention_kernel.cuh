@@ -18,8 +18,9 @@
 // Split keys (flash-decoding): when there are too few queries to fill the GPU (decode at small
 // batch launches only batch * n_heads blocks), blockIdx.y splits each query's keys into ranges
 // of keys_per_split; each block writes its unnormalised partial result (running max, sum and
-// accumulators) to scratch and attention_combine_kernel merges the splits with the same
-// rescaling. Prefill goes through cuBLAS instead (attention_gemm.cu).
+// accumulators) to scratch, and the splits are merged with the same rescaling (combine_query):
+// by the last of a query's blocks to finish when the caller gave arrival counters, else by
+// attention_combine_kernel. Prefill goes through cuBLAS instead (attention_gemm.cu).
 // The cache's element type T is float, or __half for --kv-dtype fp16: keys and values are read
 // through kv_load (kv_element.cuh), which widens a half exactly, and every sum stays in float, so
 // over halves the kernel computes what it computes over the widened cache. KvAt offsets count
@@ -82,10 +83,65 @@ struct PositionKeys {
 // Where the blocks of a split launch leave their partial results: [query][split][head_dim + 2]
 // floats (running max, running sum, then the unnormalised accumulators). keys_per_split == 0:
 // no split, every block writes its final output.
+// arrivals (or nullptr): one counter per query, zero before the launch and again after it; with
+// them the last block of a query to finish merges its partials (merge_if_last).
 struct SplitOut {
   float* partial = nullptr;
   int keys_per_split = 0;
+  unsigned* arrivals = nullptr;
 };
+
+// Block index -> (sequence b, query head h, query token t): t fastest and reversed, so the
+// queries that see the most keys are scheduled first and the short ones fill in at the end.
+__device__ inline void query_of(unsigned block, const AttentionShape& s, int& b, int& h, int& t) {
+  t = s.n_new - 1 - static_cast<int>(block % s.n_new);
+  h = static_cast<int>((block / s.n_new) % s.n_heads);
+  b = static_cast<int>(block / s.n_new / s.n_heads);
+}
+
+// Query `block`'s output from its n_splits partial results (query_of order):
+// out = sum_s exp(max_s - M) acc_s / sum_s exp(max_s - M) sum_s with M the largest max_s, the same
+// rescaling the kernels apply between tiles. The partials are read past L1 (__ldcg): in a fused
+// merge other blocks wrote them during this launch.
+__device__ inline void combine_query(float* out, HeadStrides out_s, const float* partial,
+                                     const AttentionShape& s, int n_splits, unsigned block) {
+  const int d = s.head_dim;
+  int b, h, t;
+  query_of(block, s, b, h, t);
+  const std::size_t row = static_cast<std::size_t>(d + 2);
+  const float* part = partial + static_cast<std::size_t>(block) * n_splits * row;
+  float m = -INFINITY;
+  for (int sp = 0; sp < n_splits; ++sp) m = fmaxf(m, __ldcg(part + sp * row));
+  float total = 0.0f;
+  for (int sp = 0; sp < n_splits; ++sp)
+    total += __ldcg(part + sp * row + 1) * expf(__ldcg(part + sp * row) - m);
+  float* oh = out + b * out_s.batch + t * out_s.seq + h * out_s.head;
+  for (int i = threadIdx.x; i < d; i += blockDim.x) {
+    float a = 0.0f;
+    for (int sp = 0; sp < n_splits; ++sp)
+      a += __ldcg(part + sp * row + 2 + i) * expf(__ldcg(part + sp * row) - m);
+    oh[i] = a / total;
+  }
+}
+
+// Called by every thread of a split block after it wrote its partial result, with split.arrivals
+// set: the block that brings its query's count to gridDim.y merges the query (combine_query) and
+// re-arms the counter. Each thread's writes are made visible device-wide before the block
+// arrives (__threadfence, then the barrier), and the last block fences again before it reads
+// the others' (the pattern of the CUDA samples' threadFenceReduction).
+__device__ inline void merge_if_last(float* out, HeadStrides out_s, const SplitOut& split,
+                                     const AttentionShape& s, unsigned block) {
+  __shared__ unsigned last_sh[1];
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0)
+    last_sh[0] = atomicAdd(split.arrivals + block, 1u) == gridDim.y - 1 ? 1u : 0u;
+  __syncthreads();
+  if (last_sh[0] == 0) return;
+  __threadfence();
+  combine_query(out, out_s, split.partial, s, static_cast<int>(gridDim.y), block);
+  if (threadIdx.x == 0) split.arrivals[block] = 0;  // every split has arrived: none reads it now
+}
 
 // The keys [begin, end) block (x, y) of a launch reads of a query that sees all_keys keys: one
 // split of them (blockIdx.y), or all when the launch is not split.
@@ -98,13 +154,6 @@ __device__ inline KeyRange split_keys(const SplitOut& split, int all_keys) {
   return {begin, min(all_keys, begin + split.keys_per_split)};
 }
 
-// Block index -> (sequence b, query head h, query token t): t fastest and reversed, so the
-// queries that see the most keys are scheduled first and the short ones fill in at the end.
-__device__ inline void query_of(unsigned block, const AttentionShape& s, int& b, int& h, int& t) {
-  t = s.n_new - 1 - static_cast<int>(block % s.n_new);
-  h = static_cast<int>((block / s.n_new) % s.n_heads);
-  b = static_cast<int>(block / s.n_new / s.n_heads);
-}
 
 // blockIdx.x enumerates the queries (query_of); blockIdx.y is the key split (0 when unsplit).
 // T: the cache's element type (float or __half).
@@ -188,6 +237,7 @@ __global__ void __launch_bounds__(kAttentionThreads)
       const int i = threadIdx.x + c * kAttentionThreads;
       if (i < d) part[2 + i] = acc[c];
     }
+    if (split.arrivals != nullptr) merge_if_last(out, out_s, split, s, block);
     return;
   }
   float* oh = out + b * out_s.batch + t * out_s.seq + h * out_s.head;
@@ -197,28 +247,13 @@ __global__ void __launch_bounds__(kAttentionThreads)
   }
 }
 
-// Merges the n_splits partial results of each query (one block per query, query_of order):
-// out = sum_s exp(max_s - M) acc_s / sum_s exp(max_s - M) sum_s with M the largest max_s, the
-// same rescaling the kernel applies between tiles.
+// Merges the n_splits partial results of each query, one block per query (combine_query), for
+// split launches without arrival counters.
 // static: one copy per .cu file that includes this header (a kernel cannot be inline).
 static __global__ void __launch_bounds__(kAttentionThreads)
     attention_combine_kernel(float* out, HeadStrides out_s, const float* partial,
                              AttentionShape s, int n_splits) {
-  const int d = s.head_dim;
-  int b, h, t;
-  query_of(blockIdx.x, s, b, h, t);
-  const std::size_t row = static_cast<std::size_t>(d + 2);
-  const float* part = partial + static_cast<std::size_t>(blockIdx.x) * n_splits * row;
-  float m = -INFINITY;
-  for (int sp = 0; sp < n_splits; ++sp) m = fmaxf(m, part[sp * row]);
-  float total = 0.0f;
-  for (int sp = 0; sp < n_splits; ++sp) total += part[sp * row + 1] * expf(part[sp * row] - m);
-  float* oh = out + b * out_s.batch + t * out_s.seq + h * out_s.head;
-  for (int i = threadIdx.x; i < d; i += blockDim.x) {
-    float a = 0.0f;
-    for (int sp = 0; sp < n_splits; ++sp) a += part[sp * row + 2 + i] * expf(part[sp * row] - m);
-    oh[i] = a / total;
-  }
+  combine_query(out, out_s, partial, s, n_splits, blockIdx.x);
 }
 
 // Keys per split below which splitting costs more than it gains.

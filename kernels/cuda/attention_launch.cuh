@@ -1,6 +1,6 @@
 // launch_attention: how attention.cu and paged_attention.cu run an attention call that does not
 // go through cuBLAS: the split over keys (flash-decoding) sized for the GPU, the tiled kernel
-// (attention_kernel.cuh) or the streamed one (attention_streamed.cuh), and the combine kernel.
+// (attention_kernel.cuh) or the streamed one (attention_streamed.cuh), and the merge of the splits.
 // Templated on the cache's element type T (float, or __half for --kv-dtype fp16, attention_f16.cu);
 // the split partials and the combine are float either way.
 // Device code; include only from .cu files.
@@ -47,7 +47,8 @@ void launch_streamed(dim3 grid, float* out, HeadStrides out_s, const float* q, H
 
 // Runs `kernel` (the tiled one where the streamed one cannot take the call) over `queries`
 // blocks, split over keys when `split` allows it and the longest query (max_keys keys) is long
-// enough, followed by the combine kernel. The grid depends only on max_keys: a caller whose
+// enough, followed by the combine kernel unless the split blocks merge themselves (arrival
+// counters in `split`). The grid depends only on max_keys: a caller whose
 // lengths change between replays of one launch (PositionKeys) passes the most keys any replay
 // may see, and splits past a query's keys exit empty (weight zero in the combine).
 template <class T, class KvAt, class KeysOf>
@@ -64,8 +65,10 @@ void launch_attention(float* out, HeadStrides out_s, const float* q, HeadStrides
     const std::size_t need = static_cast<std::size_t>(queries) * n_splits * (s.head_dim + 2);
     if (n_splits <= 1 || need > split.scratch_floats) n_splits = 1;
   }
+  // With a counter per query the split blocks merge themselves (merge_if_last): no combine kernel.
+  unsigned* arrivals = split.arrival_slots >= queries ? split.arrivals : nullptr;
   const SplitOut split_out =
-      n_splits == 1 ? SplitOut{} : SplitOut{split.scratch, keys_per_split};
+      n_splits == 1 ? SplitOut{} : SplitOut{split.scratch, keys_per_split, arrivals};
   const dim3 grid(queries, static_cast<unsigned>(n_splits));
   const int vec = kernel == AttentionKernel::kStreamed ? streamed_vec_for(s, k, v, kv_at) : 0;
   switch (vec) {
@@ -86,7 +89,7 @@ void launch_attention(float* out, HeadStrides out_s, const float* q, HeadStrides
                                                                kv_at, keys_of, scale, split_out);
       LLMBENCH_CUDA_LAUNCH_CHECK();
   }
-  if (n_splits == 1) return;
+  if (n_splits == 1 || arrivals != nullptr) return;
   attention_combine_kernel<<<queries, kAttentionThreads, 0, stream>>>(out, out_s, split.scratch,
                                                                       s, n_splits);
   LLMBENCH_CUDA_LAUNCH_CHECK();

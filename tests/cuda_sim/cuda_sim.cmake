@@ -66,6 +66,7 @@ llmbench_test(test_cuda_sim_asan TIMEOUT 600 PREFIX "cuda_sim." LINK llmbench_cu
   cuda/test_cuda_variant_kernels.cpp
   cuda/test_cuda_ragged_kernels.cpp
   cuda/test_cuda_fused_kernels.cpp
+  cuda/test_cuda_split_merge.cpp
   cuda/test_cuda_graph_kernels.cpp
 )
 llmbench_sanitize_target(test_cuda_sim_asan)

@@ -426,9 +426,10 @@ void run_grid(dim3 grid, dim3 block, std::size_t dynamic_smem,
   g_run = &run;
   g_dynamic = &dynamic;
   try {
-    for (unsigned z = 0; z < grid.z; ++z)
-      for (unsigned y = 0; y < grid.y; ++y)
-        for (unsigned x = 0; x < grid.x; ++x) {
+    // The last block first (cuda_sim.h, execution model).
+    for (unsigned z = grid.z; z-- > 0;)
+      for (unsigned y = grid.y; y-- > 0;)
+        for (unsigned x = grid.x; x-- > 0;) {
           run.bid = {x, y, z};
           run_block(run);
           if (run.error) std::rethrow_exception(run.error);

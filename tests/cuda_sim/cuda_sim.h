@@ -5,7 +5,9 @@
 // cuda_sim::launch) and shared-memory declarations; this header stands in for cuda_runtime.h,
 // cuda_fp16.h and cuda_bf16.h (tests/cuda_sim/include).
 //
-// Execution model: a launch runs its blocks one after the other; a block's threads are fibers
+// Execution model: a launch runs its blocks one after the other, the last block first (CUDA
+// promises no order, and a kernel that counts on the first index running first, or finishing
+// last, fails here rather than only under load on a GPU); a block's threads are fibers
 // (stacks of their own) switched only at __syncthreads() and at warp shuffles, so each barrier
 // and each shuffle is honoured exactly (one interleaving: between waits, threads run in index
 // order). A stream being captured records launches instead of running them (cudaGraphLaunch
@@ -18,7 +20,8 @@
 //   - the launch configuration: block size 1..1024, grid within CUDA's limits, dynamic shared
 //     memory within the 227 KiB an sm_90 block may opt in to.
 // The test build adds AddressSanitizer (each fiber switch annotated) and UBSan's alignment check
-// for vector loads. Not modelled: timing, the memory model between blocks (they run in order),
+// for vector loads. Not modelled: timing, the memory model between blocks (one runs at a time, so
+// __threadfence and the atomics are plain operations),
 // warp-synchronous code without a shuffle, or device math's last bit (expf here is glibc's).
 #pragma once
 
@@ -219,6 +222,19 @@ T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32) {
 template <class T>
 inline T __ldg(const T* p) {
   return *p;
+}
+template <class T>
+inline T __ldcg(const T* p) {
+  return *p;
+}
+
+// One block runs at a time and its threads switch only at barriers and shuffles, so these are
+// atomic as plain operations.
+inline void __threadfence() {}
+inline unsigned atomicAdd(unsigned* p, unsigned v) {
+  const unsigned old = *p;
+  *p = old + v;
+  return old;
 }
 
 #include "tests/cuda_sim/cuda_sim_half.h"
