@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "kernels/cuda/argmax.cuh"
 #include "kernels/cuda/attention.cuh"
@@ -147,9 +148,12 @@ void BM_attention(benchmark::State& state) {
   const double flops = 4.0 * kHeadDim * kHeads * batch * keys_seen;
   const double bytes = 4.0 * (2.0 * rows * q_dim + 2.0 * cache);  // q, out, k, v once each
   // path 0: the plain tiled kernel, one block per query. path 1: what the CUDA backend runs by
-  // default, the tiled kernel split over keys (two blocks per SM) for few queries, cuBLAS GEMMs
-  // from 32 queries. path 2: path 1 with the streamed kernel (--decode-attention streamed).
+  // default, the tiled kernel split over keys (two blocks per SM) for few queries, its splits
+  // merged by their last block, cuBLAS GEMMs from 32 queries. path 2: path 1 with the streamed
+  // kernel (--decode-attention streamed). path 3: path 1 with the splits merged by the combine
+  // kernel, as the backend did before the twentieth session (one launch more).
   const bool backend_path = state.range(3) != 0;
+  const bool merge_in_kernel = state.range(3) != 3;
   const AttentionKernel kernel =
       state.range(3) == 2 ? AttentionKernel::kStreamed : AttentionKernel::kTiled;
   int device = 0, sms = 0;
@@ -162,7 +166,11 @@ void BM_attention(benchmark::State& state) {
   DeviceBuffer<unsigned char> gemm_scratch(gemm_bytes);
   CublasHandle cublas;
   cublas.set_stream(timer.stream());
-  const AttentionSplit split{split_scratch.get(), split_floats, 2 * sms};
+  // One arrival counter per query, zero (the kernels set them back to zero after each call).
+  const std::size_t queries = static_cast<std::size_t>(batch) * kHeads * n_new;
+  DeviceBuffer<unsigned> arrivals(std::vector<unsigned>(queries, 0u));
+  AttentionSplit split{split_scratch.get(), split_floats, 2 * sms};
+  if (merge_in_kernel) split.arrivals = arrivals.get(), split.arrival_slots = queries;
   timer.run(state, bytes, flops, [&] {
     if (gemm) {
       attention_gemm(cublas.get(), out.get(), q.get(), k.get(), v.get(), s, row_major_strides(s),
@@ -174,7 +182,7 @@ void BM_attention(benchmark::State& state) {
 }
 BENCHMARK(BM_attention)
     ->ArgNames({"batch", "n_new", "past", "path"})
-    ->ArgsProduct({{1}, {1}, {128, 256, 512, 1024, 2048, 4096}, {0, 1, 2}})
+    ->ArgsProduct({{1}, {1}, {128, 256, 512, 1024, 2048, 4096}, {0, 1, 2, 3}})
     ->ArgsProduct({{16}, {1}, {128, 512, 4096}, {0, 1, 2}})
     ->ArgsProduct({{1, 16}, {512}, {0}, {0, 1}})
     ->UseManualTime()
