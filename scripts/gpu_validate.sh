@@ -339,7 +339,7 @@ if [ "$PART" = decode_target ]; then
   # that faults would end the CUDA context and every case after it).
   # (The kernel tests at head_dim 128, llama2-7b's, and the forward test at 64, both split and
   # captured; the long AttentionAt sweep stays in the attention part: it could outlast 45 s.)
-  step decode_target_streamed_tests 40 bash -c '"$1" --gtest_filter="$2" && "$3" --gtest_filter="$4"' _ \
+  step decode_target_streamed_tests 35 bash -c '"$1" --gtest_filter="$2" && "$3" --gtest_filter="$4"' _ \
       "$BIN/test_cuda_kernels" 'CudaKernels.AttentionSplitOverKeys*:CudaKernels.AttentionOverLong*' \
       "$BIN/test_cuda_forward" 'CudaForward.DecodeAttentionStreamed*:CudaGraphKernels.OneCaptured*'
   attention=tiled,streamed
@@ -348,11 +348,12 @@ if [ "$PART" = decode_target ]; then
     echo "=== the streamed attention kernel failed its tests: decode_target times the tiled one only" |
       tee -a "$LOG"
   fi
-  # The decode GEMV that rounds its fp32 input itself and the argmax with eight loads in flight
-  # (2026-12-07, twentieth session; defaults, so every case below runs them): the GEMV bit for bit
-  # against conversion + GEMV, argmax against the CPU.
-  step decode_target_decode_kernel_tests 5 "$BIN/test_cuda_kernels" \
-      --gtest_filter='CudaFusedKernels.Gemv*RoundingX*:CudaKernels.Argmax*'
+  # The twentieth session's decode kernels (2026-12-07; defaults, so every case below runs them):
+  # the GEMV that rounds its fp32 input itself (bit for bit against conversion + GEMV), argmax
+  # with eight loads in flight (against the CPU), and split attention merged by its last block
+  # (bit for bit against the combine kernel, its counters re-armed, a captured launch replayed).
+  step decode_target_decode_kernel_tests 10 "$BIN/test_cuda_kernels" \
+      --gtest_filter='CudaFusedKernels.Gemv*RoundingX*:CudaKernels.Argmax*:CudaSplitMerge.*'
   # Likewise the fp16 KV cache (2026-12-07, never run on a device either): its writes and decode
   # attention against the CPU first; the cache the peer keeps (fp16) joins the matrix if they pass.
   step decode_target_kv_f16_tests 20 "$BIN/test_cuda_kv_f16" \
