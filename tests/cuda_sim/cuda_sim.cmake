@@ -106,7 +106,8 @@ llmbench_sanitize_target(llmbench_serving_sim)
 # CudaBackend's tests, unchanged, on the simulated device: the fp16 KV cache's ops and kernels,
 # and the forward pass against the CPU backend (graphs, fused ops, both attention kernels).
 # ctest runs the fp16 cache's writes, widening and ragged pool, CudaSimForward (the fp16 and fp32
-# caches' decode with graphs, fused ops and the streamed kernel) and the forward tests that take
+# caches' decode with graphs, fused ops and the streamed kernel; the kernels a decode step runs
+# per layer) and the forward tests that take
 # seconds; not the fp16 attention tests over many shapes (35-60 s each here), and not the forward
 # tests that loop over the `wide` model, batch 16 and every variant (2-11 minutes each here).
 # scripts/cuda_sim.sh runs them all; docs/gpu-validation.md has the last full run.

@@ -7,6 +7,7 @@
 // control state is shared, and no kernel changes it), not swapcontext, which enters the kernel
 // twice a switch to save the signal mask: the kernel tests wait millions of times.
 #include "tests/cuda_sim/cuda_sim.h"
+#include "tests/cuda_sim/cuda_sim_counters.h"
 
 #include <sys/mman.h>
 
@@ -98,6 +99,7 @@ struct BlockRun {
 // accesses from a static library cost a call each): launches take g_launch_mutex, so one runs at
 // a time in the process.
 std::mutex g_launch_mutex;
+std::uint64_t g_grids_run = 0;  // guarded by g_launch_mutex
 BlockRun* g_run = nullptr;
 Fiber* g_fiber = nullptr;
 std::vector<unsigned char>* g_dynamic = nullptr;
@@ -401,6 +403,11 @@ int take_last_error() {
 }
 int peek_last_error() { return t_last_error; }
 
+std::uint64_t grids_run() {
+  const std::lock_guard<std::mutex> lock(g_launch_mutex);
+  return g_grids_run;
+}
+
 void run_grid(dim3 grid, dim3 block, std::size_t dynamic_smem,
               const std::function<void()>& thread) {
   if (g_fiber != nullptr) throw std::logic_error("cuda_sim: a kernel launched a kernel");
@@ -418,6 +425,7 @@ void run_grid(dim3 grid, dim3 block, std::size_t dynamic_smem,
   if (dynamic_smem > static_cast<std::size_t>(kSimSharedOptin))
     refuse(std::to_string(dynamic_smem) + " bytes of dynamic shared memory");
   const std::lock_guard<std::mutex> lock(g_launch_mutex);
+  ++g_grids_run;
   std::vector<unsigned char> dynamic(dynamic_smem);
   BlockRun run;
   run.body = &thread;

@@ -4,6 +4,8 @@
 // cache, against the CPU backend with the same cache dtype. The same checks as
 // tests/cuda/test_cuda_forward.cpp (every logit within 1e-4 of the largest, the same greedy
 // tokens, graphs actually replayed), whose full loops run on a GPU or in scripts/cuda_sim.sh.
+// And the number of kernels a decode step runs per layer (counted by the simulator), which a
+// launch-bound decode step's time follows.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,7 +17,9 @@
 #include "engine/model/cpu_backend.h"
 #include "engine/model/cuda_backend.h"
 #include "engine/model/model.h"
+#include "engine/model/config.h"
 #include "tests/cuda/forward_check.h"
+#include "tests/cuda_sim/cuda_sim_counters.h"
 #include "tests/engine/generation.h"
 
 namespace llmbench {
@@ -60,6 +64,43 @@ TEST(CudaSimForward, GraphsFusedStreamedDecodeMatchesTheCpuOverFp32AndFp16Caches
       EXPECT_EQ(got.tokens[stage], ref.tokens[stage]) << what << ", stage " << stage;
     }
   }
+}
+
+// Kernels one eager decode step at batch 1 runs on CudaBackend with fp16 weights, after a
+// 40-token prompt (41 keys: the attention splits over keys, as llama2-7b's decode does past 32):
+// the count on the tiny preset with 3 layers minus the count with 2 (what runs outside the layers
+// cancels).
+int kernels_per_layer(FuseMode fuse) {
+  auto step_kernels = [fuse](int n_layers) {
+    ModelConfig c = *find_preset("tiny");
+    c.n_layers = n_layers;
+    c.validate();
+    Variants v;
+    v.fuse = fuse;
+    const int P = 40;
+    CudaBackend gpu;
+    const Model model(c, load_weights(c, RandomWeights(8), gpu, DType::kFp16), gpu);
+    Session s(model, 1, P, P + 1, v);
+    const std::vector<std::int32_t> next =
+        s.prefill(synthetic_prompts(8, 1, P, c.vocab_size, true), P);
+    const std::uint64_t before = cuda_sim::grids_run();
+    s.decode_step(next);
+    return static_cast<int>(cuda_sim::grids_run() - before);
+  };
+  return step_kernels(3) - step_kernels(2);
+}
+
+TEST(CudaSimForward, ABatchOneDecodeStepRunsEightKernelsALayerFusedAndFourteenUnfused) {
+  // --fuse small: attn_residual_norm's add_rmsnorm, qkv_proj's GEMV (rounding its fp32 input
+  // itself), rope_kv_write, attention (its splits merged by their last block), o_proj's GEMV,
+  // ffn_residual_norm's add_rmsnorm, gate_up_proj's GEMV, swiglu_down. Until the twentieth
+  // session each GEMV but swiglu_down's ran after a conversion kernel and the splits after the
+  // attention kernel were merged by a combine kernel: 12.
+  EXPECT_EQ(kernels_per_layer(FuseMode::kSmall), 8);
+  // none: rmsnorm, qkv GEMV, rope on q, rope on k, the k and v writes, attention, o_proj GEMV,
+  // the residual add, rmsnorm, gate_up GEMV, swiglu, down_proj GEMV, the residual add (19 before:
+  // four conversions and the combine kernel).
+  EXPECT_EQ(kernels_per_layer(FuseMode::kNone), 14);
 }
 
 }  // namespace
