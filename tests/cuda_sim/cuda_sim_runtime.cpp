@@ -341,8 +341,22 @@ float element(const void* p, cudaDataType_t type, long i) {
   return NAN;
 }
 
+// op(X)'s `rows` x `k` elements widened to float, row r's k values contiguous: what a GEMM reads
+// of X, each element once (so AddressSanitizer still sees every read of the device matrix).
+// `trans`: X is stored k-major (element (r, p) at r * ld + p), else r-major (p * ld + r).
+std::vector<float> widen_operand(const void* x, cudaDataType_t type, bool trans, int rows, int k,
+                                 int ld) {
+  std::vector<float> out(static_cast<std::size_t>(rows) * k);
+  for (int r = 0; r < rows; ++r)
+    for (int p = 0; p < k; ++p)
+      out[static_cast<std::size_t>(r) * k + p] =
+          element(x, type, trans ? r * static_cast<long>(ld) + p : p * static_cast<long>(ld) + r);
+  return out;
+}
+
 // The BLAS GEMM on one matrix triple (column-major), after the argument checks cuBLAS documents:
-// sizes non-negative, each leading dimension at least its matrix's stored rows.
+// sizes non-negative, each leading dimension at least its matrix's stored rows. The operands are
+// widened once, then each output is one sum over p in order (the definition's arithmetic).
 cublasStatus_t gemm_one(cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
                         float alpha, const void* a, cudaDataType_t a_type, int lda, const void* b,
                         cudaDataType_t b_type, int ldb, float beta, float* c, int ldc) {
@@ -350,16 +364,18 @@ cublasStatus_t gemm_one(cublasOperation_t transa, cublasOperation_t transb, int 
   if (m < 0 || n < 0 || k < 0 || lda < std::max(1, ta ? k : m) ||
       ldb < std::max(1, tb ? n : k) || ldc < std::max(1, m))
     return CUBLAS_STATUS_INVALID_VALUE;
+  if (m == 0 || n == 0) return CUBLAS_STATUS_SUCCESS;  // nothing read, nothing written
+  // op(A) row `row` and op(B) column `col` as contiguous k-vectors: A(row, p) is a[row * lda + p]
+  // when transposed, else a[p * lda + row]; B(p, col) is b[p * ldb + col] when transposed, else
+  // b[col * ldb + p].
+  const std::vector<float> a_rows = widen_operand(a, a_type, ta, m, k, lda);
+  const std::vector<float> b_cols = widen_operand(b, b_type, !tb, n, k, ldb);
   for (int col = 0; col < n; ++col)
     for (int row = 0; row < m; ++row) {
+      const float* av = a_rows.data() + static_cast<std::size_t>(row) * k;
+      const float* bv = b_cols.data() + static_cast<std::size_t>(col) * k;
       float acc = 0.0f;
-      for (int p = 0; p < k; ++p) {
-        const float av = element(a, a_type, ta ? row * static_cast<long>(lda) + p
-                                               : p * static_cast<long>(lda) + row);
-        const float bv = element(b, b_type, tb ? p * static_cast<long>(ldb) + col
-                                               : col * static_cast<long>(ldb) + p);
-        acc += av * bv;
-      }
+      for (int p = 0; p < k; ++p) acc += av[p] * bv[p];
       float& out = c[col * static_cast<long>(ldc) + row];
       // beta == 0: C is not read (it may hold NaN), as BLAS specifies.
       out = beta == 0.0f ? alpha * acc : alpha * acc + beta * out;
