@@ -38,7 +38,8 @@
 # BM_attention's decode cases of the tiled and the streamed kernel, and
 # scripts/gpu_attention_peer.py timing PyTorch's cuDNN, flash and efficient attention on the
 # same shapes beside them, then BM_gemv_f16_from_f32 (the decode GEMV from fp32 activations:
-# conversion + gemv against the GEMV that rounds x itself) and BM_argmax; limits 420 s), or kv_f16 (issue 44 section 1, the fp16 KV cache:
+# conversion + gemv against the GEMV that rounds x itself) and BM_argmax; limits 420 s), or
+# kv_f16 (issue 44 section 1, the fp16 KV cache:
 # test_cuda_kv_f16 against the CPU reference, then llama2-7b fp16 decode with --kv-cache-dtype
 # fp32,fp16 at batch 1 and 16, prompts 128 and 2048; limits 330 s, not yet timed). Every step has
 # its own time limit; the log goes to OUT_DIR/validate-PART.log and the databases to OUT_DIR.

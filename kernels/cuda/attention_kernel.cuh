@@ -154,7 +154,6 @@ __device__ inline KeyRange split_keys(const SplitOut& split, int all_keys) {
   return {begin, min(all_keys, begin + split.keys_per_split)};
 }
 
-
 // blockIdx.x enumerates the queries (query_of); blockIdx.y is the key split (0 when unsplit).
 // T: the cache's element type (float or __half).
 template <class T, class KvAt, class KeysOf>

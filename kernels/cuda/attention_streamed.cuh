@@ -14,7 +14,8 @@
 //      the lane's kVec accumulators gain p_j v_j.
 // At the end the block's warps merge their (max, sum, accumulators) once in shared memory with
 // the same rescaling, and the block writes its output, or its split's partial result in the
-// tiled kernel's layout (SplitOut), merged as the tiled kernel's are. No barrier inside the key loop.
+// tiled kernel's layout (SplitOut), merged as the tiled kernel's are. No barrier inside the key
+// loop.
 // Arithmetic as the reference's up to summation order (float throughout; expf, not __expf).
 // Needs head_dim == 32 * kVec (64, 128, 256) and every key and value row aligned to its vector
 // loads; streamed_vec() says which, and launch_attention falls back to the tiled kernel.

@@ -1,8 +1,8 @@
 // Google Benchmark timings of the CUDA kernels (kernels/cuda) and the cuBLAS GEMMs at llama2-7b
 // shapes (hidden 4096, ffn 11008, 32 heads of 128, vocab 32000), one decode row and a 16 x 512
 // prefill; the fused kernels are in bench_cuda_fused.cpp, linked into the same binary. Each
-// iteration (cuda_bench_timer.h) flushes the L2 cache (a memset of twice its size, outside the timed
-// span), then times the op alone with a pair of CUDA events on the benchmark's stream
+// iteration (cuda_bench_timer.h) flushes the L2 cache (a memset of twice its size, outside the
+// timed span), then times the op alone with a pair of CUDA events on the benchmark's stream
 // (UseManualTime + SetIterationTime). Counters bytes_per_second (unique bytes read + written)
 // and flops_per_second are computed against that device time, here, rather than with kIsRate
 // (which Google Benchmark 1.7 divides by CPU time). Without a device every benchmark reports
