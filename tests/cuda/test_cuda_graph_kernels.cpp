@@ -18,6 +18,7 @@
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/kv_cache.cuh"
 #include "tests/cuda/cuda_stream_test.h"
+#include "tests/cuda/decode_step_check.h"
 #include "tests/cuda/device_buffer.h"
 #include "tests/kernels/check.h"
 
@@ -25,6 +26,8 @@ namespace llmbench::cuda {
 namespace {
 
 using test::all_close;
+using test::decode_positions;
+using test::decode_shape;
 using test::DeviceBuffer;
 using test::random_floats;
 using test::kAttentionAtol;
@@ -33,20 +36,6 @@ using test::kAttentionRtol;
 constexpr int kTargetBlocks = 264;  // two blocks per SM of an H100/H200
 
 class CudaGraphKernels : public test::CudaStreamTest {};
-
-// Positions past_len + t for every sequence's new token t.
-std::vector<std::int32_t> positions(int batch, int n_new, int past_len) {
-  std::vector<std::int32_t> p;
-  for (int b = 0; b < batch; ++b)
-    for (int t = 0; t < n_new; ++t) p.push_back(past_len + t);
-  return p;
-}
-
-AttentionShape decode_shape(int batch, int n_new, int past_len, int n_heads, int n_kv_heads,
-                            int head_dim, int cache_seq) {
-  return AttentionShape{batch, n_new, past_len, n_heads, n_kv_heads, head_dim,
-                        n_heads * head_dim, n_heads * head_dim, cache_seq};
-}
 
 bool bytes_equal(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
@@ -64,7 +53,7 @@ TEST_F(CudaGraphKernels, KvCacheWriteAtEqualsTheByValueWrite) {
       cpu::kv_cache_write(ref.data(), src.data(), src_stride, batch, n_new, past_len, cache_seq,
                           kv_dim);
       const DeviceBuffer<float> d_src(src);
-      const DeviceBuffer<std::int32_t> d_pos(positions(batch, n_new, past_len));
+      const DeviceBuffer<std::int32_t> d_pos(decode_positions(batch, n_new, past_len));
       kv_cache_write_at(d_cache.get(), d_src.get(), src_stride, batch, n_new, d_pos.get(),
                         cache_seq, kv_dim, stream_);
       sync();
@@ -82,7 +71,7 @@ std::vector<float> attention_at_on_device(const AttentionShape& s, const std::ve
   const std::size_t floats = attention_split_floats(s, kTargetBlocks);
   DeviceBuffer<float> scratch(floats), d_out(std::size_t(s.batch) * s.n_new * s.out_stride);
   const DeviceBuffer<float> d_q(q);
-  const DeviceBuffer<std::int32_t> d_pos(positions(s.batch, s.n_new, s.past_len));
+  const DeviceBuffer<std::int32_t> d_pos(decode_positions(s.batch, s.n_new, s.past_len));
   attention_strided_at(d_out.get(), d_q.get(), k.get(), v.get(), s, row_major_strides(s),
                        d_pos.get(), max_keys, stream,
                        AttentionSplit{scratch.get(), floats, kTargetBlocks}, kernel);
@@ -134,7 +123,7 @@ TEST_F(CudaGraphKernels, OneCapturedLaunchReplaysAtEveryLengthItsPositionsSay) {
     const std::vector<float> q = random_floats(std::size_t(batch) * s0.q_stride, 60, -4, 4);
     const std::vector<float> k = random_floats(cache, 61), v = random_floats(cache, 62);
     const DeviceBuffer<float> d_q(q), d_k(k), d_v(v);
-    DeviceBuffer<std::int32_t> d_pos(positions(batch, 1, 9));
+    DeviceBuffer<std::int32_t> d_pos(decode_positions(batch, 1, 9));
     DeviceBuffer<float> d_out(std::size_t(batch) * s0.out_stride);
     const std::size_t floats = attention_split_floats(s0, kTargetBlocks);
     DeviceBuffer<float> scratch(floats);
@@ -149,7 +138,7 @@ TEST_F(CudaGraphKernels, OneCapturedLaunchReplaysAtEveryLengthItsPositionsSay) {
     LLMBENCH_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
     for (const int past_len : {9, 10, 63, 64, 199}) {
       SCOPED_TRACE(::testing::Message() << "past_len " << past_len);
-      const std::vector<std::int32_t> pos = positions(batch, 1, past_len);
+      const std::vector<std::int32_t> pos = decode_positions(batch, 1, past_len);
       LLMBENCH_CUDA_CHECK(cudaMemcpyAsync(d_pos.get(), pos.data(), pos.size() * 4,
                                           cudaMemcpyHostToDevice, stream_));
       LLMBENCH_CUDA_CHECK(cudaGraphLaunch(exec, stream_));

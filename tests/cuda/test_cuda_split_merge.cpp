@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "kernels/common/layout.h"
@@ -15,6 +14,7 @@
 #include "kernels/cuda/attention.cuh"
 #include "kernels/cuda/cuda_check.h"
 #include "tests/cuda/cuda_stream_test.h"
+#include "tests/cuda/decode_step_check.h"
 #include "tests/cuda/device_buffer.h"
 #include "tests/kernels/check.h"
 
@@ -22,6 +22,9 @@ namespace llmbench::cuda {
 namespace {
 
 using test::all_close;
+using test::bits;
+using test::decode_positions;
+using test::decode_shape;
 using test::DeviceBuffer;
 using test::random_floats;
 using test::kAttentionAtol;
@@ -36,17 +39,7 @@ struct MergeCase {
 };
 
 AttentionShape merge_shape(const MergeCase& c) {
-  return AttentionShape{c.batch,        1,           c.past_len, c.n_heads, c.n_kv_heads,
-                        c.head_dim,     c.n_heads * c.head_dim,  c.n_heads * c.head_dim,
-                        c.max_keys};
-}
-
-std::vector<std::int32_t> step_positions(int batch, int past_len) {
-  return std::vector<std::int32_t>(static_cast<std::size_t>(batch), past_len);
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+  return decode_shape(c.batch, 1, c.past_len, c.n_heads, c.n_kv_heads, c.head_dim, c.max_keys);
 }
 
 TEST_F(CudaSplitMerge, SplitBlocksMergingThemselvesEqualTheCombineKernelBitForBit) {
@@ -71,7 +64,7 @@ TEST_F(CudaSplitMerge, SplitBlocksMergingThemselvesEqualTheCombineKernelBitForBi
       const std::vector<float> q = random_floats(queries * c.head_dim, 70, -4, 4);
       const std::vector<float> k = random_floats(cache, 71), v = random_floats(cache, 72);
       const DeviceBuffer<float> d_q(q), d_k(k), d_v(v);
-      const DeviceBuffer<std::int32_t> d_pos(step_positions(c.batch, c.past_len));
+      const DeviceBuffer<std::int32_t> d_pos(decode_positions(c.batch, 1, c.past_len));
       const std::size_t floats = attention_split_floats(s, c.target_blocks);
       ASSERT_GT(floats, 0u) << "the case must split";
       DeviceBuffer<float> scratch(floats);
@@ -92,7 +85,7 @@ TEST_F(CudaSplitMerge, SplitBlocksMergingThemselvesEqualTheCombineKernelBitForBi
       EXPECT_TRUE(all_close(combined, ref, kAttentionAtol, kAttentionRtol));
       for (int launch = 0; launch < 2; ++launch) {  // the second finds the counters re-armed
         SCOPED_TRACE(::testing::Message() << "merged launch " << launch);
-        EXPECT_TRUE(same_bits(run(true), combined));
+        EXPECT_EQ(bits(run(true)), bits(combined));
         EXPECT_EQ(arrivals.download(), std::vector<unsigned>(queries, 0u));
       }
     }
@@ -126,7 +119,7 @@ TEST_F(CudaSplitMerge, ACapturedLaunchMergesItselfAtEveryReplay) {
     const std::vector<float> q = random_floats(queries * 64, 76, -4, 4);
     const std::vector<float> k = random_floats(cache, 77), v = random_floats(cache, 78);
     const DeviceBuffer<float> d_q(q), d_k(k), d_v(v);
-    DeviceBuffer<std::int32_t> d_pos(step_positions(2, 9));
+    DeviceBuffer<std::int32_t> d_pos(decode_positions(2, 1, 9));
     DeviceBuffer<float> d_out(queries * 64);
     const std::size_t floats = attention_split_floats(s0, c.target_blocks);
     DeviceBuffer<float> scratch(floats);
@@ -143,7 +136,7 @@ TEST_F(CudaSplitMerge, ACapturedLaunchMergesItselfAtEveryReplay) {
     LLMBENCH_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
     for (const int past_len : {9, 10, 63, 64, 199}) {
       SCOPED_TRACE(::testing::Message() << "past_len " << past_len);
-      const std::vector<std::int32_t> pos = step_positions(2, past_len);
+      const std::vector<std::int32_t> pos = decode_positions(2, 1, past_len);
       LLMBENCH_CUDA_CHECK(cudaMemcpyAsync(d_pos.get(), pos.data(), pos.size() * 4,
                                           cudaMemcpyHostToDevice, stream_));
       LLMBENCH_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
